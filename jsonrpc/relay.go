@@ -1,0 +1,249 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// Line is what the relay saw of one line. It is handed to Route before its
+// last bytes are written and to Observe after.
+type Line struct {
+	// Data holds the line without its newline, at most the relay's observation
+	// limit. Observe owns it; Route must not keep it.
+	Data []byte
+	// Size counts every byte of the line on the wire, newline included.
+	Size int64
+	// Truncated is set when Data holds only the first bytes of the line.
+	Truncated bool
+	// Unterminated is set when the stream ended before the line's newline.
+	Unterminated bool
+	// Forwarded is false when Route swallowed the line.
+	Forwarded bool
+	Msg       Msg
+	Start     time.Time // first byte read
+	End       time.Time // last byte written
+}
+
+// Relay copies Src to Dst line by line, byte for byte: every byte read is
+// written, in order, including CRLF, NUL bytes, invalid UTF-8 and a last line
+// without a newline. Memory is bounded by MaxObserve whatever the line length.
+type Relay struct {
+	Src io.Reader
+	Dst *Wire
+	// MaxObserve bounds the bytes of one line kept for Route and Observe.
+	MaxObserve int
+	// Hold is how many bytes of a line are kept back until the line is
+	// complete, so that Route can still swallow it. Longer lines are streamed
+	// as they arrive and Route can no longer swallow them. At most MaxObserve.
+	Hold int
+	// Route, when set, sees each line before its final bytes are written and
+	// returns false to swallow a line that was held whole. It runs on the relay
+	// goroutine and must be quick.
+	Route func(*Line) bool
+	// Observe, when set, gets each line after it was written. It must not
+	// block: it is the hand-off to the recorder.
+	Observe func(*Line)
+}
+
+// DefaultMaxObserve is how much of one line the tap looks at by default.
+const DefaultMaxObserve = 16 << 20
+
+const readSize = 64 << 10
+
+// ErrWrite wraps a failure to write to the destination (the peer is gone).
+var ErrWrite = errors.New("write")
+
+// Run relays until Src ends. It returns nil at EOF, an error wrapping
+// ErrWrite when Dst fails, or the read error.
+func (r *Relay) Run() error {
+	maxObs := r.MaxObserve
+	if maxObs <= 0 {
+		maxObs = DefaultMaxObserve
+	}
+	hold := min(r.Hold, maxObs)
+	if r.Hold == 0 {
+		hold = min(1<<20, maxObs)
+	}
+	br := bufio.NewReaderSize(r.Src, readSize)
+	var (
+		l         = Line{}
+		streaming bool // the line's first bytes are already on the wire
+		started   bool
+	)
+	reset := func() {
+		l = Line{}
+		streaming, started = false, false
+	}
+	observe := func(chunk []byte) {
+		if room := maxObs - len(l.Data); room > 0 {
+			if len(chunk) > room {
+				chunk = chunk[:room]
+				l.Truncated = true
+			}
+			l.Data = append(l.Data, chunk...)
+		} else if len(chunk) > 0 {
+			l.Truncated = true
+		}
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(chunk) > 0 && !started {
+			started = true
+			l.Start = time.Now()
+		}
+		complete := err == nil
+		if !complete && len(chunk) > 0 {
+			// A piece of a longer line, or the last line without a newline.
+			l.Size += int64(len(chunk))
+			if streaming {
+				observe(chunk)
+				if werr := r.Dst.writeLocked(chunk); werr != nil {
+					r.Dst.release()
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+			} else if int(l.Size) <= hold && err == bufio.ErrBufferFull {
+				observe(chunk)
+			} else {
+				// Too long to hold (or the stream ended): flush what was held and stream the rest.
+				held := len(l.Data)
+				observe(chunk)
+				r.Dst.acquire()
+				streaming = true
+				var werr error
+				if held > 0 {
+					werr = r.Dst.writeLocked(l.Data[:held])
+				}
+				if werr == nil {
+					werr = r.Dst.writeLocked(chunk)
+				}
+				if werr != nil {
+					r.Dst.release()
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+			}
+		}
+		if complete {
+			l.Size += int64(len(chunk))
+			body := chunk[:len(chunk)-1]
+			heldLen := len(l.Data)
+			if streaming || heldLen > 0 {
+				observe(body)
+			} else {
+				// Small lines are copied once: the reader's buffer is reused.
+				if len(body) > maxObs {
+					body = body[:maxObs]
+					l.Truncated = true
+				}
+				l.Data = append(make([]byte, 0, len(body)), body...)
+			}
+			l.Msg = Peek(l.Data)
+			if l.Truncated {
+				l.Msg.Partial = true
+			}
+			l.Forwarded = true
+			if r.Route != nil && !r.Route(&l) && !streaming {
+				l.Forwarded = false
+			}
+			if l.Forwarded {
+				if !streaming {
+					r.Dst.acquire()
+				}
+				werr := error(nil)
+				if !streaming && heldLen > 0 {
+					werr = r.Dst.writeLocked(l.Data[:heldLen])
+				}
+				if werr == nil {
+					werr = r.Dst.writeLocked(chunk)
+				}
+				r.Dst.release()
+				if werr != nil {
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+			} else if streaming {
+				r.Dst.release()
+			}
+			l.End = time.Now()
+			if r.Observe != nil {
+				r.Observe(&l)
+			}
+			reset()
+			continue
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		// The stream ended (or failed) in the middle of a line, or between lines.
+		if started {
+			if !streaming {
+				// Held bytes of a line the stream ended in the middle of.
+				r.Dst.acquire()
+				if werr := r.Dst.writeLocked(l.Data); werr != nil {
+					r.Dst.release()
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+			}
+			l.Unterminated = true
+			l.Forwarded = true
+			l.Msg = Peek(l.Data)
+			l.Msg.Partial = true
+			l.End = time.Now()
+			r.Dst.markOpen()
+			r.Dst.release()
+			if r.Observe != nil {
+				r.Observe(&l)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		return err
+	}
+}
+
+// Wire is one direction's destination. It keeps the relay's lines and the
+// shim's own messages whole: a message written with WriteMessage never lands
+// inside a forwarded line.
+type Wire struct {
+	mu   sync.Mutex
+	w    io.Writer
+	open bool // the last forwarded bytes did not end a line
+}
+
+// NewWire returns a Wire writing to w. Every write goes straight to w.
+func NewWire(w io.Writer) *Wire { return &Wire{w: w} }
+
+func (w *Wire) acquire() { w.mu.Lock() }
+func (w *Wire) release() { w.mu.Unlock() }
+
+// writeLocked writes p whole; the caller holds the lock.
+func (w *Wire) writeLocked(p []byte) error {
+	_, err := w.w.Write(p)
+	return err
+}
+
+// markOpen records that the stream ended in the middle of a line; the caller
+// holds the lock.
+func (w *Wire) markOpen() { w.open = true }
+
+// WriteMessage writes one line of the shim's own (msg must not contain a
+// newline; one is added). If a forwarded stream ended in the middle of a
+// line, that line is terminated first so the two are never glued together;
+// terminated reports that it happened.
+func (w *Wire) WriteMessage(msg []byte) (terminated bool, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	buf := make([]byte, 0, len(msg)+2)
+	if w.open {
+		buf = append(buf, '\n')
+		terminated = true
+		w.open = false
+	}
+	buf = append(buf, msg...)
+	buf = append(buf, '\n')
+	_, err = w.w.Write(buf)
+	return terminated, err
+}

@@ -1,0 +1,156 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+)
+
+// splitReader returns its data in pieces whose sizes cycle through sizes,
+// the way a pipe hands over whatever the writer managed to write.
+type splitReader struct {
+	data  []byte
+	sizes []int
+	n     int
+}
+
+func (r *splitReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	size := 1
+	if len(r.sizes) > 0 {
+		size = r.sizes[r.n%len(r.sizes)]
+		r.n++
+	}
+	size = max(1, min(size, len(p), len(r.data)))
+	copy(p, r.data[:size])
+	r.data = r.data[size:]
+	return size, nil
+}
+
+func relay(t testing.TB, in []byte, sizes []int, maxObs, hold int, route func(*Line) bool) ([]byte, []Line) {
+	t.Helper()
+	var out bytes.Buffer
+	var lines []Line
+	r := &Relay{
+		Src:        &splitReader{data: in, sizes: sizes},
+		Dst:        NewWire(&out),
+		MaxObserve: maxObs,
+		Hold:       hold,
+		Route:      route,
+		Observe:    func(l *Line) { lines = append(lines, *l) },
+	}
+	if err := r.Run(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return out.Bytes(), lines
+}
+
+func TestRelayByteExact(t *testing.T) {
+	long := strings.Repeat("x", 300<<10)
+	cases := map[string]string{
+		"empty":          "",
+		"one":            `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n",
+		"crlf":           "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\r\n",
+		"no final nl":    `{"jsonrpc":"2.0","id":1,"result":{}}`,
+		"nul and utf8":   "a\x00b\xff\xfe\n\n\n",
+		"batch":          `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n",
+		"noise":          "[2026-07-23 16:48:43] INFO listening\nStarting Acme\n",
+		"long line":      `{"jsonrpc":"2.0","id":7,"result":{"t":"` + long + `"}}` + "\n",
+		"long no nl":     long,
+		"blank lines":    "\n\r\n\n",
+		"exactly buffer": strings.Repeat("y", readSize),
+	}
+	for name, in := range cases {
+		for _, sizes := range [][]int{nil, {1}, {7, 3, 1000}, {readSize * 2}} {
+			for _, hold := range []int{1, 100, 1 << 20} {
+				got, lines := relay(t, []byte(in), sizes, 1<<20, hold, nil)
+				if !bytes.Equal(got, []byte(in)) {
+					t.Fatalf("%s sizes=%v hold=%d: output differs from input (got %d bytes, want %d)", name, sizes, hold, len(got), len(in))
+				}
+				var total int64
+				for _, l := range lines {
+					total += l.Size
+				}
+				if total != int64(len(in)) {
+					t.Fatalf("%s: observed sizes sum to %d, want %d", name, total, len(in))
+				}
+			}
+		}
+	}
+}
+
+func TestRelayObservesAtMostMaxObserve(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":"big","result":{"t":"` + strings.Repeat("z", 1<<20) + `"}}` + "\n"
+	got, lines := relay(t, []byte(in), []int{4096}, 1000, 0, nil)
+	if !bytes.Equal(got, []byte(in)) {
+		t.Fatal("output differs from input")
+	}
+	if len(lines) != 1 {
+		t.Fatalf("got %d lines, want 1", len(lines))
+	}
+	l := lines[0]
+	if len(l.Data) != 1000 || !l.Truncated || l.Size != int64(len(in)) {
+		t.Fatalf("got data %d truncated %v size %d, want 1000 true %d", len(l.Data), l.Truncated, l.Size, len(in))
+	}
+	if l.Msg.Kind != Response || string(l.Msg.ID) != `"big"` || !l.Msg.Partial {
+		t.Fatalf("got %v id %s partial %v, want response \"big\" partial", l.Msg.Kind, l.Msg.ID, l.Msg.Partial)
+	}
+}
+
+func TestRelayRouteSwallows(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":"mcpshim-1","result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	got, lines := relay(t, []byte(in), []int{5}, 1<<20, 0, func(l *Line) bool {
+		return string(l.Msg.ID) != `"mcpshim-1"`
+	})
+	want := `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	if string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if len(lines) != 2 || lines[0].Forwarded || !lines[1].Forwarded {
+		t.Fatalf("got forwarded flags %v, want [false true]", lines)
+	}
+}
+
+func TestWireTerminatesOpenLine(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWire(&out)
+	r := &Relay{Src: strings.NewReader(`{"jsonrpc":"2.0","id":1,"res`), Dst: w}
+	if err := r.Run(); err != nil {
+		t.Fatal(err)
+	}
+	term, err := w.WriteMessage([]byte(`{"jsonrpc":"2.0","id":1,"error":{}}`))
+	if err != nil || !term {
+		t.Fatalf("got terminated=%v err=%v, want true nil", term, err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"res` + "\n" + `{"jsonrpc":"2.0","id":1,"error":{}}` + "\n"
+	if out.String() != want {
+		t.Fatalf("got %q, want %q", out.String(), want)
+	}
+}
+
+// FuzzRelay feeds arbitrary streams split at arbitrary points: the output
+// always equals the input and the observed sizes add up.
+func FuzzRelay(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x"}`+"\n"), uint8(3), uint16(10))
+	f.Add([]byte("a\nb\r\nc"), uint8(1), uint16(1))
+	f.Add([]byte("[1,2]\n\x00\xff"), uint8(200), uint16(2))
+	f.Fuzz(func(t *testing.T, in []byte, step uint8, hold uint16) {
+		got, lines := relay(t, in, []int{int(step), int(step)/2 + 1}, 64, int(hold), nil)
+		if !bytes.Equal(got, in) {
+			t.Fatalf("output %q differs from input %q", got, in)
+		}
+		var total int64
+		for _, l := range lines {
+			total += l.Size
+			if len(l.Data) > 64 {
+				t.Fatalf("observed %d bytes, limit 64", len(l.Data))
+			}
+		}
+		if total != int64(len(in)) {
+			t.Fatalf("sizes sum to %d, want %d", total, len(in))
+		}
+	})
+}
