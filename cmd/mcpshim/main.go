@@ -1,0 +1,80 @@
+// Command mcpshim sits in front of a stdio MCP server: it relays JSON-RPC byte for
+// byte, writes a phase ledger of what happened, and supervises the server.
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// SIGPIPE is handled by the relay as a vanished client, never as a silent death.
+	signal.Ignore(syscall.SIGPIPE)
+	os.Exit(run(context.Background(), os.Args[1:], os.Environ(), os.Stdin, os.Stdout, os.Stderr))
+}
+
+// cli is what every subcommand gets from the process: its environment and streams.
+type cli struct {
+	env    []string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+// getenv looks a variable up in the environment the command was given.
+func (c *cli) getenv(key string) string {
+	v, _ := c.lookupEnv(key)
+	return v
+}
+
+func (c *cli) lookupEnv(key string) (string, bool) {
+	for i := len(c.env) - 1; i >= 0; i-- {
+		kv := c.env[i]
+		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
+			return kv[len(key)+1:], true
+		}
+	}
+	return "", false
+}
+
+// Exit statuses from sysexits.h and the shell.
+const (
+	exitUsage        = 64  // EX_USAGE: a flag error or a missing command
+	exitTempFail     = 75  // EX_TEMPFAIL: only timeouts
+	exitConfig       = 78  // EX_CONFIG: a wiring problem a person must fix
+	exitNotExecuting = 126 // the command exists but cannot be executed
+	exitNotFound     = 127 // the command cannot be found
+)
+
+// run is main without the process: it parses args and dispatches to a subcommand.
+func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	c := &cli{env: env, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) > 0 {
+		switch args[0] {
+		case "ledger":
+			return runLedger(ctx, c, args[1:])
+		case "probe":
+			return runProbe(ctx, c, args[1:])
+		case "lock":
+			return runLock(ctx, c, args[1:])
+		case "wrap":
+			return runWrap(ctx, c, args[1:], false)
+		case "unwrap":
+			return runWrap(ctx, c, args[1:], true)
+		case "demo":
+			return runDemo(ctx, c, args[1:])
+		case "fixture":
+			return runFixture(ctx, c, args[1:])
+		case "guard":
+			return runGuard(c, args[1:])
+		case "help", "-h", "-help", "--help":
+			return runHelp(c, args[1:])
+		case "version", "-version", "--version":
+			return runVersion(c)
+		}
+	}
+	return runShim(ctx, c, args)
+}

@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim/mcpshim/supervisor"
+)
+
+// shimFlags are the flags of `mcpshim [flags] -- COMMAND [ARG...]`.
+type shimFlags struct {
+	name             string
+	ledger           string
+	ledgerMaxSize    int64
+	handshakeTimeout time.Duration
+	capture          string
+	divertNoise      bool
+	logFormat        string
+	quiet            bool
+	maxObserve       int
+	killGrace        time.Duration
+	restart          string
+	backoff          time.Duration
+	backoffMax       time.Duration
+	maxRestarts      int
+	restartWindow    time.Duration
+	stableAfter      time.Duration
+	permafail        string
+}
+
+func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
+	fs.StringVar(&f.name, "name", c.getenv("MCPSHIM_NAME"), "the server's label in the ledger and events (env MCPSHIM_NAME; default: derived from the command)")
+	fs.StringVar(&f.ledger, "ledger", c.getenv("MCPSHIM_LEDGER"), "the ledger file, JSON lines (env MCPSHIM_LEDGER; default $XDG_STATE_HOME/mcpshim/NAME.jsonl); a directory puts NAME.jsonl in it; \"off\" disables it")
+	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes")
+	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill)")
+	fs.StringVar(&f.capture, "capture", "meta", "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies")
+	fs.BoolVar(&f.divertNoise, "divert-noise", false, "send non-JSON lines of the server's stdout to stderr instead of the client")
+	fs.StringVar(&f.logFormat, "log-format", "text", "shim events on stderr: text or json")
+	fs.BoolVar(&f.quiet, "quiet", false, "no shim events on stderr (the server's stderr still flows)")
+	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at; longer lines are relayed whole and marked truncated")
+	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL")
+	p := supervisor.DefaultPolicy()
+	fs.StringVar(&f.restart, "restart", "on-failure", "restart the server: on-failure, always or never")
+	fs.DurationVar(&f.backoff, "backoff", p.Backoff, "delay before the second restart, doubling after (the first is immediate)")
+	fs.DurationVar(&f.backoffMax, "backoff-max", p.BackoffMax, "the longest delay between restarts")
+	fs.IntVar(&f.maxRestarts, "max-restarts", p.MaxRestarts, "give up after this many restarts within --restart-window")
+	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in")
+	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count")
+	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
+}
+
+func (f *shimFlags) policy() (supervisor.Policy, error) {
+	p := supervisor.DefaultPolicy()
+	mode, err := supervisor.ParseRestartMode(f.restart)
+	if err != nil {
+		return p, err
+	}
+	codes, err := supervisor.ParsePermafailCodes(f.permafail)
+	if err != nil {
+		return p, err
+	}
+	p.Mode, p.Backoff, p.BackoffMax, p.MaxRestarts, p.Window, p.StableAfter, p.PermafailCodes =
+		mode, f.backoff, f.backoffMax, f.maxRestarts, f.restartWindow, f.stableAfter, codes
+	return p, nil
+}
+
+const shimUsage = `usage: mcpshim [flags] -- COMMAND [ARG...]
+       mcpshim ledger|probe|lock|wrap|unwrap|demo|help|version ...
+
+mcpshim is the command of an MCP client's server entry: it launches COMMAND,
+relays its JSON-RPC byte for byte, and writes a phase ledger of the run.
+
+flags:
+`
+
+func runShim(ctx context.Context, c *cli, args []string) int {
+	var f shimFlags
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	f.register(fs, c)
+	fs.Usage = func() {
+		fmt.Fprint(c.stderr, shimUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	command := fs.Args()
+	if len(command) == 0 || (len(args) > 0 && !containsDashDash(args)) {
+		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
+		fs.Usage()
+		return exitUsage
+	}
+	policy, err := f.policy()
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim: %v\n", err)
+		return exitUsage
+	}
+	if f.capture != "meta" && f.capture != "full" {
+		fmt.Fprintf(c.stderr, "mcpshim: --capture %q: want meta or full\n", f.capture)
+		return exitUsage
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		fmt.Fprintf(c.stderr, "mcpshim: --log-format %q: want text or json\n", f.logFormat)
+		return exitUsage
+	}
+	if f.name == "" {
+		f.name = deriveName(command)
+	}
+	stderr := &syncWriter{w: c.stderr}
+	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
+		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
+	}
+
+	shimID := phases.NewID("shim", time.Now())
+	var events io.Writer = stderr
+	if f.quiet {
+		events = nil
+	}
+	ledger, _ := phases.OpenLedger(phases.LedgerOptions{
+		Path:    ledgerPath(c, f.ledger, f.name),
+		Shim:    shimID,
+		Server:  f.name,
+		MaxSize: f.ledgerMaxSize,
+		Events:  events,
+		JSON:    f.logFormat == "json",
+		Color:   colorOK(c, c.stderr),
+	})
+	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
+	rec := phases.NewRecorder(ledger, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20})
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	var guard []string
+	if exe, err := os.Executable(); err == nil {
+		guard = []string{exe, "guard"}
+	}
+	status := supervisor.Run(ctx, supervisor.Config{
+		Name:        f.name,
+		Spec:        supervisor.Spec{Path: command[0], Args: command[1:], Env: c.env},
+		Guard:       guard,
+		Recorder:    rec,
+		ClientIn:    c.stdin,
+		ClientOut:   c.stdout,
+		Stderr:      stderr,
+		MaxObserve:  f.maxObserve,
+		KillGrace:   f.killGrace,
+		Policy:      policy,
+		Signals:     sigs,
+		DivertNoise: f.divertNoise,
+	})
+	rec.Close()
+	return status
+}
+
+func containsDashDash(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return true
+		}
+	}
+	return false
+}
+
+// ledgerPath resolves --ledger: empty means the default file, a directory
+// gets NAME.jsonl inside it, "off" disables the ledger.
+func ledgerPath(c *cli, flagValue, name string) string {
+	switch flagValue {
+	case "off", "none":
+		return ""
+	case "":
+		return phases.DefaultPath(c.getenv, name)
+	}
+	if st, err := os.Stat(flagValue); (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) {
+		return filepath.Join(flagValue, name+".jsonl")
+	}
+	return flagValue
+}
+
+func colorOK(c *cli, w io.Writer) bool {
+	if _, ok := c.lookupEnv("NO_COLOR"); ok {
+		return false
+	}
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
+
+// syncWriter makes each Write atomic with respect to the others: the server's
+// stderr lines and the shim's events share the client's log.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+var launchers = map[string]bool{"npx": true, "uvx": true, "bunx": true, "pnpx": true, "node": true, "deno": true, "bun": true,
+	"python": true, "python3": true, "uv": true, "pipx": true, "docker": true, "podman": true, "pnpm": true, "yarn": true, "npm": true}
+
+var genericScripts = map[string]bool{"index": true, "main": true, "server": true, "cli": true, "__main__": true, "app": true, "mcp": true}
+var genericDirs = map[string]bool{"dist": true, "build": true, "src": true, "lib": true, "bin": true, "out": true, ".": true, "/": true}
+
+// deriveName labels a server after what it runs: for a launcher (npx, uvx,
+// node, python, docker run …) the package, module, script or image, not the
+// launcher.
+func deriveName(command []string) string {
+	base := filepath.Base(command[0])
+	name := base
+	if launchers[strings.TrimSuffix(base, ".exe")] {
+		args := command[1:]
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			switch {
+			case a == "-m" && i+1 < len(args): // python -m module
+				name = args[i+1]
+				i = len(args)
+			case a == "run" || a == "exec" || a == "dlx" || a == "x" || a == "tool" || a == "--":
+			case strings.HasPrefix(a, "-"):
+				if (a == "-p" || a == "--package" || a == "--from" || a == "-e" || a == "--env" || a == "-v" || a == "--name") && i+1 < len(args) {
+					i++
+				}
+			default:
+				name = scriptName(a)
+				i = len(args)
+			}
+		}
+	}
+	return sanitize(name)
+}
+
+func scriptName(a string) string {
+	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image
+	if strings.HasPrefix(a, "@") {
+		if i := strings.LastIndexByte(a, '@'); i > 0 {
+			a = a[:i]
+		}
+	} else if i := strings.IndexByte(a, '@'); i > 0 {
+		a = a[:i]
+	}
+	if i := strings.LastIndexByte(a, ':'); i > strings.LastIndexByte(a, '/') {
+		a = a[:i]
+	}
+	ext := filepath.Ext(a)
+	if ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".ts" || ext == ".py" {
+		a = strings.TrimSuffix(a, ext)
+		dir := filepath.Dir(a)
+		if genericScripts[filepath.Base(a)] {
+			for genericDirs[filepath.Base(dir)] && dir != filepath.Dir(dir) {
+				dir = filepath.Dir(dir)
+			}
+			if !genericDirs[filepath.Base(dir)] {
+				return filepath.Base(dir)
+			}
+		}
+	}
+	return filepath.Base(a)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func sanitize(s string) string {
+	s = strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.")
+	if s == "" {
+		return "server"
+	}
+	return s
+}

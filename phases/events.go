@@ -1,0 +1,125 @@
+// Package phases is the phase model of an MCP server run: the event names, the
+// tracker that turns observed traffic into events, and the ledger that stores
+// them as JSON lines.
+//
+// Seed 002: "Build one ledger entry per run and append immutable phase events.
+// You do not need a complicated rules engine. You need stable names,
+// timestamps, and enough correlation fields to reconstruct what happened."
+package phases
+
+// Phase is the boundary an event belongs to.
+type Phase string
+
+// The phases, in the order a healthy run crosses them.
+const (
+	Launch       Phase = "launch"
+	Handshake    Phase = "handshake"
+	Discovery    Phase = "discovery"
+	Execution    Phase = "execution"
+	Transport    Phase = "transport"
+	Interruption Phase = "interruption"
+	Supervision  Phase = "supervision"
+	LedgerPhase  Phase = "ledger"
+)
+
+// Event names are the ledger's contract: readers, tests and users match on them.
+const (
+	// launch
+	SpawnRequested  = "spawn_requested"
+	Spawned         = "spawned"
+	SpawnFailed     = "spawn_failed"
+	ExecutableReady = "executable_ready" // reported by the server itself
+	Exited          = "exited"
+
+	// handshake
+	InitializeReceived  = "initialize_received"
+	InitializeResponded = "initialize_responded"
+	InitializeFailed    = "initialize_failed"
+	InitializedReceived = "initialized_received"
+	DiscoverReceived    = "discover_received"
+	DiscoverResponded   = "discover_responded"
+	DiscoverFailed      = "discover_failed"
+	ModernRequest       = "modern_request" // a 2026-07-28 request with no handshake at all
+	HandshakeTimeout    = "handshake_timeout"
+
+	// discovery
+	ToolsListReceived  = "tools_list_received"
+	ToolsListResponded = "tools_list_responded"
+	ToolsListFailed    = "tools_list_failed"
+	ToolsListChanged   = "tools_list_changed"
+	ToolsMissing       = "tools_missing"
+
+	// execution
+	ToolCallReceived  = "tool_call_received"
+	ToolCallResponded = "tool_call_responded"
+	RequestReceived   = "request_received"
+	RequestResponded  = "request_responded"
+	RequestCancelled  = "request_cancelled"
+	ExternalAttempt   = "external_attempt"
+	ExternalResult    = "external_result"
+	ExternalDenied    = "external_denied"
+
+	// transport
+	StdoutNoise           = "stdout_noise"
+	ClientNoise           = "client_noise"
+	MessageTruncated      = "message_truncated"
+	PartialLineTerminated = "partial_line_terminated"
+	UnknownResponse       = "unknown_response"
+
+	// interruption
+	ClientDisconnected = "client_disconnected"
+	SignalReceived     = "signal_received"
+	KillRequested      = "kill_requested"
+	PendingFailed      = "pending_failed"
+
+	// supervision
+	RestartScheduled         = "restart_scheduled"
+	RestartsExhausted        = "restarts_exhausted"
+	HandshakeReplayed        = "handshake_replayed"
+	ToolsChangedAfterRestart = "tools_changed_after_restart"
+	LateResponseDropped      = "late_response_dropped"
+	MessageHeld              = "message_held"
+	MessageRejected          = "message_rejected"
+
+	// ledger
+	RecordsLost = "records_lost"
+	ShimStarted = "shim_started"
+)
+
+// Last confirmed handshake states named by handshake_timeout (seed 002).
+const (
+	SpawnedNoInitialize          = "spawned_no_initialize"
+	InitializeReceivedNoResponse = "initialize_received_no_response"
+	ResponseSentNoInitialized    = "response_sent_no_initialized"
+)
+
+// Origins of a record. The shim's own records have no origin field.
+const (
+	OriginServer = "server" // reported by the server on its stderr
+	OriginProbe  = "probe"  // written by mcpshim probe
+)
+
+// Outcomes shared by the ledger reader and the probe (seed 000's four, plus run states).
+const (
+	OutcomeReady         = "READY"
+	OutcomeTimeout       = "TIMEOUT"
+	OutcomeExited        = "EXITED"
+	OutcomeProtocolError = "PROTOCOL_ERROR"
+	OutcomeRunning       = "RUNNING"
+	OutcomeEnded         = "ENDED"
+	OutcomeCrashed       = "CRASHED"
+)
+
+// shimOwned are the events only the shim may write: a server reporting one of
+// these on its stderr cannot forge it.
+var shimOwned = map[string]bool{
+	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
+	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
+	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
+	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,
+	ToolCallReceived: true, ToolCallResponded: true, PendingFailed: true, KillRequested: true,
+	RestartScheduled: true, RestartsExhausted: true, RecordsLost: true, ShimStarted: true,
+}
+
+// ShimOwned reports whether only the shim may write event.
+func ShimOwned(event string) bool { return shimOwned[event] }

@@ -1,0 +1,272 @@
+package phases
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// DefaultMaxSize is the size past which a ledger file is rotated.
+const DefaultMaxSize = 64 << 20
+
+// LedgerOptions configures a Ledger.
+type LedgerOptions struct {
+	Path    string // the JSON-lines file; "" disables the file
+	Shim    string // id of this mcpshim invocation
+	Server  string // the server's label
+	MaxSize int64  // rotate past this size; 0 means DefaultMaxSize
+
+	// Events receives one readable line per record; nil for --quiet.
+	Events io.Writer
+	// JSON prints events on Events as JSON lines instead of text.
+	JSON bool
+	// Color colours text events (only on a terminal, never with NO_COLOR).
+	Color bool
+}
+
+// Ledger appends records to a file and prints them. It is not safe for
+// concurrent use: one goroutine (the Recorder's) owns it.
+//
+// Every record is one write(2) on an O_APPEND file, so several shims can
+// share a directory or even a file without interleaving. When the file cannot
+// be opened or written the session carries on: one stderr line says so and
+// where, and the lost records are counted and written once writing works.
+type Ledger struct {
+	opts    LedgerOptions
+	f       *os.File
+	size    int64
+	seq     uint64
+	lost    uint64 // records not written since the last records_lost
+	failing bool   // the last write failed; said once on stderr
+	buf     bytes.Buffer
+	console io.Writer
+}
+
+// DefaultPath returns $XDG_STATE_HOME/mcpshim/<name>.jsonl, or
+// ~/.local/state/mcpshim/<name>.jsonl when XDG_STATE_HOME is unset.
+func DefaultPath(getenv func(string) string, name string) string {
+	return filepath.Join(DefaultDir(getenv), name+".jsonl")
+}
+
+// DefaultDir is the directory of default ledgers.
+func DefaultDir(getenv func(string) string) string {
+	dir := getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home := getenv("HOME")
+		if home == "" {
+			home, _ = os.UserHomeDir()
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpshim")
+}
+
+// OpenLedger opens (creating 0700 directories and a 0600 file) the ledger.
+// It always returns a usable Ledger; the error says why the file is off.
+func OpenLedger(opts LedgerOptions) (*Ledger, error) {
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = DefaultMaxSize
+	}
+	l := &Ledger{opts: opts}
+	if opts.Events != nil && !opts.JSON {
+		l.console = newConsole(opts.Events, opts.Color)
+	}
+	if opts.Path == "" {
+		return l, nil
+	}
+	if err := l.open(); err != nil {
+		l.failing = true
+		l.say("ledger %s cannot be opened: %v; the session carries on without it", opts.Path, err)
+		return l, err
+	}
+	return l, nil
+}
+
+func (l *Ledger) open() error {
+	if err := os.MkdirAll(filepath.Dir(l.opts.Path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(l.opts.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	l.f, l.size = f, st.Size()
+	return nil
+}
+
+// Path is the file the ledger writes.
+func (l *Ledger) Path() string { return l.opts.Path }
+
+// Lost reports how many records were not written and not yet accounted for.
+func (l *Ledger) Lost() uint64 { return l.lost }
+
+// Skip accounts for records that never reached the ledger (a full queue):
+// their count is written as records_lost with the next record.
+func (l *Ledger) Skip(n uint64) {
+	if n == 0 {
+		return
+	}
+	l.lost += n
+}
+
+// Write stamps r (seq, and shim, server and time when unset), appends it to
+// the file and prints it.
+func (l *Ledger) Write(r *Record) {
+	if l.lost > 0 && l.f != nil && !l.failing {
+		l.writeLost(r.Run, r.PID)
+	}
+	l.seq++
+	r.Seq = l.seq
+	if r.Shim == "" {
+		r.Shim = l.opts.Shim
+	}
+	if r.Server == "" {
+		r.Server = l.opts.Server
+	}
+	if r.Time.IsZero() {
+		r.Time = time.Now()
+	}
+	l.buf.Reset()
+	r.Encode(&l.buf)
+	l.print(r, l.buf.Bytes())
+	l.append(l.buf.Bytes())
+}
+
+func (l *Ledger) writeLost(run string, pid int) {
+	n := l.lost
+	l.lost = 0
+	l.seq++
+	r := Record{Time: time.Now(), Shim: l.opts.Shim, Server: l.opts.Server, Run: run, PID: pid, Seq: l.seq,
+		Phase: LedgerPhase, Event: RecordsLost, Fields: []Field{F("count", n)}}
+	var b bytes.Buffer
+	r.Encode(&b)
+	l.print(&r, b.Bytes())
+	l.append(b.Bytes())
+}
+
+func (l *Ledger) append(line []byte) {
+	if l.opts.Path == "" {
+		return
+	}
+	if l.f == nil {
+		if err := l.open(); err != nil {
+			l.lost++
+			return
+		}
+	}
+	n, err := l.f.Write(line)
+	l.size += int64(n)
+	if err != nil {
+		l.lost++
+		if !l.failing {
+			l.failing = true
+			l.say("ledger %s: write failed: %v; the session carries on, lost records are counted", l.opts.Path, err)
+		}
+		return
+	}
+	if l.failing {
+		l.failing = false
+		l.say("ledger %s: writing again", l.opts.Path)
+	}
+	if l.size > l.opts.MaxSize {
+		l.rotate()
+	}
+}
+
+// rotate renames a full ledger with a timestamp; readers read rotated files too.
+func (l *Ledger) rotate() {
+	// Another shim sharing the file may have rotated it already.
+	if st, err := os.Stat(l.opts.Path); err == nil && st.Size() > l.opts.MaxSize {
+		_ = os.Rename(l.opts.Path, RotatedName(l.opts.Path, time.Now()))
+	}
+	l.f.Close()
+	l.f = nil
+	if err := l.open(); err != nil {
+		l.say("ledger %s: cannot reopen after rotation: %v", l.opts.Path, err)
+	}
+}
+
+// RotatedName is where a full ledger file goes: name.20261129T154000.123Z.jsonl.
+func RotatedName(path string, now time.Time) string {
+	base := strings.TrimSuffix(path, ".jsonl")
+	return base + "." + now.UTC().Format("20060102T150405.000Z") + ".jsonl"
+}
+
+// Close flushes the lost count and closes the file.
+func (l *Ledger) Close() error {
+	if l.lost > 0 && l.f != nil {
+		l.writeLost("", 0)
+	}
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+func (l *Ledger) say(format string, args ...any) {
+	if l.opts.Events == nil {
+		return
+	}
+	fmt.Fprintf(l.opts.Events, "mcpshim: "+format+"\n", args...)
+}
+
+func (l *Ledger) print(r *Record, line []byte) {
+	if l.opts.Events == nil {
+		return
+	}
+	if l.console == nil {
+		l.opts.Events.Write(line)
+		return
+	}
+	l.console.Write(line)
+}
+
+// newConsole formats records as one readable line each:
+//
+//	mcpshim fs 15:04:05.000 handshake initialize_responded run=…4KQ protocol_version=2025-11-25 latency_ms=3.2
+func newConsole(w io.Writer, color bool) io.Writer {
+	cw := zerolog.ConsoleWriter{
+		Out:           w, // one Write per event: never spliced into a server stderr line
+		NoColor:       !color,
+		TimeFormat:    "15:04:05.000",
+		PartsOrder:    []string{"server", "ts", "phase", "event"},
+		// The client's log already has the server's stderr; the rest is in the ledger.
+		FieldsExclude: []string{"shim", "seq", "pid", "ts", "server", "phase", "event", "env_names", "path", "stderr_tail", "tool_digests", "body"},
+		FormatPartValueByName: func(v any, name string) string {
+			s := fmt.Sprint(v)
+			switch name {
+			case "server":
+				return "mcpshim[" + s + "]"
+			case "ts":
+				if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+					return t.Local().Format("15:04:05.000")
+				}
+			}
+			return s
+		},
+		FormatFieldValue: func(v any) string {
+			switch v := v.(type) {
+			case string:
+				if strings.HasPrefix(v, "run_") && len(v) > 10 {
+					return "…" + v[len(v)-6:] // enough to tell runs apart in a log
+				}
+				return v
+			case []byte: // arrays and booleans arrive raw
+				return string(v)
+			}
+			return fmt.Sprint(v)
+		},
+	}
+	return cw
+}

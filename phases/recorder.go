@@ -1,0 +1,195 @@
+package phases
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+)
+
+// Recorder is the hand-off between the relay and the ledger: the relay puts
+// observations on a bounded queue and never waits; one goroutine runs the
+// Tracker and writes the Ledger. What does not fit is counted, and the count
+// is written as records_lost (forward first, record second).
+type Recorder struct {
+	ledger  *Ledger
+	tracker *Tracker
+
+	queue    chan item
+	maxBytes int64
+	queued   atomic.Int64  // bytes of line data waiting in the queue
+	dropped  atomic.Uint64 // observations that did not fit
+	done     chan struct{}
+	close    sync.Once
+	mu       sync.Mutex // guards closed against late senders
+	closed   bool
+	lastSeen atomic.Value // string: the tracker's last confirmed event
+}
+
+type item struct {
+	dir  Dir
+	line jsonrpc.Line
+	rec  *Record
+	sync chan struct{} // closed once everything before it was written
+}
+
+// RecorderOptions sizes the queue.
+type RecorderOptions struct {
+	Queue    int   // items; default 4096
+	MaxBytes int64 // line bytes waiting; default 32 MiB
+}
+
+// NewRecorder starts the recorder's goroutine. It exits when Close is called
+// and the queue is drained.
+func NewRecorder(l *Ledger, t *Tracker, opts RecorderOptions) *Recorder {
+	if opts.Queue <= 0 {
+		opts.Queue = 4096
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 32 << 20
+	}
+	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{})}
+	r.lastSeen.Store("")
+	go r.loop()
+	return r
+}
+
+// Line hands over one relayed line. It never blocks; ownership of l.Data
+// passes to the recorder.
+func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
+	n := int64(len(l.Data))
+	if r.queued.Add(n) > r.maxBytes {
+		r.queued.Add(-n)
+		r.dropped.Add(1)
+		return
+	}
+	if !r.send(item{dir: dir, line: *l}) {
+		r.queued.Add(-n)
+		r.dropped.Add(1)
+	}
+}
+
+// Emit hands over a record made by the supervisor (launch, interruption,
+// supervision events). It never blocks. Records for Spawned start a new run
+// in the tracker; Exited and KillRequested records get last_event added.
+func (r *Recorder) Emit(rec Record) {
+	if !r.send(item{rec: &rec}) {
+		r.dropped.Add(1)
+	}
+}
+
+func (r *Recorder) send(it item) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	select {
+	case r.queue <- it:
+		return true
+	default:
+		return false
+	}
+}
+
+// Sync waits until everything handed over so far is written, or until
+// timeout. It is for moments where order matters to the reader (before exit).
+func (r *Recorder) Sync(timeout time.Duration) {
+	ch := make(chan struct{})
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return
+	}
+	select {
+	case r.queue <- item{sync: ch}:
+	case <-time.After(timeout):
+		r.mu.Unlock()
+		return
+	}
+	r.mu.Unlock()
+	select {
+	case <-ch:
+	case <-time.After(timeout):
+	}
+}
+
+// Dropped is how many observations did not fit in the queue.
+func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
+
+// LastEvent is the last event the tracker confirmed (it lags the relay by the queue).
+func (r *Recorder) LastEvent() string { return r.lastSeen.Load().(string) }
+
+// Close drains the queue, writes the lost count and closes the ledger.
+func (r *Recorder) Close() error {
+	r.close.Do(func() {
+		r.mu.Lock()
+		r.closed = true
+		close(r.queue)
+		r.mu.Unlock()
+	})
+	<-r.done
+	return r.ledger.Close()
+}
+
+func (r *Recorder) loop() {
+	defer close(r.done)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var reported uint64
+	for {
+		if d, ok := r.tracker.Deadline(); ok {
+			timer.Reset(time.Until(d))
+		}
+		select {
+		case it, ok := <-r.queue:
+			timer.Stop()
+			if !ok {
+				r.account(&reported)
+				return
+			}
+			r.account(&reported)
+			r.handle(it)
+		case now := <-timer.C:
+			r.write(r.tracker.Expire(now))
+		}
+	}
+}
+
+// account moves newly dropped observations into the ledger's lost count.
+func (r *Recorder) account(reported *uint64) {
+	if d := r.dropped.Load(); d > *reported {
+		r.ledger.Skip(d - *reported)
+		*reported = d
+	}
+}
+
+func (r *Recorder) handle(it item) {
+	switch {
+	case it.sync != nil:
+		close(it.sync)
+	case it.rec != nil:
+		rec := it.rec
+		switch rec.Event {
+		case Spawned:
+			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
+		case Exited:
+			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
+			r.tracker.Stop()
+		case KillRequested:
+			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()))
+		}
+		r.write([]Record{*rec})
+	default:
+		r.queued.Add(-int64(len(it.line.Data)))
+		r.write(r.tracker.Observe(it.dir, &it.line))
+	}
+}
+
+func (r *Recorder) write(recs []Record) {
+	for i := range recs {
+		r.ledger.Write(&recs[i])
+	}
+	r.lastSeen.Store(r.tracker.LastEvent())
+}

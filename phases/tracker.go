@@ -1,0 +1,437 @@
+package phases
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+)
+
+// Dir is the direction a line travelled.
+type Dir uint8
+
+const (
+	FromClient Dir = iota // client stdin -> server stdin
+	FromServer            // server stdout -> client stdout
+)
+
+func (d Dir) String() string {
+	if d == FromClient {
+		return "client"
+	}
+	return "server"
+}
+
+// ProtocolVersionMeta is the _meta key that carries the protocol version on
+// every 2026-07-28 request, which has no handshake.
+const ProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
+
+// Tracker turns observed traffic of one server into phase events. It keeps
+// only what it needs to pair requests with responses; it never blocks.
+// It is not safe for concurrent use.
+type Tracker struct {
+	// CaptureFull adds redacted bodies to request and response records.
+	CaptureFull bool
+	// HandshakeTimeout is how long after spawned a handshake may take.
+	HandshakeTimeout time.Duration
+
+	run       string
+	pid       int
+	spawnedAt time.Time
+	lastEvent string
+	deadline  time.Time // zero: no timeout pending
+
+	hs        handshakeState
+	earlyInit bool // notifications/initialized came before the initialize answer (a pipelining client)
+	timedOut  bool
+	pending   [2]map[string]pendingReq // by direction of the request, keyed by raw id
+	listTools map[string]string        // tools seen over the pages of the current tools/list
+}
+
+type handshakeState uint8
+
+const (
+	hsNone         handshakeState = iota
+	hsInitReceived                // initialize or server/discover seen
+	hsResponded                   // initialize answered, waiting for notifications/initialized
+	hsDone
+)
+
+type pendingReq struct {
+	method string
+	tool   string
+	at     time.Time
+}
+
+// Begin starts tracking a new run (a new child process).
+func (t *Tracker) Begin(run string, pid int, now time.Time) {
+	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now}
+	t.pending = [2]map[string]pendingReq{{}, {}}
+	t.lastEvent = Spawned
+	if t.HandshakeTimeout > 0 {
+		t.deadline = now.Add(t.HandshakeTimeout)
+	}
+}
+
+// Run is the current run id.
+func (t *Tracker) Run() string { return t.run }
+
+// PID is the current child's pid.
+func (t *Tracker) PID() int { return t.pid }
+
+// LastEvent is the last event confirmed in the current run.
+func (t *Tracker) LastEvent() string { return t.lastEvent }
+
+// HandshakeDone reports whether the current run completed a handshake.
+func (t *Tracker) HandshakeDone() bool { return t.hs == hsDone }
+
+// Deadline is when the handshake times out; ok is false when no timeout is pending.
+func (t *Tracker) Deadline() (time.Time, bool) { return t.deadline, !t.deadline.IsZero() }
+
+// Expire records handshake_timeout once when the deadline has passed. It
+// observes; it does not kill (the client owns that decision).
+func (t *Tracker) Expire(now time.Time) []Record {
+	if t.deadline.IsZero() || now.Before(t.deadline) || t.hs == hsDone || t.timedOut {
+		return nil
+	}
+	t.timedOut = true
+	t.deadline = time.Time{}
+	last := SpawnedNoInitialize
+	switch t.hs {
+	case hsInitReceived:
+		last = InitializeReceivedNoResponse
+	case hsResponded:
+		last = ResponseSentNoInitialized
+	}
+	return []Record{t.rec(now, Handshake, HandshakeTimeout, F("last_event", last), F("timeout_ms", t.HandshakeTimeout))}
+}
+
+// Stop ends the handshake deadline (the child is gone).
+func (t *Tracker) Stop() { t.deadline = time.Time{} }
+
+func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...Field) Record {
+	switch event {
+	case StdoutNoise, ClientNoise, MessageTruncated, RequestReceived, RequestResponded, ToolsListChanged:
+	default:
+		t.lastEvent = event
+	}
+	return Record{Time: now, Run: t.run, PID: t.pid, Phase: p, Event: event, Fields: fields}
+}
+
+// Observe turns one relayed line into records.
+func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
+	if t.pending[0] == nil {
+		t.pending = [2]map[string]pendingReq{{}, {}}
+	}
+	now := l.End
+	var out []Record
+	if l.Truncated {
+		out = append(out, t.rec(now, Transport, MessageTruncated, F("direction", dir.String()), F("bytes", l.Size), F("observed", len(l.Data))))
+	}
+	m := l.Msg
+	if m.Kind != jsonrpc.Noise && !l.Truncated && !jsonrpc.Valid(l.Data) {
+		m = jsonrpc.Msg{} // looks like a message, is not JSON: a client parser fails on it too
+	}
+	switch m.Kind {
+	case jsonrpc.Noise:
+		return append(out, t.noise(now, dir, l))
+	case jsonrpc.Batch:
+		for i := range m.Batch {
+			out = append(out, t.message(now, dir, &m.Batch[i], l)...)
+		}
+		return out
+	}
+	return append(out, t.message(now, dir, &m, l)...)
+}
+
+func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) Record {
+	ev := StdoutNoise
+	if dir == FromClient {
+		ev = ClientNoise
+	}
+	fields := []Field{F("bytes", l.Size), F("sha256", Sha256(l.Data)), F("preview", Preview(l.Data, 120))}
+	if !t.HandshakeDone() && dir == FromServer {
+		fields = append(fields, F("before_handshake", true))
+	}
+	return t.rec(now, Transport, ev, fields...)
+}
+
+func (t *Tracker) body(l *jsonrpc.Line) []Field {
+	if !t.CaptureFull {
+		return nil
+	}
+	return []Field{F("body", Preview(l.Data, len(l.Data)))}
+}
+
+func (t *Tracker) message(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
+	switch m.Kind {
+	case jsonrpc.Request:
+		return t.request(now, dir, m, l)
+	case jsonrpc.Notification:
+		return t.notification(now, dir, m)
+	case jsonrpc.Response, jsonrpc.ErrorResponse:
+		return t.response(now, dir, m, l)
+	}
+	return nil
+}
+
+func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
+	id := string(m.ID)
+	p := pendingReq{method: m.Method, at: now}
+	var out []Record
+	if dir == FromClient {
+		switch m.Method {
+		case "initialize":
+			var params struct {
+				ProtocolVersion string `json:"protocolVersion"`
+				ClientInfo      struct{ Name, Version string }
+			}
+			_ = json.Unmarshal(m.Params, &params)
+			t.hs = hsInitReceived
+			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]Field{F("request_id", id),
+				F("protocol_version", params.ProtocolVersion), F("client_name", params.ClientInfo.Name),
+				F("client_version", params.ClientInfo.Version)}, t.body(l)...)...))
+		case "server/discover":
+			ver, client := metaInfo(m.Params)
+			if t.hs != hsDone {
+				t.hs = hsInitReceived
+			}
+			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", client)))
+		case "tools/list":
+			if t.modern(now, m, &out); len(jsonrpc.Member(m.Params, "cursor")) == 0 {
+				t.listTools = map[string]string{}
+			}
+			out = append(out, t.rec(now, Discovery, ToolsListReceived, F("request_id", id)))
+		case "tools/call":
+			t.modern(now, m, &out)
+			p.tool = jsonrpc.String(jsonrpc.Member(m.Params, "name"))
+			args := jsonrpc.Member(m.Params, "arguments")
+			out = append(out, t.rec(now, Execution, ToolCallReceived, append([]Field{F("request_id", id), F("tool", p.tool),
+				F("args_bytes", len(args)), F("args_sha256", Sha256(args))}, t.body(l)...)...))
+		default:
+			t.modern(now, m, &out)
+			out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
+		}
+	} else {
+		out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
+	}
+	t.pending[dir][id] = p
+	return out
+}
+
+// modern notes the first 2026-07-28 request of a run that had no handshake:
+// that era has none, so the request itself completes it.
+func (t *Tracker) modern(now time.Time, m *jsonrpc.Msg, out *[]Record) {
+	if t.hs == hsDone {
+		return
+	}
+	ver, _ := metaInfo(m.Params)
+	if ver == "" {
+		return
+	}
+	t.hs = hsDone
+	t.deadline = time.Time{}
+	*out = append(*out, t.rec(now, Handshake, ModernRequest, F("method", m.Method), F("protocol_version", ver)))
+}
+
+func metaInfo(params []byte) (version, client string) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", ""
+	}
+	_ = json.Unmarshal(p.Meta[ProtocolVersionMeta], &version)
+	var info struct{ Name string }
+	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/clientInfo"], &info)
+	return version, info.Name
+}
+
+func (t *Tracker) notification(now time.Time, dir Dir, m *jsonrpc.Msg) []Record {
+	switch {
+	case dir == FromClient && m.Method == "notifications/initialized":
+		switch t.hs {
+		case hsResponded:
+			t.hs = hsDone
+			t.deadline = time.Time{}
+		case hsInitReceived:
+			t.earlyInit = true
+		}
+		return []Record{t.rec(now, Handshake, InitializedReceived)}
+	case dir == FromServer && m.Method == "notifications/tools/list_changed":
+		return []Record{t.rec(now, Discovery, ToolsListChanged)}
+	case m.Method == "notifications/cancelled":
+		reqID := jsonrpc.Member(m.Params, "requestId")
+		other := FromServer
+		if dir == FromServer {
+			other = FromClient
+		}
+		p, ok := t.pending[other][string(reqID)]
+		if !ok {
+			return nil
+		}
+		delete(t.pending[other], string(reqID))
+		return []Record{t.rec(now, Execution, RequestCancelled, F("request_id", string(reqID)), F("method", p.method),
+			F("reason", jsonrpc.String(jsonrpc.Member(m.Params, "reason"))), F("latency_ms", now.Sub(p.at)))}
+	}
+	return nil
+}
+
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
+	reqDir := FromClient
+	if dir == FromClient {
+		reqDir = FromServer
+	}
+	id := string(m.ID)
+	p, ok := t.pending[reqDir][id]
+	if !ok {
+		return []Record{t.rec(now, Transport, UnknownResponse, F("request_id", id), F("direction", dir.String()))}
+	}
+	delete(t.pending[reqDir], id)
+	latency := F("latency_ms", now.Sub(p.at))
+	var e rpcError
+	failed := m.Kind == jsonrpc.ErrorResponse
+	if failed {
+		_ = json.Unmarshal(m.Error, &e)
+	}
+	body := t.body(l)
+	if reqDir == FromServer {
+		return []Record{t.rec(now, Execution, RequestResponded, append([]Field{F("request_id", id), F("method", p.method),
+			F("direction", reqDir.String()), F("outcome", outcome(failed, nil)), F("code", e.Code), latency}, body...)...)}
+	}
+	switch p.method {
+	case "initialize":
+		if failed {
+			return []Record{t.rec(now, Handshake, InitializeFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+		}
+		var r struct {
+			ProtocolVersion string                         `json:"protocolVersion"`
+			ServerInfo      struct{ Name, Version string } `json:"serverInfo"`
+			Capabilities    map[string]json.RawMessage     `json:"capabilities"`
+		}
+		_ = json.Unmarshal(m.Result, &r)
+		t.hs = hsResponded
+		if t.earlyInit {
+			t.hs = hsDone
+			t.deadline = time.Time{}
+		}
+		return []Record{t.rec(now, Handshake, InitializeResponded, append([]Field{F("request_id", id), F("protocol_version", r.ProtocolVersion),
+			F("server_name", r.ServerInfo.Name), F("server_version", r.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+	case "server/discover":
+		if failed {
+			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+		}
+		var r struct {
+			SupportedVersions []string                   `json:"supportedVersions"`
+			Capabilities      map[string]json.RawMessage `json:"capabilities"`
+			Meta              struct {
+				ServerInfo struct{ Name, Version string } `json:"io.modelcontextprotocol/serverInfo"`
+			} `json:"_meta"`
+		}
+		_ = json.Unmarshal(m.Result, &r)
+		t.hs = hsDone
+		t.deadline = time.Time{}
+		return []Record{t.rec(now, Handshake, DiscoverResponded, F("request_id", id), F("supported_versions", r.SupportedVersions),
+			F("server_name", r.Meta.ServerInfo.Name), F("server_version", r.Meta.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency)}
+	case "tools/list":
+		if failed {
+			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+		}
+		return []Record{t.toolsListed(now, id, m.Result, l, latency)}
+	case "tools/call":
+		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", outcome(failed, m.Result)), latency, F("result_bytes", l.Size)}
+		if failed {
+			fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
+		}
+		return []Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
+	}
+	fields := []Field{F("request_id", id), F("method", p.method), F("direction", reqDir.String()), F("outcome", outcome(failed, m.Result)), latency}
+	if failed {
+		fields = append(fields, F("code", e.Code))
+	}
+	return []Record{t.rec(now, Execution, RequestResponded, append(fields, body...)...)}
+}
+
+// outcome names the three ways a call ends (seed 004: "A protocol error ...
+// arrives as a JSON-RPC error; a tool execution error ... arrives as a result
+// with isError set"), and the 2026-07-28 input_required result.
+func outcome(failed bool, result []byte) string {
+	switch {
+	case failed:
+		return "rpc_error"
+	case string(jsonrpc.Member(result, "isError")) == "true":
+		return "is_error"
+	case jsonrpc.String(jsonrpc.Member(result, "resultType")) == "input_required":
+		return "input_required"
+	}
+	return "success"
+}
+
+func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency Field) Record {
+	var r struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor string            `json:"nextCursor"`
+	}
+	if l.Truncated || json.Unmarshal(result, &r) != nil {
+		return t.rec(now, Discovery, ToolsListResponded, F("request_id", id), F("complete", false), F("unparsed", true), latency)
+	}
+	if t.listTools == nil {
+		t.listTools = map[string]string{}
+	}
+	invalid := 0
+	for _, raw := range r.Tools {
+		name, digest, err := ToolDigest(raw)
+		if err != nil {
+			invalid++
+			continue
+		}
+		t.listTools[name] = digest
+	}
+	fields := []Field{F("request_id", id), F("page_tools", len(r.Tools))}
+	if invalid > 0 {
+		fields = append(fields, F("invalid_tools", invalid))
+	}
+	if r.NextCursor != "" {
+		return t.rec(now, Discovery, ToolsListResponded, append(fields, F("complete", false), latency)...)
+	}
+	names := make([]string, 0, len(t.listTools))
+	for n := range t.listTools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	digests := make([]Field, 0, len(names))
+	for _, n := range names {
+		digests = append(digests, F(n, t.listTools[n]))
+	}
+	fields = append(fields, F("complete", true), F("tool_count", len(names)), F("tools", names),
+		F("tool_digests", digests), F("surface_sha256", SurfaceDigest(t.listTools)), latency)
+	if len(names) == 0 {
+		fields = append(fields, F("warning", "zero tools: the server is connected but offers nothing to call"))
+	}
+	t.listTools = nil
+	return t.rec(now, Discovery, ToolsListResponded, fields...)
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Preview returns at most n bytes of b as valid UTF-8 text, redacted.
+func Preview(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
+}

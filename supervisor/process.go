@@ -1,0 +1,205 @@
+// Package supervisor owns the child: spawning it in its own process group,
+// forwarding its stderr, stopping it with a ladder of signals, and deciding
+// whether to start it again.
+package supervisor
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// SpawnError classes, recorded in spawn_failed.
+const (
+	ClassNotFound      = "not_found"
+	ClassPermission    = "permission"
+	ClassNotExecutable = "not_executable"
+	ClassBadCwd        = "bad_cwd"
+	ClassOther         = "other"
+)
+
+// SpawnError is a child that never started.
+type SpawnError struct {
+	Class string
+	Hint  string
+	Err   error
+}
+
+func (e *SpawnError) Error() string { return e.Err.Error() }
+func (e *SpawnError) Unwrap() error { return e.Err }
+
+// ExitStatus is the shell's status for a spawn failure: 127 when the command
+// cannot be found, 126 when it cannot be executed.
+func (e *SpawnError) ExitStatus() int {
+	if e.Class == ClassNotFound {
+		return 127
+	}
+	return 126
+}
+
+func classify(err error, dir string) *SpawnError {
+	se := &SpawnError{Class: ClassOther, Err: err}
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist) && !(errors.As(err, &pe) && pe.Op == "chdir"):
+		se.Class = ClassNotFound
+		se.Hint = "use an absolute path: clients launch servers with a minimal PATH and / as working directory"
+	case errors.As(err, &pe) && pe.Op == "chdir":
+		se.Class = ClassBadCwd
+		se.Hint = fmt.Sprintf("the working directory %s does not exist or cannot be entered", dir)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, fs.ErrPermission):
+		se.Class = ClassPermission
+		se.Hint = "make the file executable (chmod +x) or run it through its interpreter"
+	case errors.Is(err, syscall.ENOEXEC):
+		se.Class = ClassNotExecutable
+		se.Hint = "the file is not a program this system can run: add a #! line or run it through its interpreter"
+	}
+	return se
+}
+
+// Process is one started child with its pipes. Stdin, Stdout and Stderr are
+// the shim's ends.
+type Process struct {
+	Pid    int
+	Stdin  *os.File
+	Stdout *os.File
+	Stderr *os.File
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+	state  *os.ProcessState
+	err    error
+	start  time.Time
+}
+
+// Spec says what to run.
+type Spec struct {
+	Path string   // resolved by exec.LookPath when it has no slash
+	Args []string // without the command
+	Env  []string
+	Dir  string
+}
+
+// Start launches spec in its own process group, tied to the shim's life
+// (Pdeathsig on Linux), from a locked OS thread that stays alive until the
+// child is reaped, because Pdeathsig fires when the thread that started the
+// child exits, not the process.
+func Start(spec Spec) (*Process, error) {
+	path := spec.Path
+	if lp, err := exec.LookPath(spec.Path); err == nil {
+		path = lp
+	} else if !errors.Is(err, exec.ErrDot) {
+		return nil, classify(err, spec.Dir)
+	}
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, classify(err, spec.Dir)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, classify(err, spec.Dir)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, classify(err, spec.Dir)
+	}
+	cmd := &exec.Cmd{
+		Path:        path,
+		Args:        append([]string{spec.Path}, spec.Args...),
+		Env:         spec.Env,
+		Dir:         spec.Dir,
+		Stdin:       stdinR,
+		Stdout:      stdoutW,
+		Stderr:      stderrW,
+		SysProcAttr: sysProcAttr(),
+	}
+	p := &Process{Stdin: stdinW, Stdout: stdoutR, Stderr: stderrR, cmd: cmd, exited: make(chan struct{})}
+	started := make(chan error, 1)
+	go func() {
+		// This goroutine's thread must outlive the child: see Start's comment.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		p.err = cmd.Wait()
+		p.state = cmd.ProcessState
+		close(p.exited)
+	}()
+	err = <-started
+	// The child has its copies; ours would keep the pipes open forever.
+	closeAll(stdinR, stdoutW, stderrW)
+	if err != nil {
+		closeAll(stdinW, stdoutR, stderrR)
+		return nil, classify(err, spec.Dir)
+	}
+	p.Pid = cmd.Process.Pid
+	p.start = time.Now()
+	return p, nil
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// Exited is closed when the child has been reaped.
+func (p *Process) Exited() <-chan struct{} { return p.exited }
+
+// Status returns the exit code (-1 when killed by a signal) and the signal
+// name. Valid after Exited is closed.
+func (p *Process) Status() (code int, signal string) {
+	if p.state == nil {
+		return -1, ""
+	}
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return -1, SignalName(ws.Signal())
+	}
+	return p.state.ExitCode(), ""
+}
+
+// ShellStatus is the status a shell would report: the code, or 128+signal.
+func (p *Process) ShellStatus() int {
+	if p.state == nil {
+		return 1
+	}
+	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return p.state.ExitCode()
+}
+
+// Signal sends sig to the child's whole process group: servers started through
+// npx or uvx leave grandchildren that keep running otherwise.
+func (p *Process) Signal(sig syscall.Signal) error {
+	err := syscall.Kill(-p.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// SignalName is the conventional name of sig (SIGTERM).
+func SignalName(sig syscall.Signal) string {
+	if name := signalNames[sig]; name != "" {
+		return name
+	}
+	return fmt.Sprintf("signal %d", int(sig))
+}
+
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
+	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
+	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+}

@@ -1,0 +1,542 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+// Config is everything one shim session needs.
+type Config struct {
+	Name  string   // the server's label
+	Spec  Spec     // what to run
+	Guard []string // argv of the guard process (see startGuard); nil for none
+
+	Recorder  *phases.Recorder
+	ClientIn  io.Reader // the client's requests
+	ClientOut io.Writer // the wire back to the client: only the child's bytes and the shim's owed errors
+	Stderr    io.Writer // the client's log; each Write must be atomic
+
+	MaxObserve int           // bytes of one line the tap looks at
+	KillGrace  time.Duration // client EOF -> SIGTERM -> SIGKILL steps; default 2s
+	Policy     Policy
+	Signals    <-chan os.Signal // signals to the shim, forwarded to the child's group
+	// DivertNoise sends non-JSON server stdout lines to Stderr instead of the client.
+	DivertNoise bool
+	// OnServerStderr sees each stderr line of the child (for server-reported events).
+	OnServerStderr func(run string, line []byte)
+}
+
+// event kinds the supervisor's loop waits on besides the child's exit.
+type loopEvent struct {
+	clientEOF  bool
+	clientGone bool // writing to the client failed: nobody is listening
+	err        error
+}
+
+// Supervisor runs the child for one client session.
+type Supervisor struct {
+	cfg      Config
+	sess     *session
+	client   *jsonrpc.Wire
+	childIn  *switchWriter
+	events   chan loopEvent
+	stopping bool // no more restarts: the client left or the shim was told to stop
+	run      string
+	pid      int
+	restart  *Restarter
+	gen      int
+	tail     *Tail
+	everHS   bool
+	heldLast bool // the client relay's last line was held (client relay goroutine only)
+	hsAt     time.Time
+	hsMu     sync.Mutex
+}
+
+// Run supervises the child until it ends for good and returns the shim's exit
+// status: the child's (128+signal when killed by one), 127/126 when it cannot
+// be found/executed.
+func Run(ctx context.Context, cfg Config) int {
+	if cfg.KillGrace <= 0 {
+		cfg.KillGrace = 2 * time.Second
+	}
+	s := &Supervisor{
+		cfg:     cfg,
+		sess:    newSession(),
+		client:  jsonrpc.NewWire(cfg.ClientOut),
+		childIn: &switchWriter{},
+		events:  make(chan loopEvent, 4),
+		restart: NewRestarter(cfg.Policy),
+	}
+	// The client relay lives as long as the client's stdin: it exits at EOF or
+	// when the process ends (a blocking read of stdin cannot be interrupted).
+	go s.relayClient()
+	return s.loop(ctx)
+}
+
+func (s *Supervisor) emit(p phases.Phase, event string, fields ...phases.Field) {
+	s.cfg.Recorder.Emit(phases.Record{Time: time.Now(), Run: s.run, PID: s.pid, Phase: p, Event: event, Fields: fields})
+}
+
+func (s *Supervisor) say(format string, args ...any) {
+	fmt.Fprintf(s.cfg.Stderr, "mcpshim %s: "+format+"\n", append([]any{s.cfg.Name}, args...)...)
+}
+
+func (s *Supervisor) relayClient() {
+	r := &jsonrpc.Relay{
+		Src:        s.cfg.ClientIn,
+		Dst:        jsonrpc.NewWire(s.childIn),
+		MaxObserve: s.cfg.MaxObserve,
+		Route:      s.routeClient,
+		Observe: func(l *jsonrpc.Line) {
+			if !s.heldLast { // a held line is recorded when it is delivered
+				s.cfg.Recorder.Line(phases.FromClient, l)
+			}
+		},
+	}
+	err := r.Run()
+	s.events <- loopEvent{clientEOF: true, err: err}
+}
+
+func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
+	forward, r := s.sess.fromClient(l)
+	s.heldLast = r.held
+	for _, p := range r.answer {
+		s.answer(p, "is not running")
+	}
+	if r.dropped {
+		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("reason", "no server running"))
+	}
+	for _, id := range r.late {
+		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
+	}
+	return forward
+}
+
+func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
+	s.sess.fromServer(&l.Msg)
+	return !(s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && !l.Truncated && !l.Unterminated)
+}
+
+// answer writes the error the shim owes the client for request p.
+func (s *Supervisor) answer(p pendingCall, why string) {
+	msg := fmt.Sprintf("mcpshim: server %s %s; the request was not answered", s.cfg.Name, why)
+	data := map[string]any{"run": s.run, "method": p.method}
+	if p.tool != "" {
+		data["tool"] = p.tool
+	}
+	s.writeOwed(p, msg, data)
+}
+
+func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
+	terminated, err := s.client.WriteMessage(errorResponse(p.id, msg, data))
+	if terminated {
+		s.emit(phases.Transport, phases.PartialLineTerminated)
+	}
+	if err != nil {
+		return
+	}
+	fields := []phases.Field{phases.F("request_id", string(p.id)), phases.F("method", p.method), phases.F("direction", "client")}
+	if p.tool != "" {
+		fields = append(fields, phases.F("tool", p.tool))
+	}
+	s.emit(phases.Interruption, phases.PendingFailed, append(fields, phases.F("message", msg))...)
+}
+
+func (s *Supervisor) loop(ctx context.Context) int {
+	defer func() {
+		for _, p := range s.sess.close() {
+			s.answer(p, "is not running")
+		}
+	}()
+	for {
+		status, exit, err := s.runChild(ctx)
+		if err != nil {
+			// The child never started: nothing time can fix (seed 000).
+			var se *SpawnError
+			errors.As(err, &se)
+			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
+			return se.ExitStatus()
+		}
+		if s.stopping {
+			return status
+		}
+		d := s.restart.Next(time.Now(), exit)
+		if !d.Restart {
+			if d.GiveUp {
+				s.giveUp(d, exit)
+			}
+			return status
+		}
+		s.emit(phases.Supervision, phases.RestartScheduled, phases.F("attempt", d.Attempt), phases.F("delay_ms", d.Delay),
+			phases.F("reason", d.Reason), phases.F("previous_run", s.run))
+		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
+		if !s.sleep(ctx, d.Delay) {
+			return status
+		}
+	}
+}
+
+// sleep waits out a restart delay; it returns false when the session ended meanwhile.
+func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case ev := <-s.events:
+			if ev.clientEOF || ev.clientGone {
+				s.clientLeft(ev)
+				return false
+			}
+		case sig := <-s.cfg.Signals:
+			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", sigName(sig)), phases.F("forwarded", false))
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (s *Supervisor) giveUp(d Decision, e Exit) {
+	fields := []phases.Field{phases.F("attempts", d.Attempt), phases.F("reason", d.Reason), phases.F("exit_code", e.Code)}
+	if e.Signal != "" {
+		fields = append(fields, phases.F("signal", e.Signal))
+	}
+	if s.tail != nil {
+		fields = append(fields, phases.F("stderr_tail", s.tail.Lines()))
+	}
+	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
+	last := ""
+	if s.tail != nil {
+		last = s.tail.Last()
+	}
+	if last != "" {
+		s.say("giving up: %s; last stderr line: %s", d.Reason, last)
+	} else {
+		s.say("giving up: %s", d.Reason)
+	}
+}
+
+func (s *Supervisor) clientLeft(ev loopEvent) {
+	reason := "stdin_eof"
+	if ev.clientGone {
+		reason = "stdout_closed"
+	} else if ev.err != nil {
+		reason = "stdin_error: " + ev.err.Error()
+	}
+	s.emit(phases.Interruption, phases.ClientDisconnected, phases.F("reason", reason))
+	s.stopping = true
+}
+
+// runChild starts one generation and supervises it until it exits.
+func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err error) {
+	s.gen++
+	prev := s.run
+	now := time.Now()
+	s.run, s.pid = phases.NewID("run", now), 0
+	spec := s.cfg.Spec
+	fields := []phases.Field{
+		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
+		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(lookupEnv(spec.Env, "PATH"))),
+		phases.F("generation", s.gen),
+	}
+	if prev != "" {
+		fields = append(fields, phases.F("previous_run", prev))
+	}
+	s.emit(phases.Launch, phases.SpawnRequested, fields...)
+	exit = Exit{Started: now, EverHandshook: s.everHS}
+	p, err := Start(spec)
+	if err != nil {
+		var se *SpawnError
+		if !errors.As(err, &se) {
+			se = classify(err, spec.Dir)
+			err = se
+		}
+		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
+		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		exit.SpawnFailed = true
+		return se.ExitStatus(), exit, err
+	}
+	s.pid = p.Pid
+	var guard *os.File
+	if len(s.cfg.Guard) > 0 {
+		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
+			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
+		}
+	}
+	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
+	s.setHandshake(time.Time{})
+	s.tail = &Tail{}
+	s.childIn.set(p.Stdin)
+	for _, pc := range s.sess.setUp(p.Stdin, s.observeDelivered) {
+		s.answer(pc, "could not be reached")
+	}
+
+	stdoutDone := make(chan error, 1)
+	go func() {
+		r := &jsonrpc.Relay{
+			Src:        p.Stdout,
+			Dst:        s.client,
+			MaxObserve: s.cfg.MaxObserve,
+			Route:      s.routeServer,
+			Observe:    s.observeServer,
+		}
+		stdoutDone <- r.Run()
+	}()
+	stderrDone := make(chan struct{})
+	run := s.run
+	go func() {
+		defer close(stderrDone)
+		forwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
+			if s.cfg.OnServerStderr != nil {
+				s.cfg.OnServerStderr(run, line)
+			}
+		})
+	}()
+
+	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
+	s.childIn.set(nil)
+	// All pipe reads finish before the run is declared over.
+	s.drain(p, stdoutOpen, stderrDone)
+	if guard != nil {
+		guard.Close()
+	}
+
+	code, sig := p.Status()
+	status = p.ShellStatus()
+	how := fmt.Sprintf("exited with code %d", code)
+	if sig != "" {
+		how = "was killed by " + sig
+	}
+	for _, pc := range s.sess.down() {
+		s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
+			map[string]any{"run": s.run, "exit_code": code, "signal": sig, "method": pc.method})
+	}
+	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
+		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
+	if sig != "" {
+		exitFields = append(exitFields, phases.F("signal", sig))
+	}
+	s.emit(phases.Launch, phases.Exited, exitFields...)
+	if !requested && (code != 0 || sig != "") {
+		if last := s.tail.Last(); last != "" {
+			s.say("server %s; last stderr line: %s", how, last)
+		} else {
+			s.say("server %s", how)
+		}
+	}
+	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
+	exit.HandshakeAt = s.handshakeAt()
+	if !exit.HandshakeAt.IsZero() {
+		s.everHS = true
+	}
+	return status, exit, nil
+}
+
+// supervise waits for the child to exit, handling the client leaving and
+// signals meanwhile. It reports whether the shim asked the child to stop.
+func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+	var ladder <-chan time.Time
+	step := 0 // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
+	escalate := func(reason string) {
+		switch step {
+		case 0:
+			step = 1
+			p.Stdin.Close()
+		case 1:
+			step = 2
+			s.emit(phases.Interruption, phases.KillRequested, phases.F("signal", "SIGTERM"), phases.F("reason", reason))
+			_ = p.Signal(syscall.SIGTERM)
+		case 2:
+			step = 3
+			s.emit(phases.Interruption, phases.KillRequested, phases.F("signal", "SIGKILL"), phases.F("reason", reason))
+			_ = p.Signal(syscall.SIGKILL)
+		default:
+			return
+		}
+		ladder = time.After(s.cfg.KillGrace)
+		requested = true
+	}
+	for {
+		select {
+		case <-p.Exited():
+			return requested, stdoutDone
+		case ev := <-s.events:
+			if ev.clientEOF || ev.clientGone {
+				s.clientLeft(ev)
+				escalate("client disconnected")
+			}
+		case err := <-stdoutDone:
+			if errors.Is(err, jsonrpc.ErrWrite) {
+				s.clientLeft(loopEvent{clientGone: true})
+				escalate("client disconnected")
+			}
+			// Stdout closed while the process lives: its exit is what counts.
+			stdoutDone = nil
+		case sig := <-s.cfg.Signals:
+			name := sigName(sig)
+			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", true))
+			if ss, ok := sig.(syscall.Signal); ok {
+				_ = p.Signal(ss)
+				if ss == syscall.SIGINT || ss == syscall.SIGTERM {
+					s.stopping = true
+					requested = true
+					if step < 2 {
+						step = 2
+						ladder = time.After(s.cfg.KillGrace)
+					}
+				}
+			}
+		case <-ladder:
+			escalate(fmt.Sprintf("still running %v after being asked to stop", s.cfg.KillGrace))
+		case <-ctx.Done():
+			s.stopping = true
+			if step == 0 {
+				escalate("shim stopping")
+			}
+			ctx = context.Background()
+		}
+	}
+}
+
+const drainGrace = 500 * time.Millisecond
+
+// drain waits for the child's pipes to reach EOF. A grandchild holding them
+// open is killed with the group; one that escaped the group is cut off by
+// closing our ends.
+func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}) {
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for out != nil || errDone != nil {
+			select {
+			case <-out:
+				out = nil
+			case <-errDone:
+				errDone = nil
+			case <-t.C:
+				return false
+			}
+		}
+		return true
+	}
+	if !wait(drainGrace) {
+		_ = p.Signal(syscall.SIGKILL)
+		if !wait(drainGrace) {
+			p.Stdout.Close()
+			p.Stderr.Close()
+			wait(drainGrace)
+		}
+	}
+	p.Stdout.Close()
+	p.Stderr.Close()
+}
+
+// observeDelivered records a held client line when it reaches the child.
+func (s *Supervisor) observeDelivered(line []byte) {
+	now := time.Now()
+	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: jsonrpc.Peek(line), Start: now, End: now}
+	s.cfg.Recorder.Line(phases.FromClient, &l)
+}
+
+func (s *Supervisor) observeServer(l *jsonrpc.Line) {
+	if s.cfg.DivertNoise && !l.Forwarded {
+		s.cfg.Stderr.Write(append(append([]byte(nil), l.Data...), '\n'))
+	}
+	s.noteHandshake(l)
+	s.cfg.Recorder.Line(phases.FromServer, l)
+}
+
+// noteHandshake remembers when the child completed a handshake, for the
+// restart policy: any successful answer counts (initialize, server/discover,
+// or a modern request).
+func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
+	if l.Msg.Kind == jsonrpc.Response && s.handshakeAt().IsZero() {
+		s.setHandshake(l.End)
+	}
+}
+
+func (s *Supervisor) setHandshake(t time.Time) {
+	s.hsMu.Lock()
+	s.hsAt = t
+	s.hsMu.Unlock()
+}
+
+func (s *Supervisor) handshakeAt() time.Time {
+	s.hsMu.Lock()
+	defer s.hsMu.Unlock()
+	return s.hsAt
+}
+
+func sigName(sig os.Signal) string {
+	if ss, ok := sig.(syscall.Signal); ok {
+		return SignalName(ss)
+	}
+	return sig.String()
+}
+
+func cwd(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func envNames(env []string) []string {
+	names := make([]string, 0, len(env))
+	for _, kv := range env {
+		if i := strings.IndexByte(kv, '='); i > 0 {
+			names = append(names, kv[:i])
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+func lookupEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// switchWriter is the current child's stdin. Writes after the child died are
+// dropped silently: the requests in them are answered by the shim when the
+// child's exit is handled, never re-sent.
+type switchWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (sw *switchWriter) set(w io.Writer) {
+	sw.mu.Lock()
+	sw.w = w
+	sw.mu.Unlock()
+}
+
+func (sw *switchWriter) Write(p []byte) (int, error) {
+	sw.mu.Lock()
+	w := sw.w
+	sw.mu.Unlock()
+	if w != nil {
+		if _, err := w.Write(p); err != nil {
+			sw.set(nil)
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,276 @@
+// Package testfixtures holds fake stdio MCP servers that each fail at one boundary
+// (launch, handshake, discovery, execution, shutdown), and a scripted client to
+// drive them. It is linked into the mcpshim binary so that `mcpshim fixture NAME`
+// runs a fixture as a real child process for the demo and the tests.
+//
+// The protocol is hand-written line-delimited JSON-RPC 2.0: the fixtures must be
+// able to break it in ways an SDK would not allow.
+package testfixtures
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Fixture names a fixture server and says in one line how it behaves.
+type Fixture struct {
+	Name, Description string
+}
+
+// stdio is a fixture's three streams.
+type stdio struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// options are the flags any fixture accepts; each fixture reads the ones it needs.
+type options struct {
+	delay               time.Duration
+	crashOnCall         int
+	crashAfterHandshake bool
+	listChangedAfter    int
+	tools               string
+	pageSize            int
+	size                int64
+	sleepFor            time.Duration
+	lines               int
+}
+
+const fakeToken = "sk-test-123456789abcdef"
+
+// fixtures maps each fixture name (a contract: tests and the demo launch them by
+// name) to its behaviour.
+var fixtures = map[string]struct {
+	desc string
+	run  func(o options, st stdio) int
+}{
+	"healthy": {"both eras; tools echo and add; --crash-on-call, --crash-after-handshake, --list-changed-after, --tools, --page-size",
+		func(o options, st stdio) int { return healthy("healthy", o, st).run() }},
+	"legacy-only": {"healthy, but initialize only: server/discover answers -32601",
+		func(o options, st stdio) int {
+			s := healthy("legacy-only", o, st)
+			s.modern = false
+			return s.run()
+		}},
+	"exit-early": {"writes 'fatal: missing API key' to stderr and exits 1 before reading",
+		func(_ options, st stdio) int {
+			fmt.Fprintln(st.err, "fatal: missing API key")
+			return 1
+		}},
+	"banner": {"prints 'Starting Acme MCP server' on stdout, then behaves as healthy",
+		func(o options, st stdio) int {
+			s := healthy("banner", o, st)
+			s.banner = "Starting Acme MCP server"
+			return s.run()
+		}},
+	"log-on-stdout": {"prints a bracketed log line on stdout before every response",
+		func(o options, st stdio) int {
+			s := healthy("log-on-stdout", o, st)
+			s.stdoutLog = "[2026-07-23 16:48:43] INFO listening"
+			return s.run()
+		}},
+	"invalid-schema": {"tools/list returns one tool with inputSchema {\"type\":\"strng\"} and one with none",
+		func(_ options, st stdio) int {
+			s := newServer("invalid-schema", st)
+			s.tools = invalidSchemaTools
+			return s.run()
+		}},
+	"zero-tools": {"handshake succeeds, tools/list returns no tools",
+		func(_ options, st stdio) int { return newServer("zero-tools", st).run() }},
+	"iserror": {"tool fetch answers isError: upstream answered 401",
+		func(_ options, st stdio) int {
+			s := newServer("iserror", st)
+			s.tools = []tool{isErrorTool}
+			return s.run()
+		}},
+	"rpc-error-tool": {"tools/call answers JSON-RPC error -32602 unknown tool",
+		func(_ options, st stdio) int {
+			s := newServer("rpc-error-tool", st)
+			s.tools = []tool{rpcErrorTool}
+			return s.run()
+		}},
+	"silent": {"reads stdin until EOF and never writes",
+		func(_ options, st stdio) int {
+			io.Copy(io.Discard, st.in) // a read error ends it the same way EOF does
+			return 0
+		}},
+	"slow-init": {"healthy, but waits --delay (default 3s) before answering the handshake",
+		func(o options, st stdio) int {
+			s := healthy("slow-init", o, st)
+			s.initDelay = o.delay
+			return s.run()
+		}},
+	"init-no-response": {"reads the handshake, logs a fatal_error on stderr, never answers, stays alive",
+		func(o options, st stdio) int {
+			s := healthy("init-no-response", o, st)
+			s.wedgeOnInit = "fatal_error=Cannot read properties of undefined (reading 'tools')"
+			return s.run()
+		}},
+	"protocol-reject": {"initialize answers -32602 unsupported protocolVersion; server/discover -32601",
+		func(_ options, st stdio) int {
+			s := newServer("protocol-reject", st)
+			s.modern = false
+			s.rejectInit = "unsupported protocolVersion"
+			return s.run()
+		}},
+	"crash-mid-response": {"the first tools/call writes half a response line, then exits 1",
+		func(o options, st stdio) int {
+			s := healthy("crash-mid-response", o, st)
+			s.crashOnCall = 1
+			return s.run()
+		}},
+	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB)",
+		func(o options, st stdio) int {
+			s := newServer("huge-response", st)
+			s.tools = []tool{hugeTool(o.size)}
+			return s.run()
+		}},
+	"modern-only": {"serves 2026-07-28 only: server/discover works, initialize answers -32601",
+		func(o options, st stdio) int {
+			s := healthy("modern-only", o, st)
+			s.legacy = false
+			s.supported = []string{modernVersion}
+			return s.run()
+		}},
+	"stubborn": {"healthy, but ignores stdin EOF, SIGTERM, SIGINT and SIGHUP; only SIGKILL ends it",
+		func(o options, st stdio) int {
+			signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+			s := healthy("stubborn", o, st)
+			s.ignoreEOF = true
+			return s.run()
+		}},
+	"grandchild": {"healthy, but first spawns 'fixture sleep' holding its stdout (pid on stderr)",
+		grandchild},
+	"sleep": {"sleeps --for (default 1h) and exits 0; the grandchild",
+		func(o options, _ stdio) int {
+			time.Sleep(o.sleepFor)
+			return 0
+		}},
+	"report": {"seed 003's report-server: tools only with REPORT_API_TOKEN; REPORT_SCOPE=read hides fetch_daily_report",
+		func(_ options, st stdio) int {
+			s := newServer("report-server", st)
+			s.tools = reportTools(os.Getenv("REPORT_API_TOKEN"), os.Getenv("REPORT_SCOPE"))
+			return s.run()
+		}},
+	"sampling": {"tools/call first sends the client sampling/createMessage (id \"s-1\") and answers after its reply",
+		func(_ options, st stdio) int {
+			s := newServer("sampling", st)
+			s.tools = []tool{samplingTool}
+			return s.run()
+		}},
+	"server-events": {"logs seed 002's logfmt phase events on stderr (and one forged exited line)",
+		func(_ options, st stdio) int {
+			fmt.Fprintln(st.err, eventReady)
+			fmt.Fprintln(st.err, eventForgedExit)
+			s := newServer("server-events", st)
+			s.tools = []tool{issueLookupTool}
+			return s.run()
+		}},
+	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
+		func(o options, st stdio) int {
+			for i := 1; i <= o.lines; i++ {
+				if i%50 == 1 {
+					fmt.Fprintf(st.err, "debug: upstream headers: Authorization: Bearer %s\n", fakeToken)
+					continue
+				}
+				fmt.Fprintf(st.err, "debug: warming cache shard %d/%d\n", i, o.lines)
+			}
+			s := healthy("stderr-chatty", o, st)
+			s.chatty = true
+			return s.run()
+		}},
+}
+
+// healthy is the healthy server with its option-driven faults.
+func healthy(name string, o options, st stdio) *server {
+	s := newServer(name, st)
+	s.tools = namedTools(o.tools)
+	s.pageSize = o.pageSize
+	s.crashOnCall = o.crashOnCall
+	s.crashAfterHandshake = o.crashAfterHandshake
+	s.listChangedAfter = o.listChangedAfter
+	return s
+}
+
+// grandchild re-executes this binary as `fixture sleep` sharing our stdout, so the
+// pipe outlives the fixture, and then serves as healthy.
+func grandchild(o options, st stdio) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(st.err, "fixture grandchild: %v\n", err)
+		return 1
+	}
+	cmd := exec.Command(exe, "fixture", "sleep")
+	cmd.Stdout = st.out // an *os.File is inherited as is, which is the point
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(st.err, "fixture grandchild: spawn %s: %v\n", exe, err)
+		return 1
+	}
+	// Never waited for: the grandchild is meant to outlive us.
+	fmt.Fprintf(st.err, "grandchild pid=%d\n", cmd.Process.Pid)
+	return healthy("grandchild", o, st).run()
+}
+
+// Names lists the fixtures with a one-line description each, sorted by name.
+func Names() []Fixture {
+	list := make([]Fixture, 0, len(fixtures))
+	for name, f := range fixtures {
+		list = append(list, Fixture{Name: name, Description: f.desc})
+	}
+	slices.SortFunc(list, func(a, b Fixture) int { return strings.Compare(a.Name, b.Name) })
+	return list
+}
+
+// Serve runs the named fixture server on the given streams until it ends, returning
+// its exit status. args are the fixture's options (such as --delay 3s). Unknown
+// names and bad options return 2 with a message on stderr. Some fixtures act on
+// the whole process: stubborn ignores signals, grandchild spawns a process.
+func Serve(name string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f, ok := fixtures[name]
+	if !ok {
+		known := make([]string, 0, len(fixtures))
+		for _, f := range Names() {
+			known = append(known, f.Name)
+		}
+		fmt.Fprintf(stderr, "unknown fixture %q; known fixtures: %s\n", name, strings.Join(known, ", "))
+		return 2
+	}
+	o, err := parseOptions(name, args, stderr)
+	if err != nil {
+		return 2
+	}
+	return f.run(o, stdio{in: stdin, out: stdout, err: stderr})
+}
+
+// parseOptions parses a fixture's flags, reporting any error on stderr.
+func parseOptions(name string, args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("fixture "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.delay, "delay", 3*time.Second, "slow-init: wait this long before answering the handshake")
+	fs.IntVar(&o.crashOnCall, "crash-on-call", 0, "die mid-response on the Nth tools/call (exit 1)")
+	fs.BoolVar(&o.crashAfterHandshake, "crash-after-handshake", false, "exit 3 right after the handshake completes")
+	fs.IntVar(&o.listChangedAfter, "list-changed-after", 0, "send notifications/tools/list_changed after the Nth tools/call")
+	fs.StringVar(&o.tools, "tools", "echo,add", "comma-separated tool names")
+	fs.IntVar(&o.pageSize, "page-size", 0, "tools per tools/list page (0: one page)")
+	fs.Int64Var(&o.size, "size", 64<<20, "huge-response: bytes in the response line")
+	fs.DurationVar(&o.sleepFor, "for", time.Hour, "sleep: how long to sleep")
+	fs.IntVar(&o.lines, "lines", 200, "stderr-chatty: stderr lines written at start")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		err := fmt.Errorf("fixture %s: unexpected argument %q", name, fs.Arg(0))
+		fmt.Fprintln(stderr, err)
+		return o, err
+	}
+	return o, nil
+}
