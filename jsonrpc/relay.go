@@ -23,9 +23,12 @@ type Line struct {
 	Unterminated bool
 	// Forwarded is false when Route swallowed the line.
 	Forwarded bool
-	Msg       Msg
-	Start     time.Time // first byte read
-	End       time.Time // last byte written
+	// Held is set while Route runs when the whole line is still in memory,
+	// unwritten: only then can Route swallow it.
+	Held  bool
+	Msg   Msg
+	Start time.Time // first byte read
+	End   time.Time // last byte written
 }
 
 // Relay copies Src to Dst line by line, byte for byte: every byte read is
@@ -145,9 +148,11 @@ func (r *Relay) Run() error {
 				l.Msg.Partial = true
 			}
 			l.Forwarded = true
-			if r.Route != nil && !r.Route(&l) && !streaming {
+			l.Held = !streaming && !l.Truncated
+			if r.Route != nil && !r.Route(&l) && l.Held {
 				l.Forwarded = false
 			}
+			l.Held = false
 			if l.Forwarded {
 				if !streaming {
 					r.Dst.acquire()

@@ -237,10 +237,10 @@ func (l *Ledger) print(r *Record, line []byte) {
 //	mcpshim fs 15:04:05.000 handshake initialize_responded run=…4KQ protocol_version=2025-11-25 latency_ms=3.2
 func newConsole(w io.Writer, color bool) io.Writer {
 	cw := zerolog.ConsoleWriter{
-		Out:           w, // one Write per event: never spliced into a server stderr line
-		NoColor:       !color,
-		TimeFormat:    "15:04:05.000",
-		PartsOrder:    []string{"server", "ts", "phase", "event"},
+		Out:        w, // one Write per event: never spliced into a server stderr line
+		NoColor:    !color,
+		TimeFormat: "15:04:05.000",
+		PartsOrder: []string{"server", "ts", "phase", "event"},
 		// The client's log already has the server's stderr; the rest is in the ledger.
 		FieldsExclude: []string{"shim", "seq", "pid", "ts", "server", "phase", "event", "env_names", "path", "stderr_tail", "tool_digests", "body"},
 		FormatPartValueByName: func(v any, name string) string {
