@@ -76,6 +76,7 @@ const (
 	RestartScheduled         = "restart_scheduled"
 	RestartsExhausted        = "restarts_exhausted"
 	HandshakeReplayed        = "handshake_replayed"
+	ReplayFailed             = "replay_failed"
 	ToolsChangedAfterRestart = "tools_changed_after_restart"
 	LateResponseDropped      = "late_response_dropped"
 	MessageHeld              = "message_held"

@@ -177,6 +177,8 @@ func (r *Recorder) handle(it item) {
 		case Exited:
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
 			r.tracker.Stop()
+		case HandshakeReplayed:
+			r.tracker.Replayed()
 		case KillRequested:
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()))
 		}

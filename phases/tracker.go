@@ -108,6 +108,13 @@ func (t *Tracker) Expire(now time.Time) []Record {
 	return []Record{t.rec(now, Handshake, HandshakeTimeout, F("last_event", last), F("timeout_ms", t.HandshakeTimeout))}
 }
 
+// Replayed marks the handshake done: the shim gave a restarted child the
+// client's session itself.
+func (t *Tracker) Replayed() {
+	t.hs = hsDone
+	t.deadline = time.Time{}
+}
+
 // Stop ends the handshake deadline (the child is gone).
 func (t *Tracker) Stop() { t.deadline = time.Time{} }
 

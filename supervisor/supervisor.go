@@ -33,6 +33,8 @@ type Config struct {
 	Signals    <-chan os.Signal // signals to the shim, forwarded to the child's group
 	// DivertNoise sends non-JSON server stdout lines to Stderr instead of the client.
 	DivertNoise bool
+	// ReplayTimeout bounds the handshake replay to a restarted child; default 10s.
+	ReplayTimeout time.Duration
 	// OnServerStderr sees each stderr line of the child (for server-reported events).
 	OnServerStderr func(run string, line []byte)
 }
@@ -59,6 +61,10 @@ type Supervisor struct {
 	tail     *Tail
 	everHS   bool
 	heldLast bool // the client relay's last line was held (client relay goroutine only)
+	mem      memory
+	own      chan []byte // answers to the shim's own requests, swallowed from the child's stdout
+	ownSeq   int
+	current  io.Writer // the current child's stdin, for the shim's own requests
 	hsAt     time.Time
 	hsMu     sync.Mutex
 }
@@ -77,6 +83,7 @@ func Run(ctx context.Context, cfg Config) int {
 		childIn: &switchWriter{},
 		events:  make(chan loopEvent, 4),
 		restart: NewRestarter(cfg.Policy),
+		own:     make(chan []byte, 16),
 	}
 	// The client relay lives as long as the client's stdin: it exits at EOF or
 	// when the process ends (a blocking read of stdin cannot be interrupted).
@@ -124,6 +131,13 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 }
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
+	if l.Msg.IsResponse() && strings.HasPrefix(string(l.Msg.ID), ownIDPrefix) && l.Held {
+		select {
+		case s.own <- append([]byte(nil), l.Data...):
+		default:
+		}
+		return false
+	}
 	s.sess.fromServer(&l.Msg)
 	return !(s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && !l.Truncated && !l.Unterminated)
 }
@@ -279,11 +293,6 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
 	s.setHandshake(time.Time{})
 	s.tail = &Tail{}
-	s.childIn.set(p.Stdin)
-	for _, pc := range s.sess.setUp(p.Stdin, s.observeDelivered) {
-		s.answer(pc, "could not be reached")
-	}
-
 	stdoutDone := make(chan error, 1)
 	go func() {
 		r := &jsonrpc.Relay{
@@ -305,6 +314,19 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 			}
 		})
 	}()
+
+	s.current = p.Stdin
+	if s.gen > 1 {
+		if err := s.replay(ctx, p); err != nil {
+			s.say("the restarted server did not take the session back: %v", err)
+			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("error", err.Error()))
+			_ = p.Signal(syscall.SIGKILL)
+		}
+	}
+	s.childIn.set(p.Stdin)
+	for _, pc := range s.sess.setUp(p.Stdin, s.observeDelivered) {
+		s.answer(pc, "could not be reached")
+	}
 
 	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
 	s.childIn.set(nil)
@@ -448,6 +470,7 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 func (s *Supervisor) observeDelivered(line []byte) {
 	now := time.Now()
 	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: jsonrpc.Peek(line), Start: now, End: now}
+	each(&l.Msg, s.mem.noteClient)
 	s.cfg.Recorder.Line(phases.FromClient, &l)
 }
 
@@ -455,7 +478,11 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 	if s.cfg.DivertNoise && !l.Forwarded {
 		s.cfg.Stderr.Write(append(append([]byte(nil), l.Data...), '\n'))
 	}
+	if !l.Forwarded && l.Msg.IsResponse() {
+		return // the answer to one of the shim's own requests
+	}
 	s.noteHandshake(l)
+	s.mem.noteServer(l)
 	s.cfg.Recorder.Line(phases.FromServer, l)
 }
 

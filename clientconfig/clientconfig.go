@@ -1,0 +1,433 @@
+// Package clientconfig reads the MCP server entries of the configs clients
+// already have (Claude Code, Claude Desktop, Cursor, VS Code), expands their
+// variables the way each client does, and rewrites entries to run behind
+// mcpshim without disturbing the rest of the file.
+package clientconfig
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// Server is one server entry of a client config, after variable expansion.
+type Server struct {
+	Name    string // entry key
+	File    string // the file it came from
+	Project string // the projects key in ~/.claude.json for a per-project entry, "" otherwise
+	Type    string // "stdio", "http" or "sse" ("streamable-http" is reported as "http")
+
+	// stdio
+	Command string
+	Args    []string
+	Env     map[string]string
+	Cwd     string
+
+	// remote
+	URL     string
+	Headers map[string]string
+
+	// Wrapped says the entry runs mcpshim; Command and Args are then the real
+	// server after "--" and ShimArgs the mcpshim flags before it.
+	Wrapped  bool
+	ShimArgs []string
+}
+
+// Problem is a config defect reported by file and server, such as a ${VAR}
+// that is unset and has no default.
+type Problem struct {
+	File, Server, Msg string
+}
+
+func (p Problem) String() string {
+	if p.Server == "" {
+		return p.File + ": " + p.Msg
+	}
+	return fmt.Sprintf("%s: %s: %s", p.File, p.Server, p.Msg)
+}
+
+// dialect is whose rules a file follows: where the entries are, which
+// variables expand, whether comments are allowed.
+type dialect int
+
+const (
+	claudeCode    dialect = iota // mcpServers; ${VAR} and ${VAR:-default}
+	claudeDesktop                // mcpServers; nothing expands
+	cursor                       // mcpServers; ${env:VAR}, ${workspaceFolder}, ...
+	vsCode                       // servers; ${env:VAR}, ${workspaceFolder}, ...; JSONC
+)
+
+// dialectOf names the dialect from the path and, for a file under another
+// name, from its top-level key.
+func dialectOf(file string, doc *value) dialect {
+	base, parent := filepath.Base(file), filepath.Base(filepath.Dir(file))
+	switch {
+	case base == "claude_desktop_config.json":
+		return claudeDesktop
+	case base == "mcp.json" && parent == ".cursor":
+		return cursor
+	case base == "mcp.json" && parent == ".vscode":
+		return vsCode
+	case doc != nil && doc.get("servers") != nil && doc.get("mcpServers") == nil:
+		return vsCode
+	}
+	return claudeCode
+}
+
+// Find returns the config files the clients would read for projectDir and
+// home, existing ones only, grouped by client: Claude Code (.mcp.json,
+// ~/.claude.json), Claude Desktop, Cursor (project, then user), VS Code.
+// An empty projectDir or home skips the files under it.
+func Find(projectDir, home string) []string {
+	var candidates []string
+	add := func(dir string, elem ...string) {
+		if dir != "" {
+			candidates = append(candidates, filepath.Join(append([]string{dir}, elem...)...))
+		}
+	}
+	add(projectDir, ".mcp.json")
+	add(home, ".claude.json")
+	if home != "" {
+		candidates = append(candidates, desktopConfig(home, runtime.GOOS))
+	}
+	add(projectDir, ".cursor", "mcp.json")
+	add(home, ".cursor", "mcp.json")
+	add(projectDir, ".vscode", "mcp.json")
+
+	var found []string
+	seen := map[string]bool{}
+	for _, f := range candidates {
+		if seen[f] {
+			continue // the project is home: one file, read once
+		}
+		seen[f] = true
+		if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+			found = append(found, f)
+		}
+	}
+	return found
+}
+
+// desktopConfig is where Claude Desktop keeps its config on goos.
+func desktopConfig(home, goos string) string {
+	if goos == "darwin" {
+		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+	}
+	return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+}
+
+// entry is one server definition inside a parsed document.
+type entry struct {
+	name    string
+	project string
+	obj     *value
+}
+
+// entries lists the server definitions of doc in document order: the
+// top-level section, then, in ~/.claude.json, each project's section.
+func entries(file string, d dialect, doc *value) []entry {
+	var out []entry
+	add := func(project string, servers *value) {
+		if servers == nil || servers.kind != kindObject {
+			return
+		}
+		for _, m := range servers.members {
+			out = append(out, entry{name: m.key, project: project, obj: m.val})
+		}
+	}
+	key := "mcpServers"
+	if d == vsCode {
+		key = "servers"
+	}
+	add("", doc.get(key))
+	if filepath.Base(file) == ".claude.json" {
+		if projects := doc.get("projects"); projects != nil && projects.kind == kindObject {
+			for _, m := range projects.members {
+				add(m.key, m.val.get("mcpServers"))
+			}
+		}
+	}
+	return out
+}
+
+// readDoc reads and parses file; jsonc follows the file's dialect.
+func readDoc(file string, data []byte, allowComments bool) (*value, dialect, error) {
+	jsonc := allowComments && dialectOf(file, nil) == vsCode
+	doc, err := parse(file, data, jsonc)
+	if err != nil {
+		return nil, 0, err
+	}
+	if doc.kind != kindObject {
+		line, col := position(data, doc.start)
+		return nil, 0, &SyntaxError{File: file, Line: line, Col: col, Msg: "the top-level value is not an object"}
+	}
+	return doc, dialectOf(file, doc), nil
+}
+
+// Load reads files and expands their variables with lookup, by the rules of
+// the client each file belongs to:
+//   - Claude Code: ${VAR} and ${VAR:-default}, anywhere inside command, args,
+//     env values, cwd, url and header values;
+//   - VS Code and Cursor: ${env:VAR}, ${workspaceFolder},
+//     ${workspaceFolderBasename}, ${userHome}, ${pathSeparator};
+//   - Claude Desktop expands nothing, so any ${...} is a Problem.
+//
+// A variable that cannot be resolved stays as written and is a Problem naming
+// it and its server; it is never silently made empty. An entry too malformed
+// to use is a Problem and left out. The error is for a file that cannot be
+// read or parsed, with file:line:col.
+func Load(files []string, lookup func(string) (string, bool)) ([]Server, []Problem, error) {
+	var servers []Server
+	var problems []Problem
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		doc, d, err := readDoc(file, data, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		x := &expander{d: d, lookup: lookup, workspace: workspace(file, d, lookup)}
+		for _, e := range entries(file, d, doc) {
+			s, msgs := x.server(e)
+			s.File = file
+			for _, m := range msgs {
+				if e.project != "" {
+					m = "project " + e.project + ": " + m
+				}
+				problems = append(problems, Problem{File: file, Server: e.name, Msg: m})
+			}
+			if s.Type != "" {
+				servers = append(servers, s)
+			}
+		}
+	}
+	return servers, problems, nil
+}
+
+// workspace is the folder ${workspaceFolder} means for file: the one holding
+// .vscode or .cursor, unless that folder is home (a user-level config).
+func workspace(file string, d dialect, lookup func(string) (string, bool)) string {
+	if d != vsCode && d != cursor {
+		return ""
+	}
+	dir := filepath.Dir(file)
+	if b := filepath.Base(dir); b != ".vscode" && b != ".cursor" {
+		return ""
+	}
+	ws, err := filepath.Abs(filepath.Dir(dir))
+	if err != nil {
+		return ""
+	}
+	if home, ok := lookup("HOME"); ok && filepath.Clean(home) == ws {
+		return ""
+	}
+	return ws
+}
+
+// server builds e's Server. A Server with an empty Type is unusable; the
+// messages say why.
+func (x *expander) server(e entry) (Server, []string) {
+	s := Server{Name: e.name, Project: e.project}
+	obj := e.obj
+	if obj.kind != kindObject {
+		return Server{}, []string{"the entry is not an object"}
+	}
+	var probs []string
+	str := func(field, label string) string {
+		v := obj.get(field)
+		if v == nil {
+			return ""
+		}
+		if v.kind != kindString {
+			probs = append(probs, label+" is not a string")
+			return ""
+		}
+		out, p := x.expand(v.str)
+		for _, m := range p {
+			probs = append(probs, label+": "+m)
+		}
+		return out
+	}
+	strMap := func(field string) map[string]string {
+		v := obj.get(field)
+		if v == nil {
+			return nil
+		}
+		if v.kind != kindObject {
+			probs = append(probs, field+" is not an object")
+			return nil
+		}
+		m := make(map[string]string, len(v.members))
+		for _, mem := range v.members {
+			if mem.val.kind != kindString {
+				probs = append(probs, fmt.Sprintf("%s.%s is not a string", field, mem.key))
+				continue
+			}
+			out, p := x.expand(mem.val.str)
+			for _, msg := range p {
+				probs = append(probs, fmt.Sprintf("%s.%s: %s", field, mem.key, msg))
+			}
+			m[mem.key] = out
+		}
+		return m
+	}
+
+	typ := ""
+	if t := obj.get("type"); t != nil {
+		if t.kind != kindString {
+			return Server{}, []string{"type is not a string"}
+		}
+		typ = t.str
+	}
+	switch {
+	case typ == "streamable-http":
+		typ = "http"
+	case typ == "" && obj.get("command") != nil:
+		typ = "stdio"
+	case typ == "" && obj.get("url") != nil:
+		typ = "http"
+	case typ == "":
+		return Server{}, []string{"the entry has neither command nor url"}
+	case typ != "stdio" && typ != "http" && typ != "sse":
+		return Server{}, []string{fmt.Sprintf("unknown type %q", typ)}
+	}
+	s.Type = typ
+
+	if typ != "stdio" {
+		s.URL = str("url", "url")
+		if s.URL == "" {
+			probs = append(probs, "a "+typ+" entry needs a url")
+		}
+		s.Headers = strMap("headers")
+		return s, probs
+	}
+	s.Command = str("command", "command")
+	if s.Command == "" {
+		return Server{}, append(probs, "a stdio entry needs a command")
+	}
+	if v := obj.get("args"); v != nil {
+		if v.kind != kindArray {
+			return Server{}, append(probs, "args is not a list")
+		}
+		for i, el := range v.elems {
+			if el.kind != kindString {
+				return Server{}, append(probs, fmt.Sprintf("args[%d] is not a string", i))
+			}
+			out, p := x.expand(el.str)
+			for _, m := range p {
+				probs = append(probs, fmt.Sprintf("args[%d]: %s", i, m))
+			}
+			s.Args = append(s.Args, out)
+		}
+	}
+	s.Env = strMap("env")
+	s.Cwd = str("cwd", "cwd")
+	if shim, real, ok := splitShim(s.Command, s.Args); ok {
+		if len(real) == 0 {
+			return Server{}, append(probs, `the entry runs mcpshim with nothing after "--"`)
+		}
+		s.Wrapped, s.ShimArgs, s.Command, s.Args = true, shim, real[0], real[1:]
+	}
+	return s, probs
+}
+
+// splitShim reports whether command and args run mcpshim in front of a
+// server, and splits the args at the first "--".
+func splitShim(command string, args []string) (shim, real []string, ok bool) {
+	if filepath.Base(command) != "mcpshim" {
+		return nil, nil, false
+	}
+	for i, a := range args {
+		if a == "--" {
+			return args[:i], args[i+1:], true
+		}
+	}
+	return nil, nil, false
+}
+
+// expander substitutes variables by one dialect's rules.
+type expander struct {
+	d         dialect
+	lookup    func(string) (string, bool)
+	workspace string // what ${workspaceFolder} means; "" when nothing
+}
+
+// expand substitutes every ${...} in s, not only a whole-value one. A
+// reference it cannot resolve stays as written and adds a message.
+func (x *expander) expand(s string) (string, []string) {
+	var b strings.Builder
+	var probs []string
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i+2:], '}')
+		if j < 0 {
+			break
+		}
+		ref, end := s[i+2:i+2+j], i+3+j
+		b.WriteString(s[:i])
+		if v, ok, msg := x.resolve(ref); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i:end])
+			if msg != "" {
+				probs = append(probs, msg)
+			}
+		}
+		s = s[end:]
+	}
+	b.WriteString(s)
+	return b.String(), probs
+}
+
+// resolve gives the value of one reference; ok false keeps it literal, with
+// msg saying why when that is a defect.
+func (x *expander) resolve(ref string) (val string, ok bool, msg string) {
+	switch x.d {
+	case claudeDesktop:
+		return "", false, fmt.Sprintf("${%s} reaches the server as written: Claude Desktop does not expand variables", ref)
+	case claudeCode:
+		if ref == "" {
+			return "", false, "" // Claude Code leaves "${}" alone too
+		}
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if v, ok := x.lookup(name); ok {
+			return v, true, ""
+		}
+		if hasDef {
+			return def, true, ""
+		}
+		return "", false, fmt.Sprintf("${%s} is not set and has no default", name)
+	}
+	switch {
+	case strings.HasPrefix(ref, "env:"):
+		if v, ok := x.lookup(ref[len("env:"):]); ok {
+			return v, true, ""
+		}
+		return "", false, fmt.Sprintf("${%s} is not set", ref)
+	case ref == "workspaceFolder" || ref == "workspaceFolderBasename":
+		if x.workspace == "" {
+			return "", false, fmt.Sprintf("${%s} has no workspace folder in a user-level config", ref)
+		}
+		if ref == "workspaceFolderBasename" {
+			return filepath.Base(x.workspace), true, ""
+		}
+		return x.workspace, true, ""
+	case ref == "userHome":
+		if v, ok := x.lookup("HOME"); ok {
+			return v, true, ""
+		}
+		return "", false, "${userHome}: HOME is not set"
+	case ref == "pathSeparator" || ref == "/":
+		return string(filepath.Separator), true, ""
+	case strings.HasPrefix(ref, "input:"):
+		return "", false, fmt.Sprintf("${%s} is prompted for by the editor; its value is unknown here", ref)
+	}
+	return "", false, fmt.Sprintf("${%s} is not a variable this client expands", ref)
+}

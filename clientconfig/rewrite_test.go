@@ -1,0 +1,304 @@
+package clientconfig
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const shim = "/opt/bin/mcpshim"
+
+var flags = []string{"--ledger", "/var/log/mcp"}
+
+func TestWrapLayouts(t *testing.T) {
+	crlf := func(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+	tests := []struct {
+		name, file, in, want string
+	}{
+		{
+			name: "compact",
+			file: ".mcp.json",
+			in:   `{"mcpServers":{"fs":{"command":"npx","args":["-y","@mcp/fs","/tmp"]},"web":{"url":"https://x"}}}`,
+			want: `{"mcpServers":{"fs":{"command":"/opt/bin/mcpshim","args":["--name","fs","--ledger","/var/log/mcp","--","npx","-y","@mcp/fs","/tmp"]},"web":{"url":"https://x"}}}`,
+		},
+		{
+			name: "one argument per line",
+			file: ".mcp.json",
+			in: `{
+  "mcpServers": {
+    "fs": {
+      "command": "npx",
+      "args": [
+        "-y",
+        "@mcp/fs"
+      ]
+    }
+  }
+}
+`,
+			want: `{
+  "mcpServers": {
+    "fs": {
+      "command": "/opt/bin/mcpshim",
+      "args": [
+        "--name",
+        "fs",
+        "--ledger",
+        "/var/log/mcp",
+        "--",
+        "npx",
+        "-y",
+        "@mcp/fs"
+      ]
+    }
+  }
+}
+`,
+		},
+		{
+			name: "inline args in an indented file",
+			file: ".mcp.json",
+			in: `{
+    "mcpServers": {
+        "fs": { "command": "npx", "args": ["-y", "@mcp/fs"] },
+        "one": { "command": "srv", "args": ["--stdio"] }
+    }
+}`,
+			want: `{
+    "mcpServers": {
+        "fs": { "command": "/opt/bin/mcpshim", "args": ["--name", "fs", "--ledger", "/var/log/mcp", "--", "npx", "-y", "@mcp/fs"] },
+        "one": { "command": "/opt/bin/mcpshim", "args": ["--name", "one", "--ledger", "/var/log/mcp", "--", "srv", "--stdio"] }
+    }
+}`,
+		},
+		{
+			name: "CRLF and tabs",
+			file: "claude_desktop_config.json",
+			in:   crlf("{\n\t\"mcpServers\": {\n\t\t\"fs\": {\n\t\t\t\"command\": \"npx\",\n\t\t\t\"args\": [\n\t\t\t\t\"-y\"\n\t\t\t]\n\t\t}\n\t}\n}\n"),
+			want: crlf("{\n\t\"mcpServers\": {\n\t\t\"fs\": {\n\t\t\t\"command\": \"/opt/bin/mcpshim\",\n\t\t\t\"args\": [\n\t\t\t\t\"--name\",\n\t\t\t\t\"fs\",\n\t\t\t\t\"--ledger\",\n\t\t\t\t\"/var/log/mcp\",\n\t\t\t\t\"--\",\n\t\t\t\t\"npx\",\n\t\t\t\t\"-y\"\n\t\t\t]\n\t\t}\n\t}\n}\n"),
+		},
+		{
+			name: "unicode and escapes",
+			file: ".mcp.json",
+			in:   `{"mcpServers": {"ファイル": {"command": "/Users/jos\u00e9/bin/sërver", "args": ["--root", "/données/\"q\""]}}}`,
+			want: `{"mcpServers": {"ファイル": {"command": "/opt/bin/mcpshim", "args": ["--name", "ファイル", "--ledger", "/var/log/mcp", "--", "/Users/jos\u00e9/bin/sërver", "--root", "/données/\"q\""]}}}`,
+		},
+		{
+			name: "unknown keys, env, cwd, args before command",
+			file: ".mcp.json",
+			in: `{
+  "$schema": "x",
+  "mcpServers": {
+    "db": {
+      "type": "stdio",
+      "args": ["serve"],
+      "x-note": {"keep": [1, 2]},
+      "command": "db-mcp",
+      "env": {"DB_URL": "${DB_URL}"},
+      "cwd": "/srv"
+    }
+  },
+  "zz": null
+}`,
+			want: `{
+  "$schema": "x",
+  "mcpServers": {
+    "db": {
+      "type": "stdio",
+      "args": ["--name", "db", "--ledger", "/var/log/mcp", "--", "db-mcp", "serve"],
+      "x-note": {"keep": [1, 2]},
+      "command": "/opt/bin/mcpshim",
+      "env": {"DB_URL": "${DB_URL}"},
+      "cwd": "/srv"
+    }
+  },
+  "zz": null
+}`,
+		},
+		{
+			name: "no args, indented",
+			file: ".mcp.json",
+			in: `{
+  "mcpServers": {
+    "mem": {
+      "command": "memory-server"
+    },
+    "env-after": {
+      "command": "srv",
+      "env": {}
+    }
+  }
+}`,
+			want: `{
+  "mcpServers": {
+    "mem": {
+      "command": "/opt/bin/mcpshim",
+      "args": ["--name", "mem", "--ledger", "/var/log/mcp", "--", "memory-server"]
+    },
+    "env-after": {
+      "command": "/opt/bin/mcpshim",
+      "args": ["--name", "env-after", "--ledger", "/var/log/mcp", "--", "srv"],
+      "env": {}
+    }
+  }
+}`,
+		},
+		{
+			name: "no args, compact",
+			file: ".mcp.json",
+			in:   `{"mcpServers":{"mem":{"command":"memory-server"}}}`,
+			want: `{"mcpServers":{"mem":{"command":"/opt/bin/mcpshim","args":["--name","mem","--ledger","/var/log/mcp","--","memory-server"]}}}`,
+		},
+		{
+			name: "claude.json projects",
+			file: "/home/dev/.claude.json",
+			in:   `{"mcpServers": {"a": {"command": "x"}}, "projects": {"/p": {"mcpServers": {"b": {"command": "y", "args": ["1"]}}}}}`,
+			want: `{"mcpServers": {"a": {"command": "/opt/bin/mcpshim", "args": ["--name", "a", "--ledger", "/var/log/mcp", "--", "x"]}}, "projects": {"/p": {"mcpServers": {"b": {"command": "/opt/bin/mcpshim", "args": ["--name", "b", "--ledger", "/var/log/mcp", "--", "y", "1"]}}}}}`,
+		},
+		{
+			name: "vscode servers",
+			file: "/w/.vscode/mcp.json",
+			in:   `{"inputs": [], "servers": {"gh": {"type": "http", "url": "https://x"}, "fs": {"type": "stdio", "command": "npx", "args": ["${workspaceFolder}"]}}}`,
+			want: `{"inputs": [], "servers": {"gh": {"type": "http", "url": "https://x"}, "fs": {"type": "stdio", "command": "/opt/bin/mcpshim", "args": ["--name", "fs", "--ledger", "/var/log/mcp", "--", "npx", "${workspaceFolder}"]}}}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, _, err := Wrap(tt.file, []byte(tt.in), shim, flags, nil)
+			if err != nil {
+				t.Fatalf("Wrap(%s): %v", tt.in, err)
+			}
+			if string(got) != tt.want {
+				t.Fatalf("Wrap(%s):\ngot  %s\nwant %s", tt.in, got, tt.want)
+			}
+			again, _, err := Wrap(tt.file, got, shim, []string{"--other"}, nil)
+			if err != nil || string(again) != tt.want {
+				t.Errorf("Wrap of the wrapped file = %s, %v; want it unchanged", again, err)
+			}
+			back, _, err := Unwrap(tt.file, got, nil)
+			if err != nil || string(back) != tt.in {
+				t.Errorf("Unwrap(%s):\ngot  %s, %v\nwant %s", got, back, err, tt.in)
+			}
+		})
+	}
+}
+
+func TestWrapEntries(t *testing.T) {
+	in := `{"mcpServers": {
+		"fs": {"command": "npx"},
+		"done": {"command": "/usr/bin/mcpshim", "args": ["--", "srv"]},
+		"web": {"type": "sse", "url": "https://x"},
+		"url-only": {"url": "https://y"},
+		"bad": {"command": ["npx"]},
+		"badargs": {"command": "x", "args": "y"},
+		"list": []
+	}}`
+	got, entries, err := Wrap(".mcp.json", []byte(in), shim, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Entry{
+		{Server: "fs", Result: Rewritten},
+		{Server: "done", Result: Unchanged},
+		{Server: "web", Result: SkippedRemote},
+		{Server: "url-only", Result: SkippedRemote},
+		{Server: "bad", Result: SkippedBroken, Reason: "command is missing or not a string"},
+		{Server: "badargs", Result: SkippedBroken, Reason: "args is not a list"},
+		{Server: "list", Result: SkippedBroken, Reason: "the entry is not an object"},
+	}
+	if !reflect.DeepEqual(entries, want) {
+		t.Errorf("Wrap(%s) entries:\ngot  %+v\nwant %+v", in, entries, want)
+	}
+	if wantOut := strings.Replace(in, `"fs": {"command": "npx"}`, `"fs": {"command": "/opt/bin/mcpshim", "args": ["--name", "fs", "--", "npx"]}`, 1); string(got) != wantOut {
+		t.Errorf("Wrap(%s) =\n%s\nwant\n%s", in, got, wantOut)
+	}
+
+	_, entries, err = Wrap(".mcp.json", []byte(in), shim, nil, []string{"fs", "web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []Entry{{Server: "fs", Result: Rewritten}, {Server: "web", Result: SkippedRemote}}; !reflect.DeepEqual(entries, want) {
+		t.Errorf("Wrap(only fs, web) entries = %+v, want %+v", entries, want)
+	}
+}
+
+func TestUnwrapByHand(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["--name", "a", "--", "npx", "-y", "pkg"]}}}`,
+			`{"mcpServers": {"a": {"command": "npx", "args": ["-y", "pkg"]}}}`,
+		},
+		{
+			"{\"mcpServers\": {\"a\": {\n  \"args\": [\n    \"--\",\n    \"srv\"\n  ],\n  \"command\": \"/home/me/go/bin/mcpshim\",\n  \"env\": {}\n}}}",
+			"{\"mcpServers\": {\"a\": {\n  \"command\": \"srv\",\n  \"env\": {}\n}}}",
+		},
+		{
+			`{"mcpServers": {"a": {"command": "mcpshim", "env": {}, "args": ["--", "srv"]}}}`,
+			`{"mcpServers": {"a": {"command": "srv", "env": {}}}}`,
+		},
+		{ // an empty args list goes with its key: Wrap cannot tell it from none
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["--", "srv"], "env": {}}}}`,
+			`{"mcpServers": {"a": {"command": "srv", "env": {}}}}`,
+		},
+		{ // mcpshim without "--" is mcpshim itself, not a wrapped server
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["ledger"]}}}`,
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["ledger"]}}}`,
+		},
+	}
+	for _, tt := range tests {
+		got, _, err := Unwrap(".mcp.json", []byte(tt.in), nil)
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Unwrap(%s) =\n%s, %v\nwant\n%s", tt.in, got, err, tt.want)
+		}
+	}
+	in := `{"mcpServers": {"a": {"command": "mcpshim", "args": ["--name", "a", "--"]}, "b": {"command": "srv"}}}`
+	got, entries, err := Unwrap(".mcp.json", []byte(in), nil)
+	if err != nil || string(got) != in {
+		t.Errorf("Unwrap(%s) = %s, %v; want it unchanged", in, got, err)
+	}
+	want := []Entry{{Server: "a", Result: SkippedBroken, Reason: `nothing after "--" to restore`}, {Server: "b", Result: Unchanged}}
+	if !reflect.DeepEqual(entries, want) {
+		t.Errorf("Unwrap(%s) entries = %+v, want %+v", in, entries, want)
+	}
+}
+
+func TestWrapRefuses(t *testing.T) {
+	tests := []struct{ file, in, err string }{
+		{".mcp.json", "{\n  // mine\n  \"mcpServers\": {}\n}", ".mcp.json:2:3: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
+		{"/w/.vscode/mcp.json", "{\"servers\": {} /* VS Code allows this */}", "/w/.vscode/mcp.json:1:16: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
+		{".mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}", ".mcp.json:1:39: unexpected end of file in object, want ',' or '}'"},
+		{".mcp.json", "[]", ".mcp.json:1:1: the top-level value is not an object"},
+	}
+	for _, tt := range tests {
+		for _, unwrap := range []bool{false, true} {
+			var err error
+			if unwrap {
+				_, _, err = Unwrap(tt.file, []byte(tt.in), nil)
+			} else {
+				_, _, err = Wrap(tt.file, []byte(tt.in), shim, nil, nil)
+			}
+			if err == nil || err.Error() != tt.err {
+				t.Errorf("rewrite(unwrap=%v, %s, %q) error = %v, want %s", unwrap, tt.file, tt.in, err, tt.err)
+			}
+		}
+	}
+}
+
+func TestWrapThenLoad(t *testing.T) {
+	in := `{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "${PKG:-@mcp/fs}"]}}}`
+	out, _, err := Wrap(".mcp.json", []byte(in), shim, flags, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, d, err := readDoc(".mcp.json", out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := &expander{d: d, lookup: env()}
+	s, probs := x.server(entries(".mcp.json", d, doc)[0])
+	if !s.Wrapped || s.Command != "npx" || !slices.Equal(s.Args, []string{"-y", "@mcp/fs"}) ||
+		!slices.Equal(s.ShimArgs, []string{"--name", "fs", "--ledger", "/var/log/mcp"}) || len(probs) > 0 {
+		t.Errorf("the wrapped entry %s reads as %+v, %q; want npx -y @mcp/fs behind mcpshim", out, s, probs)
+	}
+}

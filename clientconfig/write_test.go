@@ -1,0 +1,45 @@
+package clientconfig
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".claude.json")
+	if err := os.WriteFile(file, []byte(`{"v": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := Replace(file, []byte(`{"v": 1}`), []byte(`{"v": 2}`))
+	if err != nil {
+		t.Fatalf("Replace(%s): %v", file, err)
+	}
+	for path, want := range map[string]string{file: `{"v": 2}`, backup: `{"v": 1}`} {
+		got, err := os.ReadFile(path)
+		fi, serr := os.Stat(path)
+		if err != nil || serr != nil || string(got) != want || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, 0600", path, got, fi.Mode().Perm(), err, serr, want)
+		}
+	}
+	if backup != file+".mcpshim.bak" {
+		t.Errorf("backup = %s, want %s.mcpshim.bak", backup, file)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("dir holds %v after Replace, want the file and its backup only", entries)
+	}
+}
+
+func TestReplaceRefusesAChangedFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), ".claude.json")
+	if err := os.WriteFile(file, []byte(`{"numStartups": 2}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Replace(file, []byte(`{"numStartups": 1}`), []byte(`{}`))
+	got, _ := os.ReadFile(file)
+	if !errors.Is(err, ErrChanged) || string(got) != `{"numStartups": 2}` {
+		t.Errorf("Replace over a file changed since it was read: %v, file %q; want ErrChanged and the file kept", err, got)
+	}
+}

@@ -1,0 +1,126 @@
+package witness
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseServerEvent(t *testing.T) {
+	tests := []struct {
+		name   string
+		line   string
+		want   ServerEvent
+		wantOK bool
+	}{
+		{
+			name: "seed 002 logfmt",
+			line: "run_id=run_01JX phase=execution event=external_attempt action_id=act_8Qf tool=issue_lookup channel=https host=api.example.test\n",
+			want: ServerEvent{Phase: "execution", Event: "external_attempt", Fields: [][2]string{
+				{"run_id", "run_01JX"}, {"action_id", "act_8Qf"}, {"tool", "issue_lookup"},
+				{"channel", "https"}, {"host", "api.example.test"},
+			}},
+			wantOK: true,
+		},
+		{
+			name:   "logfmt quoted values with escapes",
+			line:   `phase=launch event=executable_ready msg="ready on \"stdio\"" note="tab\there" empty=""`,
+			want:   ServerEvent{Phase: "launch", Event: "executable_ready", Fields: [][2]string{{"msg", `ready on "stdio"`}, {"note", "tab\there"}, {"empty", ""}}},
+			wantOK: true,
+		},
+		{
+			name:   "logfmt CRLF and tabs",
+			line:   "phase=execution\tevent=external_result  status=200 duration_ms=184\r\n",
+			want:   ServerEvent{Phase: "execution", Event: "external_result", Fields: [][2]string{{"status", "200"}, {"duration_ms", "184"}}},
+			wantOK: true,
+		},
+		{
+			name: "JSON keeps key order and value text",
+			line: `{"event":"external_result","n":1.50,"ok":true,"nil":null,"tags":["a", "b"],"phase":"execution","obj":{"k": "v"}}`,
+			want: ServerEvent{Phase: "execution", Event: "external_result", Fields: [][2]string{
+				{"n", "1.50"}, {"ok", "true"}, {"nil", "null"}, {"tags", `["a","b"]`}, {"obj", `{"k":"v"}`},
+			}},
+			wantOK: true,
+		},
+		{
+			name:   "JSON with surrounding space",
+			line:   "  {\"phase\": \"launch\", \"event\": \"executable_ready\"}  \n",
+			want:   ServerEvent{Phase: "launch", Event: "executable_ready"},
+			wantOK: true,
+		},
+		{
+			name: "secret-named fields are replaced whole",
+			line: `phase=execution event=authorization_granted api_key=abc123 access_token="x y" password=hunter2 tokens=1500`,
+			want: ServerEvent{Phase: "execution", Event: "authorization_granted", Fields: [][2]string{
+				{"api_key", "[REDACTED]"}, {"access_token", "[REDACTED]"}, {"password", "[REDACTED]"}, {"tokens", "1500"},
+			}},
+			wantOK: true,
+		},
+		{
+			name: "token-like values are redacted in any field",
+			line: `{"phase":"execution","event":"external_attempt","header":"Authorization: Bearer abcdefgh12345678","url":"https://api.example.test/x?token=s3cret&page=2"}`,
+			want: ServerEvent{Phase: "execution", Event: "external_attempt", Fields: [][2]string{
+				{"header", "Authorization: [REDACTED]"}, {"url", "https://api.example.test/x?token=[REDACTED]&page=2"},
+			}},
+			wantOK: true,
+		},
+		{name: "plain text", line: "listening on stdio"},
+		{name: "empty", line: "\n"},
+		{name: "log prefix before pairs", line: "INFO phase=launch event=executable_ready"},
+		{name: "timestamp prefix", line: "2026-07-22T14:03:13Z phase=launch event=executable_ready"},
+		{name: "missing event", line: "phase=launch action_id=a"},
+		{name: "missing phase", line: `{"event":"spawned"}`},
+		{name: "empty phase", line: `phase="" event=spawned`},
+		{name: "duplicate event", line: "phase=launch event=spawned event=exited"},
+		{name: "unterminated quote", line: `phase=launch event=x msg="oops`},
+		{name: "text glued to quote", line: `phase=launch event=x msg="a"b`},
+		{name: "bad escape", line: `phase=launch event=x msg="\q"`},
+		{name: "JSON phase not a string", line: `{"phase":1,"event":"x"}`},
+		{name: "JSON event null", line: `{"phase":"launch","event":null}`},
+		{name: "JSON array", line: `["phase","event"]`},
+		{name: "JSON trailing text", line: `{"phase":"launch","event":"x"} extra`},
+		{name: "JSON truncated", line: `{"phase":"launch","event":"x"`},
+		{name: "too long", line: "phase=launch event=x pad=" + strings.Repeat("a", maxEventLine)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseServerEvent([]byte(tt.line))
+			if ok != tt.wantOK || !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseServerEvent(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		in, want string
+	}{
+		{"nothing secret here: tool=issue_lookup host=api.example.test", "nothing secret here: tool=issue_lookup host=api.example.test"},
+		{"Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig", "Authorization: [REDACTED]"},
+		{"authorization=Basic dXNlcjpwYXNzd29yZA==", "authorization=[REDACTED]"},
+		{"sent bearer abcdefgh12345678 upstream", "sent bearer [REDACTED] upstream"},
+		{"the bearer of bad news", "the bearer of bad news"},
+		{"jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl done", "jwt [REDACTED] done"},
+		{"key sk-proj-abcdefghijklmnop1234 used", "key [REDACTED] used"},
+		{"sk-learn is a library", "sk-learn is a library"},
+		{"gh ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh [REDACTED]"},
+		{"github_pat_11ABCDEFG0123456789_abcdefghij", "[REDACTED]"},
+		{"slack xoxb-1234567890-abcdefghij", "slack [REDACTED]"},
+		{"aws AKIAIOSFODNN7EXAMPLE region", "aws [REDACTED] region"},
+		{"https://alice:s3cr3t@tracker.example.test/api", "https://[REDACTED]@tracker.example.test/api"},
+		{"https://tracker.example.test:8443/a@b", "https://tracker.example.test:8443/a@b"},
+		{"GET /x?api_key=abc&page=2", "GET /x?api_key=[REDACTED]&page=2"},
+		{"X-Amz-Signature=deadbeef;", "X-Amz-Signature=[REDACTED];"},
+		{"password: hunter2 ok", "password: [REDACTED] ok"},
+		{`{"client_secret": "two words", "id": 3}`, `{"client_secret": [REDACTED], "id": 3}`},
+		{"secret='quoted value'", "secret=[REDACTED]"},
+		{"tokens=1500 token_count=3", "tokens=1500 token_count=3"},
+		{"token expired, retrying", "token expired, retrying"},
+	}
+	for _, tt := range tests {
+		if got := Redact(tt.in); got != tt.want {
+			t.Errorf("Redact(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
