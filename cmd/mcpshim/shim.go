@@ -109,18 +109,20 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		fs.Usage()
 		return exitUsage
 	}
+	usage := func(format string, args ...any) int {
+		fmt.Fprintf(c.stderr, "mcpshim: "+format+"\n", args...)
+		fmt.Fprintln(c.stderr, "usage: mcpshim [flags] -- COMMAND [ARG...] (mcpshim -h lists the flags)")
+		return exitUsage
+	}
 	policy, err := f.policy()
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim: %v\n", err)
-		return exitUsage
+		return usage("%v", err)
 	}
 	if f.capture != "meta" && f.capture != "full" {
-		fmt.Fprintf(c.stderr, "mcpshim: --capture %q: want meta or full\n", f.capture)
-		return exitUsage
+		return usage("--capture %q: want meta or full", f.capture)
 	}
 	if f.logFormat != "text" && f.logFormat != "json" {
-		fmt.Fprintf(c.stderr, "mcpshim: --log-format %q: want text or json\n", f.logFormat)
-		return exitUsage
+		return usage("--log-format %q: want text or json", f.logFormat)
 	}
 	if f.name == "" {
 		f.name = deriveName(command)

@@ -1,0 +1,608 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim/mcpshim/testfixtures"
+)
+
+var (
+	shimOnce sync.Once
+	shimPath string
+	shimErr  error
+)
+
+// builtShim builds the mcpshim binary once per test process: the tests drive
+// it as a client would, over real pipes.
+func builtShim(t testing.TB) string {
+	t.Helper()
+	shimOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "mcpshim-test-")
+		if err != nil {
+			shimErr = err
+			return
+		}
+		shimPath = filepath.Join(dir, "mcpshim")
+		out, err := exec.Command("go", "build", "-o", shimPath, ".").CombinedOutput()
+		if err != nil {
+			shimErr = errors.New(string(out))
+		}
+	})
+	if shimErr != nil {
+		t.Fatalf("build mcpshim: %v", shimErr)
+	}
+	return shimPath
+}
+
+// session is one process (the shim, or a fixture directly) with a scripted client.
+type session struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	client *testfixtures.Client
+	stdin  io.WriteCloser
+	out    *hashTee
+	stderr *bytes.Buffer
+	ledger string
+}
+
+// hashTee hashes every byte the client reads.
+type hashTee struct {
+	r io.Reader
+	h io.Writer
+	n int64
+	s interface{ Sum([]byte) []byte }
+}
+
+func newHashTee(r io.Reader) *hashTee {
+	h := sha256.New()
+	return &hashTee{r: r, h: h, s: h}
+}
+
+func (ht *hashTee) Read(p []byte) (int, error) {
+	n, err := ht.r.Read(p)
+	ht.h.Write(p[:n])
+	ht.n += int64(n)
+	return n, err
+}
+
+func (ht *hashTee) sum() string { return hex.EncodeToString(ht.s.Sum(nil)) }
+
+// start runs argv with a scripted client on its stdio. With shim set, argv
+// runs behind mcpshim with a ledger in a temp dir and the given shim flags.
+func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session {
+	t.Helper()
+	bin := builtShim(t)
+	if argv[0] == "fixture" {
+		argv = append([]string{bin}, argv...)
+	}
+	s := &session{t: t, stderr: &bytes.Buffer{}}
+	if shim {
+		s.ledger = filepath.Join(t.TempDir(), "ledger.jsonl")
+		args := append([]string{"--name", "test", "--ledger", s.ledger}, shimFlags...)
+		argv = append(append([]string{bin}, append(args, "--")...), argv...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
+	s.cmd.Stderr = &lockedBuffer{b: s.stderr}
+	s.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	stdin, err := s.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := s.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s.stdin = stdin
+	s.out = newHashTee(stdout)
+	s.client = testfixtures.NewClient(stdin, s.out)
+	t.Cleanup(func() {
+		_ = s.cmd.Process.Kill()
+		_ = s.cmd.Wait()
+	})
+	return s
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  *bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// finish closes the client's stdin and waits for the process, returning its status.
+func (s *session) finish() int {
+	s.t.Helper()
+	s.stdin.Close()
+	// Read to EOF through the client, whose goroutine owns the pipe, before Wait closes it.
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	for {
+		if _, err := s.client.ReadLine(ctx); err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, testfixtures.ErrServerRequest) {
+			break
+		}
+	}
+	err := s.cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		s.t.Fatalf("wait: %v", err)
+	}
+	return 0
+}
+
+// call sends a request and returns the line that answers it, passing over
+// anything else the server writes (noise, notifications, other ids).
+func (s *session) call(id, method, params string) string {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.client.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`); err != nil {
+		s.t.Fatalf("%s %s: %v", method, id, err)
+	}
+	for {
+		line, err := s.client.ReadLine(ctx)
+		if m := jsonrpc.Peek(line); m.IsResponse() && !m.Partial && string(m.ID) == id {
+			return string(line)
+		}
+		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			s.t.Fatalf("%s %s: %v", method, id, err)
+		}
+	}
+}
+
+func (s *session) entries() []phases.Entry {
+	s.t.Helper()
+	data, err := os.ReadFile(s.ledger)
+	if err != nil {
+		s.t.Fatalf("read ledger: %v", err)
+	}
+	var out []phases.Entry
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		e, err := phases.Decode(line)
+		if err != nil {
+			s.t.Fatalf("ledger line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func events(es []phases.Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Event)
+	}
+	return out
+}
+
+func find(es []phases.Entry, event string) *phases.Entry {
+	for i := range es {
+		if es[i].Event == event {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+const initParams = `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"shim-test","version":"1"}}`
+
+// legacySession is the script both the direct and the shimmed run follow.
+func legacySession(s *session) {
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		s.t.Fatal(err)
+	}
+	s.call("2", "tools/list", `{}`)
+	s.call(`"c-1"`, "tools/call", `{"name":"echo","arguments":{"text":"héllo \u0000"}}`)
+	s.call("3", "tools/call", `{"name":"nope","arguments":{}}`)
+}
+
+// TestByteExactAgainstDirect runs the same session directly and through the
+// shim: the client reads the same bytes, and the ledger has the phases.
+func TestByteExactAgainstDirect(t *testing.T) {
+	for _, fixture := range []string{"healthy", "banner", "log-on-stdout"} {
+		t.Run(fixture, func(t *testing.T) {
+			direct := start(t, false, nil, "fixture", fixture)
+			legacySession(direct)
+			direct.finish()
+			shimmed := start(t, true, nil, "fixture", fixture)
+			legacySession(shimmed)
+			if status := shimmed.finish(); status != 0 {
+				t.Fatalf("shim exit status %d, want 0; stderr:\n%s", status, shimmed.stderr)
+			}
+			if direct.out.sum() != shimmed.out.sum() || direct.out.n != shimmed.out.n {
+				t.Fatalf("client read %d bytes sha256 %s through the shim, want %d bytes %s as direct", shimmed.out.n, shimmed.out.sum(), direct.out.n, direct.out.sum())
+			}
+			es := shimmed.entries()
+			for _, want := range []string{"spawn_requested", "spawned", "initialize_received", "initialize_responded",
+				"initialized_received", "tools_list_received", "tools_list_responded", "tool_call_received",
+				"tool_call_responded", "client_disconnected", "exited"} {
+				if find(es, want) == nil {
+					t.Errorf("ledger has no %s; events: %v", want, events(es))
+				}
+			}
+			if fixture != "healthy" && find(es, "stdout_noise") == nil {
+				t.Errorf("%s: no stdout_noise recorded; events: %v", fixture, events(es))
+			}
+			if fixture == "healthy" && find(es, "stdout_noise") != nil {
+				t.Errorf("healthy: stdout_noise recorded for a clean server")
+			}
+			exited := find(es, "exited")
+			if !exited.Bool("handshake") {
+				t.Errorf("exited.handshake = false, want true")
+			}
+			list := find(es, "tools_list_responded")
+			if n, _ := list.Int("tool_count"); n != 2 {
+				t.Errorf("tool_count = %d, want 2", n)
+			}
+			var outcomes []string
+			for _, e := range es {
+				if e.Event == "tool_call_responded" {
+					outcomes = append(outcomes, e.Str("outcome"))
+				}
+			}
+			if strings.Join(outcomes, ",") != "success,rpc_error" {
+				t.Errorf("tool call outcomes = %v, want [success rpc_error]", outcomes)
+			}
+			st, err := os.Stat(shimmed.ledger)
+			if err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("ledger mode = %v (%v), want 0600", st.Mode().Perm(), err)
+			}
+		})
+	}
+}
+
+// TestHugeResponse relays one long line whole and marks the record truncated.
+func TestHugeResponse(t *testing.T) {
+	size := "5000000"
+	if !testing.Short() {
+		size = "67108864"
+	}
+	s := start(t, true, []string{"--max-observe", "1048576"}, "fixture", "huge-response", "--size", size)
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dump","arguments":{}}}`); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	line, err := s.client.ReadLine(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(line) + 1; got != atoi(t, size) {
+		t.Fatalf("response line is %d bytes, want %s", got, size)
+	}
+	s.finish()
+	tr := find(s.entries(), "message_truncated")
+	if tr == nil {
+		t.Fatal("no message_truncated record")
+	}
+	if n, _ := tr.Int("bytes"); n != int64(atoi(t, size)) {
+		t.Errorf("message_truncated.bytes = %d, want %s", n, size)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func TestSpawnFailures(t *testing.T) {
+	notExec := filepath.Join(t.TempDir(), "server.sh")
+	os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644)
+	cases := []struct {
+		argv   []string
+		status int
+		class  string
+	}{
+		{[]string{"no-such-mcp-server-xyz"}, 127, "not_found"},
+		{[]string{"/nonexistent/bin/server"}, 127, "not_found"},
+		{[]string{notExec}, 126, "permission"},
+	}
+	for _, c := range cases {
+		s := start(t, true, nil, c.argv...)
+		if got := s.finish(); got != c.status {
+			t.Errorf("%v: exit status %d, want %d", c.argv, got, c.status)
+		}
+		sf := find(s.entries(), "spawn_failed")
+		if sf == nil || sf.Str("error_class") != c.class || sf.Str("hint") == "" {
+			t.Errorf("%v: spawn_failed = %+v, want class %s with a hint", c.argv, sf, c.class)
+		}
+	}
+}
+
+func TestExitEarlyKeepsStatusAndStderr(t *testing.T) {
+	s := start(t, true, nil, "fixture", "exit-early")
+	time.Sleep(300 * time.Millisecond) // let it die before the client leaves
+	if got := s.finish(); got != 1 {
+		t.Fatalf("exit status %d, want 1", got)
+	}
+	ex := find(s.entries(), "exited")
+	if ex == nil || strings.Join(ex.Strs("stderr_tail"), "|") != "fatal: missing API key" || ex.Bool("handshake") {
+		t.Fatalf("exited = %+v, want stderr tail [fatal: missing API key] and no handshake", ex)
+	}
+	if !strings.Contains(s.stderr.String(), "fatal: missing API key\n") {
+		t.Errorf("the server's stderr line did not reach the client's log:\n%s", s.stderr)
+	}
+	if rx := find(s.entries(), "restarts_exhausted"); rx == nil {
+		t.Errorf("no restarts_exhausted for a server that died before its first handshake")
+	}
+}
+
+// TestCrashAnswersPendingAndTerminatesLine: a child dying mid-response leaves
+// a half line; the shim ends it and answers the request itself.
+func TestCrashAnswersPendingAndTerminatesLine(t *testing.T) {
+	s := start(t, true, []string{"--restart", "never"}, "fixture", "crash-mid-response")
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var lines []string
+	for len(lines) < 2 {
+		l, err := s.client.ReadLine(ctx)
+		if len(l) > 0 {
+			lines = append(lines, string(l))
+		}
+		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) {
+			break
+		}
+	}
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":7,"result":{"content":[`) ||
+		!strings.Contains(lines[1], `"id":7,"error":{"code":-32000`) {
+		t.Fatalf("got lines %q, want the half line then the shim's error for id 7", lines)
+	}
+	if got := s.finish(); got != 1 {
+		t.Errorf("exit status %d, want 1 (the child's)", got)
+	}
+	es := s.entries()
+	for _, want := range []string{"partial_line_terminated", "pending_failed", "exited"} {
+		if find(es, want) == nil {
+			t.Errorf("no %s; events %v", want, events(es))
+		}
+	}
+}
+
+// TestRestartReplaysHandshake: the second call dies with the child, the third
+// works on the same client session after a restart and a replayed handshake.
+func TestRestartReplaysHandshake(t *testing.T) {
+	s := start(t, true, []string{"--backoff", "50ms"}, "fixture", "healthy", "--crash-on-call", "2")
+	legacy := s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.call("2", "tools/list", `{}`)
+	if r := s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"one"}}`); !strings.Contains(r, `"one"`) {
+		t.Fatalf("call 1 = %s", r)
+	}
+	if r := s.call("4", "tools/call", `{"name":"echo","arguments":{"text":"two"}}`); !strings.Contains(r, `"code":-32000`) {
+		t.Fatalf("call 2 = %s, want the shim's -32000 error", r)
+	}
+	if r := s.call("5", "tools/call", `{"name":"echo","arguments":{"text":"three"}}`); !strings.Contains(r, `"three"`) {
+		t.Fatalf("call 3 = %s, want an answer from the restarted server", r)
+	}
+	_ = legacy
+	s.finish()
+	es := s.entries()
+	runs := map[string]bool{}
+	for _, e := range es {
+		runs[e.Run] = true
+	}
+	if len(runs) != 2 {
+		t.Errorf("got %d runs, want 2", len(runs))
+	}
+	for _, want := range []string{"restart_scheduled", "handshake_replayed", "pending_failed"} {
+		if find(es, want) == nil {
+			t.Errorf("no %s; events %v", want, events(es))
+		}
+	}
+	calls := 0
+	for _, e := range es {
+		if e.Event == "tool_call_received" && e.Str("request_id") == "4" {
+			calls++
+		}
+	}
+	if calls != 1 {
+		t.Errorf("tool call 4 was sent %d times, want exactly 1", calls)
+	}
+}
+
+// TestCrashLoopGivesUp: a server that dies right after every handshake is
+// restarted up to the cap, then the shim exits with its status.
+func TestCrashLoopGivesUp(t *testing.T) {
+	s := start(t, true, []string{"--backoff", "20ms", "--max-restarts", "3"}, "fixture", "healthy", "--crash-after-handshake")
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	done := make(chan int, 1)
+	go func() {
+		err := s.cmd.Wait()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			done <- ee.ExitCode()
+		}
+		done <- 0
+	}()
+	select {
+	case got := <-done:
+		if got != 3 {
+			t.Fatalf("exit status %d, want 3 (the child's)", got)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the shim did not give up")
+	}
+	es := s.entries()
+	if rx := find(es, "restarts_exhausted"); rx == nil {
+		t.Fatalf("no restarts_exhausted; events %v", events(es))
+	}
+	n := 0
+	for _, e := range es {
+		if e.Event == "restart_scheduled" {
+			n++
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d restarts, want 3", n)
+	}
+}
+
+func TestHandshakeTimeout(t *testing.T) {
+	s := start(t, true, []string{"--handshake-timeout", "200ms"}, "fixture", "silent")
+	time.Sleep(600 * time.Millisecond)
+	s.finish()
+	ht := find(s.entries(), "handshake_timeout")
+	if ht == nil || ht.Str("last_event") != "spawned_no_initialize" {
+		t.Fatalf("handshake_timeout = %+v, want last_event spawned_no_initialize", ht)
+	}
+}
+
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}
+
+// TestShutdownLadder: a server that ignores stdin EOF and SIGTERM is killed
+// after the grace steps, and nothing of its group is left.
+func TestShutdownLadder(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real-time shutdown ladder")
+	}
+	s := start(t, true, []string{"--kill-grace", "300ms"}, "fixture", "stubborn")
+	s.call("1", "initialize", initParams)
+	begin := time.Now()
+	got := s.finish()
+	if got != 128+9 {
+		t.Errorf("exit status %d, want 137 (SIGKILL)", got)
+	}
+	if d := time.Since(begin); d > 5*time.Second {
+		t.Errorf("shutdown took %v", d)
+	}
+	es := s.entries()
+	var sigs []string
+	for _, e := range es {
+		if e.Event == "kill_requested" {
+			sigs = append(sigs, e.Str("signal"))
+		}
+	}
+	if strings.Join(sigs, ",") != "SIGTERM,SIGKILL" {
+		t.Errorf("kill_requested signals %v, want SIGTERM then SIGKILL", sigs)
+	}
+	if pid := find(es, "spawned"); pid != nil && !processGone(pid.PID) {
+		t.Errorf("child %d still running", pid.PID)
+	}
+}
+
+// TestGrandchildIsReaped: a grandchild holding stdout does not keep the shim
+// alive, and is killed with the group.
+func TestGrandchildIsReaped(t *testing.T) {
+	s := start(t, true, nil, "fixture", "grandchild")
+	s.call("1", "initialize", initParams)
+	time.Sleep(100 * time.Millisecond)
+	pgid := find(s.entries(), "spawned").PID
+	s.finish()
+	if left := groupMembers(pgid); len(left) > 0 {
+		t.Fatalf("process group %d still has live members %v after the shim exited", pgid, left)
+	}
+}
+
+// groupMembers lists the live (not zombie) processes of a process group:
+// a killed orphan stays a zombie until PID 1 reaps it.
+func groupMembers(pgid int) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		stat, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...
+		rest := stat[bytes.LastIndexByte(stat, ')')+2:]
+		f := strings.Fields(string(rest))
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" {
+			out = append(out, d.Name())
+		}
+	}
+	return out
+}
+
+func TestLedgerUnwritableCarriesOn(t *testing.T) {
+	bin := builtShim(t)
+	dir := t.TempDir()
+	os.Chmod(dir, 0o500)
+	if os.Geteuid() == 0 {
+		// root ignores directory permissions: use a path under a regular file instead.
+		f := filepath.Join(dir, "file")
+		os.Chmod(dir, 0o700)
+		os.WriteFile(f, nil, 0o600)
+		dir = f
+	}
+	cmd := exec.Command(bin, "--ledger", filepath.Join(dir, "sub", "l.jsonl"), "--", bin, "fixture", "healthy")
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + "}\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), `"serverInfo"`) {
+		t.Errorf("the session did not carry on: stdout %q", out.String())
+	}
+	if !strings.Contains(errb.String(), "cannot be opened") {
+		t.Errorf("no clear stderr line about the ledger:\n%s", errb.String())
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"--name", "x"}, {"--capture", "bodies", "--", "true"}, {"--bogus", "--", "true"}} {
+		var stderr bytes.Buffer
+		if got := run(context.Background(), args, nil, strings.NewReader(""), io.Discard, &stderr); got != exitUsage {
+			t.Errorf("run(%q) = %d, want %d", args, got, exitUsage)
+		}
+		if !strings.Contains(stderr.String(), "usage") {
+			t.Errorf("run(%q): no usage on stderr", args)
+		}
+	}
+}
+
+func TestDeriveName(t *testing.T) {
+	cases := map[string]string{
+		"npx -y @modelcontextprotocol/server-filesystem /tmp":                 "server-filesystem",
+		"npx -y @modelcontextprotocol/server-memory@2025.1.1":                 "server-memory",
+		"uvx mcp-server-git --repository .":                                   "mcp-server-git",
+		"node /Users/dev/work/acme-mcp/dist/index.js":                         "acme-mcp",
+		"python3 -m weather_server":                                           "weather_server",
+		"python3 ./report_server.py":                                          "report_server",
+		"docker run -i --rm -e TOKEN ghcr.io/github/github-mcp-server:latest": "github-mcp-server",
+		"/usr/local/bin/my-server --flag":                                     "my-server",
+	}
+	for cmd, want := range cases {
+		if got := deriveName(strings.Fields(cmd)); got != want {
+			t.Errorf("deriveName(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
