@@ -58,6 +58,7 @@ const (
 	ExternalAttempt   = "external_attempt"
 	ExternalResult    = "external_result"
 	ExternalDenied    = "external_denied"
+	ForgedEvent       = "forged_event" // a server claimed an event only the shim may write
 
 	// transport
 	StdoutNoise           = "stdout_noise"

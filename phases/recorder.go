@@ -177,6 +177,15 @@ func (r *Recorder) handle(it item) {
 		case Exited:
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
 			r.tracker.Stop()
+		case ExternalAttempt:
+			if rec.Run == "" { // the egress witness does not know runs: the tracker does
+				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
+				rec.Fields = append(rec.Fields, r.tracker.Context()...)
+			}
+		case ExternalResult, ExternalDenied:
+			if rec.Run == "" {
+				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
+			}
 		case HandshakeReplayed:
 			r.tracker.Replayed()
 		case KillRequested:

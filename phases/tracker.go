@@ -108,6 +108,36 @@ func (t *Tracker) Expire(now time.Time) []Record {
 	return []Record{t.rec(now, Handshake, HandshakeTimeout, F("last_event", last), F("timeout_ms", t.HandshakeTimeout))}
 }
 
+// Context describes where the run is, for evidence that arrives from
+// outside the traffic (the egress witness): the phase, whether the handshake
+// was done, and the tool calls in flight. With exactly one call in flight the
+// attempt is on its behalf.
+func (t *Tracker) Context() []Field {
+	phase := Launch
+	switch {
+	case t.hs == hsDone:
+		phase = Execution
+		if len(t.pending[FromClient]) == 0 {
+			phase = Discovery
+		}
+	case t.hs != hsNone:
+		phase = Handshake
+	}
+	var ids, tools []string
+	for id, p := range t.pending[FromClient] {
+		if p.method == "tools/call" {
+			ids = append(ids, id)
+			tools = append(tools, p.tool)
+		}
+	}
+	sort.Strings(ids)
+	fields := []Field{F("run_phase", string(phase)), F("before_handshake", t.hs != hsDone), F("in_flight", ids)}
+	if len(ids) == 1 {
+		fields = append(fields, F("request_id", ids[0]), F("tool", tools[0]))
+	}
+	return fields
+}
+
 // Replayed marks the handshake done: the shim gave a restarted child the
 // client's session itself.
 func (t *Tracker) Replayed() {

@@ -36,7 +36,9 @@ type Config struct {
 	// ReplayTimeout bounds the handshake replay to a restarted child; default 10s.
 	ReplayTimeout time.Duration
 	// OnServerStderr sees each stderr line of the child (for server-reported events).
-	OnServerStderr func(run string, line []byte)
+	OnServerStderr func(run string, pid int, line []byte)
+	// Witnessed says whether outbound connections are witnessed (recorded in spawn_requested).
+	Witnessed bool
 }
 
 // event kinds the supervisor's loop waits on besides the child's exit.
@@ -264,7 +266,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	fields := []phases.Field{
 		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
 		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(lookupEnv(spec.Env, "PATH"))),
-		phases.F("generation", s.gen),
+		phases.F("generation", s.gen), phases.F("egress", egressWord(s.cfg.Witnessed)),
 	}
 	if prev != "" {
 		fields = append(fields, phases.F("previous_run", prev))
@@ -305,12 +307,12 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		stdoutDone <- r.Run()
 	}()
 	stderrDone := make(chan struct{})
-	run := s.run
+	run, pid := s.run, s.pid
 	go func() {
 		defer close(stderrDone)
 		forwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
 			if s.cfg.OnServerStderr != nil {
-				s.cfg.OnServerStderr(run, line)
+				s.cfg.OnServerStderr(run, pid, line)
 			}
 		})
 	}()
@@ -505,6 +507,15 @@ func (s *Supervisor) handshakeAt() time.Time {
 	s.hsMu.Lock()
 	defer s.hsMu.Unlock()
 	return s.hsAt
+}
+
+// egressWord says whether outbound connections of the run are witnessed: a
+// run that is not says so rather than claiming nothing happened.
+func egressWord(witnessed bool) string {
+	if witnessed {
+		return "witnessed"
+	}
+	return "unwitnessed"
 }
 
 func sigName(sig os.Signal) string {

@@ -20,6 +20,7 @@ import (
 	"github.com/mcpshim/mcpshim/jsonrpc"
 	"github.com/mcpshim/mcpshim/phases"
 	"github.com/mcpshim/mcpshim/supervisor"
+	"github.com/mcpshim/mcpshim/witness"
 )
 
 // shimFlags are the flags of `mcpshim [flags] -- COMMAND [ARG...]`.
@@ -41,6 +42,8 @@ type shimFlags struct {
 	restartWindow    time.Duration
 	stableAfter      time.Duration
 	permafail        string
+	egressWitness    bool
+	egressDeny       hostList
 }
 
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
@@ -62,6 +65,8 @@ func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in")
 	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count")
 	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
+	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
+	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
 }
 
 func (f *shimFlags) policy() (supervisor.Policy, error) {
@@ -153,13 +158,22 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	env := c.env
+	var egress *witness.Witness
+	if f.egressWitness {
+		if egress, err = startWitness(rec, f.egressDeny); err != nil {
+			fmt.Fprintf(stderr, "mcpshim: %v; carrying on unwitnessed\n", err)
+		} else {
+			env = append(append([]string(nil), env...), egress.Env()...)
+		}
+	}
 	var guard []string
 	if exe, err := os.Executable(); err == nil {
 		guard = []string{exe, "guard"}
 	}
 	status := supervisor.Run(ctx, supervisor.Config{
 		Name:        f.name,
-		Spec:        supervisor.Spec{Path: command[0], Args: command[1:], Env: c.env},
+		Spec:        supervisor.Spec{Path: command[0], Args: command[1:], Env: env},
 		Guard:       guard,
 		Recorder:    rec,
 		ClientIn:    c.stdin,
@@ -170,7 +184,13 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Policy:      policy,
 		Signals:     sigs,
 		DivertNoise: f.divertNoise,
+		Witnessed:   egress != nil,
+
+		OnServerStderr: serverEvents(rec),
 	})
+	if egress != nil {
+		egress.Close() // its last results reach the ledger before it closes
+	}
 	rec.Close()
 	return status
 }

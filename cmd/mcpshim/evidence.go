@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim/mcpshim/witness"
+)
+
+// serverEvents folds the phase events a server reports on its stderr (seed
+// 002's logfmt or a JSON object with phase and event) into the ledger under
+// the current run with origin "server". The line still reaches the client's
+// log unchanged. A server cannot forge an event only the shim may write: such
+// a claim is recorded as forged_event instead.
+func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
+	return func(run string, pid int, line []byte) {
+		ev, ok := witness.ParseServerEvent(line)
+		if !ok {
+			return
+		}
+		fields := make([]phases.Field, 0, len(ev.Fields)+1)
+		for _, kv := range ev.Fields {
+			fields = append(fields, phases.F(kv[0], phases.Redact(kv[1])))
+		}
+		event := ev.Event
+		if phases.ShimOwned(event) {
+			fields = append(fields, phases.F("claimed", event))
+			event = phases.ForgedEvent
+		}
+		rec.Emit(phases.Record{Time: time.Now(), Run: run, PID: pid, Origin: phases.OriginServer,
+			Phase: phases.Phase(ev.Phase), Event: event, Fields: fields})
+	}
+}
+
+// startWitness starts the egress witness: a loopback proxy the child is
+// pointed at, recording every outbound connection with the phase the run
+// was in and the tool calls in flight.
+func startWitness(rec *phases.Recorder, deny []string) (*witness.Witness, error) {
+	w, err := witness.Start(witness.Config{
+		Deny: deny,
+		OnAttempt: func(a witness.Attempt) {
+			rec.Emit(phases.Record{Time: a.Start, Origin: "witness", Phase: phases.Execution, Event: phases.ExternalAttempt,
+				Fields: []phases.Field{phases.F("action_id", a.ID), phases.F("host", a.Host), phases.F("port", a.Port),
+					phases.F("scheme", a.Scheme), phases.F("method", a.Method)}})
+		},
+		OnResult: func(r witness.Result) {
+			event := phases.ExternalResult
+			if r.Status == witness.StatusDenied {
+				event = phases.ExternalDenied
+			}
+			fields := []phases.Field{phases.F("action_id", r.ID), phases.F("status", r.Status), phases.F("bytes_out", r.BytesOut),
+				phases.F("bytes_in", r.BytesIn), phases.F("duration_ms", r.Duration), phases.F("tls", r.TLS)}
+			if r.HTTPStatus != 0 {
+				fields = append(fields, phases.F("http_status", r.HTTPStatus))
+			}
+			if r.Err != "" {
+				fields = append(fields, phases.F("error", phases.Redact(r.Err)))
+			}
+			rec.Emit(phases.Record{Time: time.Now(), Origin: "witness", Phase: phases.Execution, Event: event, Fields: fields})
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("egress witness: %w", err)
+	}
+	return w, nil
+}
+
+// hostList is a repeatable, comma-separated flag.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+func (h *hostList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*h = append(*h, s)
+		}
+	}
+	return nil
+}
