@@ -62,7 +62,6 @@ type Supervisor struct {
 	gen      int
 	tail     *Tail
 	everHS   bool
-	heldLast bool // the client relay's last line was held (client relay goroutine only)
 	mem      memory
 	own      chan []byte // answers to the shim's own requests, swallowed from the child's stdout
 	ownSeq   int
@@ -107,11 +106,6 @@ func (s *Supervisor) relayClient() {
 		Dst:        jsonrpc.NewWire(s.childIn),
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
-		Observe: func(l *jsonrpc.Line) {
-			if !s.heldLast { // a held line is recorded when it is delivered
-				s.cfg.Recorder.Line(phases.FromClient, l)
-			}
-		},
 	}
 	err := r.Run()
 	s.events <- loopEvent{clientEOF: true, err: err}
@@ -119,7 +113,6 @@ func (s *Supervisor) relayClient() {
 
 func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	forward, r := s.sess.fromClient(l)
-	s.heldLast = r.held
 	for _, p := range r.answer {
 		s.answer(p, "is not running")
 	}
@@ -129,7 +122,19 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	for _, id := range r.late {
 		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
 	}
+	if forward {
+		each(&l.Msg, s.mem.noteClient)
+		s.record(phases.FromClient, l)
+	}
 	return forward
+}
+
+// record hands a line to the recorder as Route lets it through, just before
+// its last bytes are written (a non-blocking enqueue): recorded after the
+// write, a fast answer could reach the ledger before its request.
+func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
+	l.End = time.Now()
+	s.cfg.Recorder.Line(dir, l)
 }
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
@@ -141,6 +146,8 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		return false
 	}
 	s.sess.fromServer(&l.Msg)
+	s.noteHandshake(l)
+	s.record(phases.FromServer, l)
 	return !(s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && !l.Truncated && !l.Unterminated)
 }
 
@@ -483,9 +490,7 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 	if !l.Forwarded && l.Msg.IsResponse() {
 		return // the answer to one of the shim's own requests
 	}
-	s.noteHandshake(l)
 	s.mem.noteServer(l)
-	s.cfg.Recorder.Line(phases.FromServer, l)
 }
 
 // noteHandshake remembers when the child completed a handshake, for the
@@ -493,7 +498,7 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 // or a modern request).
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
 	if l.Msg.Kind == jsonrpc.Response && s.handshakeAt().IsZero() {
-		s.setHandshake(l.End)
+		s.setHandshake(time.Now())
 	}
 }
 
