@@ -28,6 +28,10 @@ type LedgerOptions struct {
 	JSON bool
 	// Color colours text events (only on a terminal, never with NO_COLOR).
 	Color bool
+	// OnRecord, when set, sees every record after it was written (redacted
+	// exactly as on disk). It runs on the recorder's goroutine and must not
+	// block: an exporter queues and drops.
+	OnRecord func(*Record)
 }
 
 // Ledger appends records to a file and prints them. It is not safe for
@@ -141,6 +145,9 @@ func (l *Ledger) Write(r *Record) {
 	r.Encode(&l.buf)
 	l.print(r, l.buf.Bytes())
 	l.append(l.buf.Bytes())
+	if l.opts.OnRecord != nil {
+		l.opts.OnRecord(r)
+	}
 }
 
 func (l *Ledger) writeLost(run string, pid int) {
