@@ -192,7 +192,13 @@ var fixtures = map[string]struct {
 // healthy is the healthy server with its option-driven faults.
 func healthy(name string, o options, st stdio) *server {
 	s := newServer(name, st)
-	s.tools = namedTools(o.tools)
+	names := o.tools
+	if file, ok := strings.CutPrefix(names, "@"); ok {
+		// Read at start: a test changes the file between restarts.
+		b, _ := os.ReadFile(file)
+		names = strings.TrimSpace(string(b))
+	}
+	s.tools = namedTools(names)
 	s.pageSize = o.pageSize
 	s.crashOnCall = o.crashOnCall
 	s.crashAfterHandshake = o.crashAfterHandshake
@@ -259,7 +265,7 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.IntVar(&o.crashOnCall, "crash-on-call", 0, "die mid-response on the Nth tools/call (exit 1)")
 	fs.BoolVar(&o.crashAfterHandshake, "crash-after-handshake", false, "exit 3 right after the handshake completes")
 	fs.IntVar(&o.listChangedAfter, "list-changed-after", 0, "send notifications/tools/list_changed after the Nth tools/call")
-	fs.StringVar(&o.tools, "tools", "echo,add", "comma-separated tool names")
+	fs.StringVar(&o.tools, "tools", "echo,add", "comma-separated tool names, or @FILE to read them from FILE at start")
 	fs.IntVar(&o.pageSize, "page-size", 0, "tools per tools/list page (0: one page)")
 	fs.Int64Var(&o.size, "size", 64<<20, "huge-response: bytes in the response line")
 	fs.DurationVar(&o.sleepFor, "for", time.Hour, "sleep: how long to sleep")

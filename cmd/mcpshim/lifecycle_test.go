@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+
+	"github.com/mcpshim/mcpshim/testfixtures"
+)
+
+// TestToolsChangedAfterRestart: the restarted server offers other tools; the
+// shim tells the client and records what was added and removed.
+func TestToolsChangedAfterRestart(t *testing.T) {
+	tools := filepath.Join(t.TempDir(), "tools")
+	os.WriteFile(tools, []byte("echo,add"), 0o600)
+	s := start(t, true, []string{"--backoff", "10ms"}, "fixture", "healthy", "--crash-on-call", "1", "--tools", "@"+tools)
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.call("2", "tools/list", `{}`)
+	os.WriteFile(tools, []byte("echo,search"), 0o600)
+	s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"x"}}`) // dies; the restart reads the new list
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		line, err := s.client.ReadLine(ctx)
+		if err != nil && len(line) == 0 {
+			t.Fatalf("no notifications/tools/list_changed: %v", err)
+		}
+		if strings.Contains(string(line), `"notifications/tools/list_changed"`) {
+			break
+		}
+	}
+	s.finish()
+	ch := find(s.entries(), "tools_changed_after_restart")
+	if ch == nil || fmt.Sprint(ch.Strs("added")) != "[search]" || fmt.Sprint(ch.Strs("removed")) != "[add]" {
+		t.Fatalf("tools_changed_after_restart = %+v, want added [search] removed [add]", ch)
+	}
+}
+
+// TestSignalForwarded: SIGTERM to the shim reaches the server's group, is
+// recorded, and ends the session without a restart.
+func TestSignalForwarded(t *testing.T) {
+	s := start(t, true, nil, "fixture", "healthy")
+	s.call("1", "initialize", initParams)
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	// The shim ends by itself: read to EOF before closing stdin, so the
+	// client leaving cannot be what stopped it.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		if _, err := s.client.ReadLine(ctx); err != nil && !errors.Is(err, testfixtures.ErrNotJSON) {
+			break
+		}
+	}
+	got := s.finish()
+	if got != 128+int(syscall.SIGTERM) {
+		t.Errorf("exit status %d, want %d (the server died of the forwarded SIGTERM)", got, 128+int(syscall.SIGTERM))
+	}
+	es := s.entries()
+	sr := find(es, "signal_received")
+	if sr == nil || sr.Str("signal") != "SIGTERM" || !sr.Bool("forwarded") {
+		t.Errorf("signal_received = %+v, want SIGTERM forwarded", sr)
+	}
+	if find(es, "restart_scheduled") != nil {
+		t.Errorf("restarted after the shim was told to stop")
+	}
+}
+
+// TestClientStdoutClosed: a client that vanishes (its read end closed) does
+// not kill the shim silently with SIGPIPE: it is recorded and the server stopped.
+func TestClientStdoutClosed(t *testing.T) {
+	bin := builtShim(t)
+	ledger := filepath.Join(t.TempDir(), "l.jsonl")
+	cmd := exec.Command(bin, "--ledger", ledger, "--kill-grace", "200ms", "--", bin, "fixture", "stderr-chatty")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the client is gone
+	for i := range 3 {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("the shim did not end after its client vanished")
+	}
+	stdin.Close()
+	data, _ := os.ReadFile(ledger)
+	if !bytes.Contains(data, []byte(`"reason":"stdout_closed"`)) {
+		t.Fatalf("no client_disconnected stdout_closed in the ledger:\n%s", data)
+	}
+}
+
+// TestTerminalHint drives the shim from a terminal, as a person trying it by
+// hand would: it says it is meant for an MCP client, then carries on.
+func TestTerminalHint(t *testing.T) {
+	bin := builtShim(t)
+	cmd := exec.Command(bin, "--ledger", "off", "--", bin, "fixture", "healthy")
+	var stderr lockedBuffer
+	stderr.b = &bytes.Buffer{}
+	cmd.Stderr = &stderr
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout = tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	fmt.Fprintf(ptmx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":%s}`+"\n", initParams)
+	r := bufio.NewReader(ptmx)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		line, err := r.ReadString('\n')
+		if strings.Contains(line, `"serverInfo"`) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("no answer through the terminal: %v", err)
+		}
+	}
+	ptmx.Write([]byte{4}) // ^D: EOF at the terminal
+	waitOrKill(t, cmd, 10*time.Second)
+	if !strings.Contains(stderr.String(), "meant to be launched by an MCP client") {
+		t.Errorf("no terminal hint on stderr:\n%s", stderr.String())
+	}
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func waitOrKill(t *testing.T, cmd *exec.Cmd, d time.Duration) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Errorf("%s did not end within %v", cmd.Path, d)
+	}
+}
+
+// TestNoProcessLeftBehind spawns and ends the shim 200 times — SIGKILL to the
+// shim, SIGTERM, client EOF, crash loops, servers with grandchildren — and
+// counts the processes left over: zero.
+func TestNoProcessLeftBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("200 real shims")
+	}
+	bin := builtShim(t)
+	marker := fmt.Sprintf("MCPSHIM_LEAKTEST=%d", os.Getpid())
+	ways := []string{"sigkill", "sigterm", "eof", "crashloop"}
+	for i := range 200 {
+		way := ways[i%len(ways)]
+		fixture := []string{"fixture", "grandchild"}
+		if way == "crashloop" {
+			fixture = []string{"fixture", "healthy", "--crash-after-handshake"}
+		}
+		args := append([]string{"--ledger", "off", "--quiet", "--backoff", "1ms", "--kill-grace", "100ms", "--", bin}, fixture...)
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), marker)
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":%s}`+"\n", initParams)
+		fmt.Fprintln(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		bufio.NewReader(stdout).ReadString('\n') // the server is up (or the shim answered for it)
+		switch way {
+		case "sigkill":
+			cmd.Process.Kill()
+		case "sigterm":
+			cmd.Process.Signal(syscall.SIGTERM)
+		case "eof":
+			stdin.Close()
+		}
+		go io.Copy(io.Discard, stdout)
+		waitOrKill(t, cmd, 15*time.Second)
+		stdin.Close()
+	}
+	// Orphans of a SIGKILLed shim are ended by its guard; give them a moment.
+	var left []string
+	for try := 0; try < 50; try++ {
+		left = processesWith(marker)
+		if len(left) == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if len(left) > 0 {
+		t.Fatalf("%d processes left over: %v", len(left), left)
+	}
+}
+
+// processesWith lists live processes whose environment holds marker.
+func processesWith(marker string) []string {
+	var out []string
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(marker+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		out = append(out, d.Name()+":"+strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
+	return out
+}
