@@ -82,6 +82,13 @@ func (r *Relay) Run() error {
 		streaming, started = false, false
 	}
 	observe := func(chunk []byte) {
+		if len(l.Data)+len(chunk) > hold && cap(l.Data) < maxObs {
+			// A long line: take the whole observation buffer at once instead of
+			// growing by appends, which kept old and new arrays alive together.
+			grown := make([]byte, len(l.Data), maxObs)
+			copy(grown, l.Data)
+			l.Data = grown
+		}
 		if room := maxObs - len(l.Data); room > 0 {
 			if len(chunk) > room {
 				chunk = chunk[:room]
