@@ -192,13 +192,22 @@ func (l *Ledger) append(line []byte) {
 func (l *Ledger) rotate() {
 	// Another shim sharing the file may have rotated it already.
 	if st, err := os.Stat(l.opts.Path); err == nil && st.Size() > l.opts.MaxSize {
-		_ = os.Rename(l.opts.Path, RotatedName(l.opts.Path, time.Now()))
+		to := RotatedName(l.opts.Path, time.Now())
+		for i := 2; fileExists(to); i++ { // never replace an earlier rotation
+			to = strings.TrimSuffix(RotatedName(l.opts.Path, time.Now()), ".jsonl") + fmt.Sprintf("-%d.jsonl", i)
+		}
+		_ = os.Rename(l.opts.Path, to)
 	}
 	l.f.Close()
 	l.f = nil
 	if err := l.open(); err != nil {
 		l.say("ledger %s: cannot reopen after rotation: %v", l.opts.Path, err)
 	}
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // RotatedName is where a full ledger file goes: name.20261129T154000.123Z.jsonl.

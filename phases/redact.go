@@ -37,7 +37,14 @@ func Redact(s string) string {
 				return m[:sp+1] + Redacted
 			})
 		case 1:
-			s = re.ReplaceAllString(s, "${1}"+Redacted)
+			s = re.ReplaceAllStringFunc(s, func(m string) string {
+				sub := re.FindStringSubmatch(m)
+				switch strings.ToLower(sub[2]) {
+				case "bearer", "basic", "token", Redacted:
+					return m // "Authorization: Bearer …" was handled above
+				}
+				return sub[1] + Redacted
+			})
 		case len(secretPatterns) - 1:
 			s = re.ReplaceAllString(s, "://"+Redacted+"@")
 		default:

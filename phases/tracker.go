@@ -300,16 +300,13 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *jsonrpc.Msg) []Record 
 	case dir == FromServer && m.Method == "notifications/tools/list_changed":
 		return []Record{t.rec(now, Discovery, ToolsListChanged)}
 	case m.Method == "notifications/cancelled":
+		// A side cancels a request it sent itself.
 		reqID := jsonrpc.Member(m.Params, "requestId")
-		other := FromServer
-		if dir == FromServer {
-			other = FromClient
-		}
-		p, ok := t.pending[other][string(reqID)]
+		p, ok := t.pending[dir][string(reqID)]
 		if !ok {
 			return nil
 		}
-		delete(t.pending[other], string(reqID))
+		delete(t.pending[dir], string(reqID))
 		return []Record{t.rec(now, Execution, RequestCancelled, F("request_id", string(reqID)), F("method", p.method),
 			F("reason", jsonrpc.String(jsonrpc.Member(m.Params, "reason"))), F("latency_ms", now.Sub(p.at)))}
 	}
