@@ -47,9 +47,9 @@ func fieldOf(r Record, key string) any {
 }
 
 const (
-	trInitReq   = `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"}}}`
-	trInitResp  = `< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"2"}}}`
-	trInited = `> {"jsonrpc":"2.0","method":"notifications/initialized"}`
+	trInitReq  = `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"c","version":"1"}}}`
+	trInitResp = `< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"2"}}}`
+	trInited   = `> {"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
 
 func TestTrackerEvents(t *testing.T) {
@@ -112,9 +112,9 @@ func TestTrackerEvents(t *testing.T) {
 
 func TestTrackerToolCallOutcomes(t *testing.T) {
 	for body, want := range map[string]string{
-		`"result":{"content":[]}`:                              "success",
-		`"result":{"isError":true,"content":[]}`:               "is_error",
-		`"result":{"resultType":"input_required"}`:             "input_required",
+		`"result":{"content":[]}`:                             "success",
+		`"result":{"isError":true,"content":[]}`:              "is_error",
+		`"result":{"resultType":"input_required"}`:            "input_required",
 		`"error":{"code":-32602,"message":"unknown tool: x"}`: "rpc_error",
 	} {
 		rs := feed(t, &Tracker{}, `> {"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x"}}`,
