@@ -1,0 +1,192 @@
+package interop
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+)
+
+// teeArg, as the test binary's first argument, makes it a recording tee
+// instead of a test run: `interop.test -interop.tee PREFIX -- COMMAND ARG...`.
+const teeArg = "-interop.tee"
+
+// bins are the programs the suite runs, built or found once in TestMain.
+var bins struct {
+	shim, gosdkServer, mcpgoServer string
+	self                           string // this test binary, for the tee
+	node, python                   string // "" when not installed
+	modules                        string // interop/node_modules, "" when not installed
+}
+
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == teeArg {
+		os.Exit(runTee(os.Args[2:]))
+	}
+	flag.Parse()
+	os.Exit(setUp(m))
+}
+
+func setUp(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mcpshim-interop-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "interop: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	for _, b := range []struct {
+		dst *string
+		pkg string
+	}{
+		{&bins.shim, "github.com/mcpshim/mcpshim/cmd/mcpshim"},
+		{&bins.gosdkServer, "./testdata/gosdk-server"},
+		{&bins.mcpgoServer, "./testdata/mcpgo-server"},
+	} {
+		*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
+		out, err := exec.Command("go", "build", "-o", *b.dst, b.pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "interop: go build %s: %v\n%s", b.pkg, err, out)
+			return 1
+		}
+	}
+	if bins.self, err = os.Executable(); err != nil {
+		fmt.Fprintf(os.Stderr, "interop: %v\n", err)
+		return 1
+	}
+	bins.node, _ = exec.LookPath("node")
+	bins.python, _ = exec.LookPath("python3")
+	if abs, err := filepath.Abs("node_modules"); err == nil {
+		if _, err := os.Stat(filepath.Join(abs, ".package-lock.json")); err == nil {
+			bins.modules = abs
+		}
+	}
+	return m.Run()
+}
+
+// need skips t under -short when a tool of the suite is missing, and fails it
+// otherwise: CI always installs them (.ci/install-interop.sh).
+func need(t *testing.T, what string) {
+	t.Helper()
+	var missing string
+	switch what {
+	case "node":
+		if bins.node == "" {
+			missing = "node is not on PATH"
+		} else if bins.modules == "" {
+			missing = "interop/node_modules is missing: run npm ci --prefix interop"
+		}
+	case "python3":
+		if bins.python == "" {
+			missing = "python3 is not on PATH"
+		}
+	case "":
+	default:
+		t.Fatalf("need(%q): unknown tool", what)
+	}
+	if missing == "" {
+		return
+	}
+	if testing.Short() {
+		t.Skip(missing)
+	}
+	t.Fatal(missing)
+}
+
+// teeArgv is argv run behind a recording tee that writes PREFIX.in and PREFIX.out.
+func teeArgv(prefix string, argv []string) []string {
+	return append([]string{bins.self, teeArg, prefix, "--"}, argv...)
+}
+
+// runTee is the recording tee: it runs COMMAND, relays stdin to it and its
+// stdout back unchanged, and appends every byte it reads, before passing it
+// on, to PREFIX.in (from stdin) and PREFIX.out (from the command's stdout).
+// Recording what was read rather than what was written keeps the record whole
+// when the next hop has gone. It passes SIGTERM, SIGINT and SIGHUP on to the
+// command and exits with the command's status.
+func runTee(args []string) int {
+	if len(args) < 3 || args[1] != "--" {
+		fmt.Fprintln(os.Stderr, "usage: interop.test -interop.tee PREFIX -- COMMAND [ARG...]")
+		return 2
+	}
+	// A reader that left is not a reason to stop recording what the command says.
+	signal.Ignore(syscall.SIGPIPE)
+	prefix, argv := args[0], args[2:]
+	in, err := os.Create(prefix + ".in")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tee: %v\n", err)
+		return 2
+	}
+	out, err := os.Create(prefix + ".out")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tee: %v\n", err)
+		return 2
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tee: %v\n", err)
+		return 2
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tee: %v\n", err)
+		return 2
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "tee: start %s: %v\n", argv[0], err)
+		return 127
+	}
+	// The client's signals are meant for the server: pass them on.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range sigs {
+			_ = cmd.Process.Signal(sig)
+		}
+	}()
+	go func() {
+		relay(stdin, os.Stdin, in)
+		stdin.Close()
+	}()
+	relay(os.Stdout, stdout, out)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "tee: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// relay copies src to dst, recording every byte read in rec; after a write
+// to dst fails it goes on reading and recording until src ends.
+func relay(dst io.Writer, src io.Reader, rec io.Writer) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			rec.Write(buf[:n])
+			if dst != nil {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					dst = nil
+				}
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
