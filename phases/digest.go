@@ -1,9 +1,11 @@
 package phases
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -13,30 +15,60 @@ import (
 // without old locks silently mismatching.
 const DigestVersion = "sha256/v1:"
 
-// ToolDigest returns a tool's name and the digest of its canonical definition:
-// sha256 over the JSON of name, description, inputSchema, outputSchema and
-// annotations with keys sorted and no insignificant whitespace.
+// ToolDigest returns a tool definition's name and its DigestVersion digest:
+// hex SHA-256 over the canonical JSON of its name, description, inputSchema,
+// outputSchema and annotations. Canonical means object keys sorted, no
+// insignificant whitespace, no HTML escaping, numbers as the server wrote
+// them; an absent field and a null one are the same. Other members (title,
+// icons, _meta) do not count. The probe, the lock and the ledger share it.
 func ToolDigest(raw []byte) (name, digest string, err error) {
-	var t struct {
-		Name         string `json:"name"`
-		Description  any    `json:"description,omitempty"`
-		InputSchema  any    `json:"inputSchema,omitempty"`
-		OutputSchema any    `json:"outputSchema,omitempty"`
-		Annotations  any    `json:"annotations,omitempty"`
+	name, digest, _, err = ToolDigests(raw)
+	return name, digest, err
+}
+
+// ToolDigests is ToolDigest plus the shape digest: the same without the
+// name, so that equal shapes under different names show a probable rename.
+func ToolDigests(raw []byte) (name, digest, shape string, err error) {
+	var def map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&def); err != nil {
+		return "", "", "", fmt.Errorf("tool definition: %w", err)
 	}
-	if err := json.Unmarshal(raw, &t); err != nil {
-		return "", "", fmt.Errorf("tool definition: %w", err)
+	name, ok := def["name"].(string)
+	if !ok || name == "" {
+		return "", "", "", ErrToolNoName
 	}
-	if t.Name == "" {
-		return "", "", fmt.Errorf("tool definition has no name")
+	picked := map[string]any{}
+	for _, f := range []string{"name", "description", "inputSchema", "outputSchema", "annotations"} {
+		if v := def[f]; v != nil {
+			picked[f] = v
+		}
 	}
-	// Marshalling decoded values sorts object keys: the canonical form.
-	canon, err := json.Marshal(t)
-	if err != nil {
-		return "", "", err
+	if digest, err = canonicalDigest(picked); err != nil {
+		return "", "", "", fmt.Errorf("tool %s: %w", name, err)
 	}
-	sum := sha256.Sum256(canon)
-	return t.Name, DigestVersion + hex.EncodeToString(sum[:]), nil
+	delete(picked, "name")
+	if shape, err = canonicalDigest(picked); err != nil {
+		return "", "", "", fmt.Errorf("tool %s: %w", name, err)
+	}
+	return name, digest, shape, nil
+}
+
+// ErrToolNoName is a tool definition without a name.
+var ErrToolNoName = errors.New("tool definition has no name")
+
+// canonicalDigest hashes v's canonical JSON: encoding/json sorts map keys,
+// and every object of a decoded definition is a map.
+func canonicalDigest(v any) (string, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+	return DigestVersion + hex.EncodeToString(sum[:]), nil
 }
 
 // SurfaceDigest digests a whole tool surface: the sorted name=digest pairs.

@@ -8,50 +8,47 @@ import (
 // Redacted replaces every secret Redact finds.
 const Redacted = "[REDACTED]"
 
-var secretPatterns = []*regexp.Regexp{
-	// Authorization: Bearer xxx / Basic xxx
-	regexp.MustCompile(`(?i)\b(bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`),
-	// key=value, key: value, "key":"value" for secret-looking keys
-	regexp.MustCompile(`(?i)((?:api[_-]?key|access[_-]?key|secret|token|password|passwd|pwd|auth|credential|client[_-]?secret|private[_-]?key)[A-Za-z0-9_-]*"?\s*[:=]\s*"?)([^\s"',&;]{4,})`),
-	// well-known token shapes
-	regexp.MustCompile(`\b(sk|pk|rk)-[A-Za-z0-9_-]{8,}`),
-	regexp.MustCompile(`\b(ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{10,}`),
-	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`),
-	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), // JWT
-	regexp.MustCompile(`(?i)://[^/\s:@]+:[^/\s@]+@`),                                   // user:pass@ in URLs
+// secretKey matches names whose value is a credential: api_key, X-Api-Key,
+// access_token, client_secret, password, X-Amz-Signature, sig, credentials.
+const secretKey = `[A-Za-z0-9_.-]*(?i:key|token|secret|password|passwd|pwd|signature|sig|credentials?)`
+
+var secretKeyName = regexp.MustCompile(`^` + secretKey + `$`)
+
+// secretPatterns run in order; later ones may see earlier replacements.
+var secretPatterns = []struct {
+	re   *regexp.Regexp
+	repl string
+}{
+	// Header-style authorization: the scheme and the credential both go.
+	{regexp.MustCompile(`(?i)\b(authorization"?\s*[=:]\s*"?)(?:(?:bearer|basic|token|digest)\s+)?[^\s"'&,;]+`), "${1}" + Redacted},
+	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/-]{8,}=*`), "${1} " + Redacted},
+	{regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`), "://" + Redacted + "@"},
+	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), Redacted},
+	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), Redacted},
+	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`), Redacted},
+	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), Redacted},
+	{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), Redacted},
+	{regexp.MustCompile(`\b(` + secretKey + `)("?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&,;]+)`), "${1}${2}" + Redacted},
 }
 
-// Redact replaces token-like values in s with Redacted. It errs on the side
-// of hiding: a ledger that leaks the credential it was meant to investigate
-// makes the incident worse (seed 002).
+// Redact replaces token-like values in s with "[REDACTED]": Bearer and
+// Authorization credentials, URL user:password, JWTs, OpenAI-style sk-,
+// GitHub, Slack and AWS access keys, and the value after key=, token=,
+// secret=, password= and similar names (also as `name: value` and JSON).
+// It errs towards hiding: a log line loses a word rather than leaks a secret.
 func Redact(s string) string {
-	if s == "" {
-		return s
-	}
-	for i, re := range secretPatterns {
-		switch i {
-		case 0:
-			s = re.ReplaceAllStringFunc(s, func(m string) string {
-				sp := strings.IndexAny(m, " \t")
-				return m[:sp+1] + Redacted
-			})
-		case 1:
-			s = re.ReplaceAllStringFunc(s, func(m string) string {
-				sub := re.FindStringSubmatch(m)
-				switch strings.ToLower(sub[2]) {
-				case "bearer", "basic", "token", Redacted:
-					return m // "Authorization: Bearer …" was handled above
-				}
-				return sub[1] + Redacted
-			})
-		case len(secretPatterns) - 1:
-			s = re.ReplaceAllString(s, "://"+Redacted+"@")
-		default:
-			s = re.ReplaceAllString(s, Redacted)
-		}
+	for _, p := range secretPatterns {
+		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
+}
+
+// RedactField hides the whole value of a field named like a secret.
+func RedactField(key, val string) string {
+	if val != "" && secretKeyName.MatchString(key) {
+		return Redacted
+	}
+	return Redact(val)
 }
 
 // RedactArgs redacts an argv: token-like values, and the value after a flag

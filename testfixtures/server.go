@@ -75,7 +75,7 @@ type server struct {
 	tools     []tool
 	pageSize  int // tools per tools/list page; 0 means one page
 
-	initDelay           time.Duration // before answering initialize or server/discover
+	initDelay           time.Duration // once, before answering the first initialize or server/discover
 	rejectInit          string        // non-empty: initialize fails with -32602 and this message
 	wedgeOnInit         string        // non-empty: on the handshake, log this on stderr and never answer again
 	crashOnCall         int           // the Nth tools/call dies mid-response
@@ -92,6 +92,13 @@ type server struct {
 	calls   int  // tools/call requests seen
 	samples int  // sampling requests sent
 	wedged  bool // wedgeOnInit has fired
+}
+
+// slowStart waits initDelay once per process: a slow server is slow to
+// start, not slow at every handshake attempt (a dual-era client tries two).
+func (s *server) slowStart() {
+	time.Sleep(s.initDelay)
+	s.initDelay = 0
 }
 
 // newServer returns a healthy two-era server with no tools.
@@ -194,7 +201,7 @@ func (s *server) initialize(m message) error {
 	if s.wedge() {
 		return nil
 	}
-	time.Sleep(s.initDelay)
+	s.slowStart()
 	if s.rejectInit != "" {
 		return s.replyError(m.ID, codeInvalidParams, s.rejectInit)
 	}
@@ -220,7 +227,7 @@ func (s *server) discover(m message) error {
 	if s.wedge() {
 		return nil
 	}
-	time.Sleep(s.initDelay)
+	s.slowStart()
 	err := s.reply(m.ID, struct {
 		SupportedVersions []string              `json:"supportedVersions"`
 		Capabilities      map[string]any        `json:"capabilities"`

@@ -6,6 +6,7 @@ package witness
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/mcpshim/mcpshim/phases"
 	"io"
 	"regexp"
 	"strconv"
@@ -49,20 +50,20 @@ func ParseServerEvent(line []byte) (ev ServerEvent, ok bool) {
 	if !ok {
 		return ServerEvent{}, false
 	}
-	var phases, events int
+	var nPhase, nEvent int
 	for _, p := range pairs {
 		switch p[0] {
 		case "phase":
-			phases++
-			ev.Phase = Redact(p[1])
+			nPhase++
+			ev.Phase = phases.Redact(p[1])
 		case "event":
-			events++
-			ev.Event = Redact(p[1])
+			nEvent++
+			ev.Event = phases.Redact(p[1])
 		default:
-			ev.Fields = append(ev.Fields, [2]string{p[0], redactField(p[0], p[1])})
+			ev.Fields = append(ev.Fields, [2]string{p[0], phases.RedactField(p[0], p[1])})
 		}
 	}
-	if phases != 1 || events != 1 || ev.Phase == "" || ev.Event == "" {
+	if nPhase != 1 || nEvent != 1 || ev.Phase == "" || ev.Event == "" {
 		return ServerEvent{}, false
 	}
 	return ev, true
@@ -170,49 +171,4 @@ func closingQuote(s string) int {
 		}
 	}
 	return -1
-}
-
-const redacted = "[REDACTED]"
-
-// secretKey matches names whose value is a credential: api_key, X-Api-Key,
-// access_token, client_secret, password, X-Amz-Signature, sig, credentials.
-const secretKey = `[A-Za-z0-9_.-]*(?i:key|token|secret|password|passwd|pwd|signature|sig|credentials?)`
-
-var secretKeyName = regexp.MustCompile(`^` + secretKey + `$`)
-
-// secretPatterns run in order; later ones may see earlier replacements.
-var secretPatterns = []struct {
-	re   *regexp.Regexp
-	repl string
-}{
-	// Header-style authorization: the scheme and the credential both go.
-	{regexp.MustCompile(`(?i)\b(authorization"?\s*[=:]\s*"?)(?:(?:bearer|basic|token|digest)\s+)?[^\s"'&,;]+`), "${1}" + redacted},
-	{regexp.MustCompile(`(?i)\b(bearer)\s+[A-Za-z0-9._~+/-]{8,}=*`), "${1} " + redacted},
-	{regexp.MustCompile(`://[^/\s:@]+:[^/\s@]+@`), "://" + redacted + "@"},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), redacted},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`), redacted},
-	{regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`), redacted},
-	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), redacted},
-	{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), redacted},
-	{regexp.MustCompile(`\b(` + secretKey + `)("?\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s"'&,;]+)`), "${1}${2}" + redacted},
-}
-
-// Redact replaces token-like values in s with "[REDACTED]": Bearer and
-// Authorization credentials, URL user:password, JWTs, OpenAI-style sk-,
-// GitHub, Slack and AWS access keys, and the value after key=, token=,
-// secret=, password= and similar names (also as `name: value` and JSON).
-// It errs towards hiding: a log line loses a word rather than leaks a secret.
-func Redact(s string) string {
-	for _, p := range secretPatterns {
-		s = p.re.ReplaceAllString(s, p.repl)
-	}
-	return s
-}
-
-// redactField hides the whole value of a field named like a secret.
-func redactField(key, val string) string {
-	if val != "" && secretKeyName.MatchString(key) {
-		return redacted
-	}
-	return Redact(val)
 }

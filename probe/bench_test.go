@@ -1,0 +1,77 @@
+package probe
+
+import (
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuTime is this process's own user+system CPU time; the probed servers
+// are children and not counted.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchFleet probes targets once per iteration and reports the wall time
+// and the probe's own CPU time per run.
+func benchFleet(b *testing.B, targets []Target, opts Options) {
+	opts.Env = testEnv()
+	var wall, cpu time.Duration
+	for b.Loop() {
+		start, cpu0 := time.Now(), cpuTime(b)
+		results := Run(b.Context(), targets, opts)
+		wall += time.Since(start)
+		cpu += cpuTime(b) - cpu0
+		counts := map[Outcome]int{}
+		for _, r := range results {
+			counts[r.Outcome]++
+		}
+		b.Logf("%d servers, deadline %s, parallel %d: %v in %s, probe CPU %s", len(targets), opts.Timeout, opts.Parallel, counts, time.Since(start).Round(time.Millisecond), (cpuTime(b) - cpu0).Round(time.Millisecond))
+	}
+	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/op")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+}
+
+// The speed goal: 100 servers, 3 silent, a 2s deadline, on 2 cores.
+// Run with: go test -run '^$' -bench Fleet100 -benchtime 1x ./probe/
+func BenchmarkFleet100(b *testing.B) {
+	var targets []Target
+	for i := range 100 {
+		t := fixture("healthy")
+		if i%33 == 32 {
+			t = fixture("silent")
+		}
+		t.Name = fmt.Sprintf("%s-%d", t.Name, i)
+		targets = append(targets, t)
+	}
+	benchFleet(b, targets, Options{Timeout: 2 * time.Second, Parallel: 16})
+}
+
+// Seed 000's fleet of 14: nine healthy at 0.2s, two at 2.5s, three silent,
+// a 5s deadline, one at a time and sixteen at a time.
+func BenchmarkSeedFleet(b *testing.B) {
+	var targets []Target
+	for i := range 14 {
+		var t Target
+		switch {
+		case i < 9:
+			t = edgeTarget("slow-start", "200ms")
+		case i < 11:
+			t = edgeTarget("slow-start", "2500ms")
+		default:
+			t = fixture("silent")
+		}
+		t.Name = fmt.Sprintf("%s-%d", t.Name, i)
+		targets = append(targets, t)
+	}
+	for _, parallel := range []int{1, 16} {
+		b.Run(fmt.Sprintf("parallel-%d", parallel), func(b *testing.B) {
+			benchFleet(b, targets, Options{Timeout: 5 * time.Second, Parallel: parallel})
+		})
+	}
+}

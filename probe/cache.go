@@ -1,0 +1,127 @@
+package probe
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// TTL is how long a result is reused. Outcomes that only a person can change
+// last an hour; READY a quarter of an hour; a timeout or an unreachable
+// server not at all, since the next minute may differ and a server that was
+// slow once must not be treated as absent all day.
+func TTL(o Outcome) time.Duration {
+	switch o {
+	case Ready:
+		return 15 * time.Minute
+	case Exited, ProtocolError, AuthRequired:
+		return time.Hour
+	}
+	return 0
+}
+
+// Cache remembers probe results per server definition, and the READY set of
+// each fleet's last probe. The zero Cache is empty; Save writes it atomically.
+type Cache struct {
+	path    string
+	Entries map[string]cacheEntry `json:"entries"` // by fingerprint
+	Fleets  map[string]fleetState `json:"fleets"`
+}
+
+type cacheEntry struct {
+	Until  time.Time `json:"until"`
+	Result Result    `json:"result"`
+}
+
+type fleetState struct {
+	At    time.Time `json:"at"`
+	Ready []string  `json:"ready"`
+}
+
+// OpenCache reads the cache at path. A missing or unreadable cache is an
+// empty one: the cost is a re-probe, never an error.
+func OpenCache(path string) *Cache {
+	c := &Cache{}
+	if data, err := os.ReadFile(path); err != nil || json.Unmarshal(data, c) != nil {
+		c = &Cache{} // a half-decoded cache is not trusted either
+	}
+	c.path = path
+	if c.Entries == nil {
+		c.Entries = map[string]cacheEntry{}
+	}
+	if c.Fleets == nil {
+		c.Fleets = map[string]fleetState{}
+	}
+	return c
+}
+
+// fingerprint identifies a server definition: any change to its command,
+// environment, URL or headers, or to the forced protocol, is a new server.
+func fingerprint(t Target, opts Options) string {
+	data, _ := json.Marshal(struct {
+		Target   Target
+		Protocol string
+	}{t, opts.Protocol}) // maps marshal with sorted keys
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+// Lookup returns t's result if one is still within its lifetime. A server
+// with a canary is never answered from the cache: the canary's point is now.
+func (c *Cache) Lookup(t Target, opts Options, now time.Time) (Result, bool) {
+	for _, cn := range opts.Canaries {
+		if cn.Server == t.Name {
+			return Result{}, false
+		}
+	}
+	e, ok := c.Entries[fingerprint(t, opts)]
+	if !ok || !now.Before(e.Until) || e.Result.Server != t.Name {
+		return Result{}, false
+	}
+	e.Result.Cached = true
+	return e.Result, true
+}
+
+// Store remembers r for as long as its outcome's TTL.
+func (c *Cache) Store(t Target, opts Options, r Result) {
+	key := fingerprint(t, opts)
+	ttl := TTL(r.Outcome)
+	if ttl <= 0 || r.CanaryFailed() {
+		delete(c.Entries, key)
+		return
+	}
+	r.Cached = false
+	c.Entries[key] = cacheEntry{Until: r.Started.Add(ttl), Result: r}
+}
+
+// LastReady returns the READY servers of fleet's previous probe.
+func (c *Cache) LastReady(fleet string) ([]string, bool) {
+	f, ok := c.Fleets[fleet]
+	return f.Ready, ok
+}
+
+// SetReady records the READY servers of fleet's probe.
+func (c *Cache) SetReady(fleet string, ready []string, at time.Time) {
+	c.Fleets[fleet] = fleetState{At: at, Ready: ready}
+}
+
+// Save drops expired entries and writes the cache atomically.
+func (c *Cache) Save(now time.Time) error {
+	for k, e := range c.Entries {
+		if !now.Before(e.Until) {
+			delete(c.Entries, k)
+		}
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("encode cache: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return fmt.Errorf("write %s: %w", c.path, err)
+	}
+	return writeFileAtomic(c.path, data, 0o600)
+}

@@ -1,0 +1,93 @@
+package probe
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestTTL(t *testing.T) {
+	cases := map[Outcome]time.Duration{
+		Ready: 15 * time.Minute, Timeout: 0, Exited: time.Hour, ProtocolError: time.Hour,
+		AuthRequired: time.Hour, Unreachable: 0,
+	}
+	for o, want := range cases {
+		if got := TTL(o); got != want {
+			t.Errorf("TTL(%s) = %s, want %s", o, got, want)
+		}
+	}
+}
+
+func TestCacheLifetimes(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpshim", "probe-cache.json")
+	now := time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)
+	ready := Target{Name: "ready", Command: "srv"}
+	crashed := Target{Name: "crashed", Command: "srv", Args: []string{"--bad"}}
+	slow := Target{Name: "slow", Command: "srv", Args: []string{"--slow"}}
+	c := OpenCache(path)
+	c.Store(ready, Options{}, Result{Server: "ready", Outcome: Ready, Started: now})
+	c.Store(crashed, Options{}, Result{Server: "crashed", Outcome: Exited, Started: now})
+	c.Store(slow, Options{}, Result{Server: "slow", Outcome: Timeout, Started: now})
+	if err := c.Save(now); err != nil {
+		t.Fatal(err)
+	}
+	c = OpenCache(path)
+	cases := []struct {
+		target Target
+		after  time.Duration
+		hit    bool
+	}{
+		{ready, 14 * time.Minute, true},
+		{ready, 15 * time.Minute, false},
+		{crashed, 59 * time.Minute, true},
+		{crashed, time.Hour, false},
+		{slow, 0, false},
+	}
+	for _, cs := range cases {
+		r, hit := c.Lookup(cs.target, Options{}, now.Add(cs.after))
+		if hit != cs.hit || (hit && (!r.Cached || r.Server != cs.target.Name)) {
+			t.Errorf("Lookup(%s) %s later: got hit=%v %+v, want hit=%v", cs.target.Name, cs.after, hit, r, cs.hit)
+		}
+	}
+}
+
+func TestCacheKeysOnDefinition(t *testing.T) {
+	now := time.Now()
+	c := OpenCache(filepath.Join(t.TempDir(), "c.json"))
+	withToken := Target{Name: "report", Command: "srv", Env: map[string]string{"REPORT_API_TOKEN": "a"}}
+	c.Store(withToken, Options{}, Result{Server: "report", Outcome: Ready, Started: now})
+	other := withToken
+	other.Env = map[string]string{"REPORT_API_TOKEN": "b"}
+	if _, hit := c.Lookup(other, Options{}, now); hit {
+		t.Errorf("Lookup with another token: got a hit, want a re-probe")
+	}
+	if _, hit := c.Lookup(withToken, Options{Protocol: LegacyVersion}, now); hit {
+		t.Errorf("Lookup with another forced protocol: got a hit, want a re-probe")
+	}
+	cn, _ := ParseCanary(`report:x:{}:.`)
+	if _, hit := c.Lookup(withToken, Options{Canaries: []Canary{cn}}, now); hit {
+		t.Errorf("Lookup with a canary on the server: got a hit, want a re-probe")
+	}
+	if _, hit := c.Lookup(withToken, Options{}, now); !hit {
+		t.Errorf("Lookup of the same definition: got a miss, want a hit")
+	}
+}
+
+func TestUnreadableCacheIsEmpty(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	os.WriteFile(path, []byte(`{"entries": {"x": `), 0o600)
+	c := OpenCache(path)
+	if len(c.Entries) != 0 || len(c.Fleets) != 0 {
+		t.Fatalf("OpenCache of a torn file: got %d entries, want an empty cache", len(c.Entries))
+	}
+	c.SetReady("fleet", []string{"a", "b"}, time.Now())
+	if err := c.Save(time.Now()); err != nil {
+		t.Fatalf("Save over a torn cache: %v", err)
+	}
+	if got, ok := OpenCache(path).LastReady("fleet"); !ok || !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("LastReady after Save: got %v %v, want [a b]", got, ok)
+	}
+}

@@ -1,0 +1,38 @@
+package probe
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+// Tool is one listed tool, identified by digests of its canonical definition.
+type Tool struct {
+	Name   string `json:"name"`
+	Digest string `json:"digest"` // over name, description, inputSchema, outputSchema, annotations
+	// ShapeDigest is the same without the name: equal shapes under different
+	// names are a probable rename.
+	ShapeDigest string `json:"shape_digest"`
+}
+
+// DigestPrefix versions the digest (see phases.ToolDigest).
+const DigestPrefix = phases.DigestVersion
+
+// ToolDigest returns a tool definition's name and digest; see phases.ToolDigest.
+func ToolDigest(raw json.RawMessage) (name, digest string, err error) {
+	t, err := NewTool(raw)
+	return t.Name, t.Digest, err
+}
+
+// NewTool digests one tool definition from a tools/list result.
+func NewTool(raw json.RawMessage) (Tool, error) {
+	name, digest, shape, err := phases.ToolDigests(raw)
+	if errors.Is(err, phases.ErrToolNoName) {
+		return Tool{}, ErrBadTool
+	}
+	if err != nil {
+		return Tool{}, err
+	}
+	return Tool{Name: name, Digest: digest, ShapeDigest: shape}, nil
+}

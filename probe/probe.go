@@ -1,0 +1,217 @@
+// Package probe shakes hands with MCP servers under one deadline per server and
+// sorts each into an outcome that says what a person should do about it.
+//
+// A probe launches a stdio server (or POSTs to a Streamable HTTP one), speaks
+// server/discover falling back to initialize, lists every page of tools, may
+// call one read-only canary tool, and then stops the server with its whole
+// process group. Every read, on every transport, is bounded by the same
+// deadline: a server that answers the handshake and then goes silent gives up
+// on time. The package also owns the tool digest, the lock file that pins a
+// fleet's tool surface, and the per-outcome result cache.
+package probe
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+// Outcome is the verdict on one server.
+type Outcome string
+
+// Seed 000's four outcomes are the ledger's words; the remote ones are the probe's own.
+const (
+	// Ready: the handshake completed and tools were listed.
+	Ready Outcome = phases.OutcomeReady
+	// Timeout: no answer before the deadline. Time may fix it; config will not.
+	Timeout Outcome = phases.OutcomeTimeout
+	// Exited: the stdio server died or could not be started.
+	Exited Outcome = phases.OutcomeExited
+	// ProtocolError: the server answered and refused, or spoke something other than JSON-RPC.
+	ProtocolError Outcome = phases.OutcomeProtocolError
+	// Unreachable: a remote server refused the connection or its name did not resolve.
+	Unreachable Outcome = "UNREACHABLE"
+	// AuthRequired: a remote server answered 401 or 403.
+	AuthRequired Outcome = "AUTH_REQUIRED"
+)
+
+// Retryable reports whether a second attempt could change the outcome: only
+// waiting fixes a timeout or a server that is not up yet.
+func (o Outcome) Retryable() bool { return o == Timeout || o == Unreachable }
+
+// Protocol versions the probe speaks.
+const (
+	// ModernVersion is the stateless era, negotiated by server/discover.
+	ModernVersion = "2026-07-28"
+	// LegacyVersion is the initialize era the fallback declares.
+	LegacyVersion = "2025-11-25"
+)
+
+// Last confirmed events of a TIMEOUT: how far the probe got before the
+// deadline. The handshake states are the ledger's words.
+const (
+	// SpawnedNoInitialize: the server was started but the handshake never reached it.
+	SpawnedNoInitialize = phases.SpawnedNoInitialize
+	// InitializeReceivedNoResponse: the handshake request was delivered and never answered.
+	InitializeReceivedNoResponse = phases.InitializeReceivedNoResponse
+	// ToolsListNoResponse: the handshake was answered, tools/list was not.
+	ToolsListNoResponse = "tools_list_no_response"
+	// CanaryNoResponse: tools were listed, the canary's tools/call was not answered.
+	CanaryNoResponse = "canary_no_response"
+)
+
+var (
+	// ErrBadCanary is returned by ParseCanary for a spec it cannot read.
+	ErrBadCanary = errors.New("canary must be SERVER:TOOL:{json args}:REGEX")
+	// ErrLockMalformed is returned for a lock file that cannot be trusted.
+	ErrLockMalformed = errors.New("malformed lock file")
+	// ErrBadTool is returned for a tool definition without a string name.
+	ErrBadTool = errors.New("tool definition has no name")
+
+	// errClosed: the server closed stdout, or exited, before answering.
+	errClosed = errors.New("server closed stdout")
+)
+
+// Target is one server to probe: a command for stdio, or a URL for Streamable HTTP.
+type Target struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"` // added to Options.Env
+	Dir     string            `json:"dir,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// Remote reports whether the target is probed over HTTP.
+func (t Target) Remote() bool { return t.URL != "" }
+
+// Options apply to every server of a run.
+type Options struct {
+	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
+	Parallel int           // servers probed at once; default 16
+	Retries  int           // further attempts after a retryable outcome
+	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
+	Env      []string      // the environment stdio servers start from
+	Canaries []Canary      // run against the servers they name, after listing
+	// OnDone is called once per server with its final result, never concurrently.
+	OnDone func(Result)
+}
+
+// Implementation is a server's self-description.
+type Implementation struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Step is one confirmed event of a probe, for the ledger's timeline.
+type Step struct {
+	At time.Time `json:"at"`
+	// spawned, spawn_failed, request_sent, response_received, no_response,
+	// notification_sent, tools_listed, deadline, exited (on its own), stopped (by the probe)
+	Event  string `json:"event"`
+	Method string `json:"method,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Result is what one server's probe established.
+type Result struct {
+	Server     string          `json:"server"`
+	Transport  string          `json:"transport"` // "stdio" or "http"
+	Outcome    Outcome         `json:"outcome"`
+	Detail     string          `json:"detail"` // the reason, verbatim where the server gave one
+	Started    time.Time       `json:"started"`
+	Elapsed    time.Duration   `json:"elapsed_ns"`
+	Attempts   int             `json:"attempts"`
+	Protocol   string          `json:"protocol,omitempty"`
+	ServerInfo *Implementation `json:"server_info,omitempty"`
+	Tools      []Tool          `json:"tools"`
+	Warnings   []string        `json:"warnings,omitempty"`
+	Canaries   []CanaryResult  `json:"canaries,omitempty"`
+
+	LastEvent    string   `json:"last_event,omitempty"` // TIMEOUT: one of SpawnedNoInitialize...
+	StderrActive bool     `json:"stderr_active,omitempty"`
+	StderrTail   []string `json:"stderr_tail,omitempty"` // redacted
+	ExitStatus   string   `json:"exit_status,omitempty"`
+	HTTPStatus   int      `json:"http_status,omitempty"`
+	Realm        string   `json:"realm,omitempty"` // AUTH_REQUIRED: the WWW-Authenticate realm
+
+	Timeline []Step `json:"timeline"`
+	Cached   bool   `json:"cached,omitempty"`
+}
+
+// ToolNames returns the listed tool names, sorted.
+func (r *Result) ToolNames() []string {
+	names := make([]string, len(r.Tools))
+	for i, t := range r.Tools {
+		names[i] = t.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// CanaryFailed reports whether any canary judged the server broken.
+func (r *Result) CanaryFailed() bool {
+	for _, c := range r.Canaries {
+		if !c.OK {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *Options) withDefaults() Options {
+	out := *o
+	if out.Timeout <= 0 {
+		out.Timeout = 5 * time.Second
+	}
+	if out.Parallel <= 0 {
+		out.Parallel = 16
+	}
+	return out
+}
+
+// Run probes every target, at most Options.Parallel at once and started in
+// the order given, and returns the results in that order. A retryable outcome
+// is tried again up to Options.Retries times; the others would only fail the
+// same way twice.
+func Run(ctx context.Context, targets []Target, opts Options) []Result {
+	opts = opts.withDefaults()
+	results := make([]Result, len(targets))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var doneMu sync.Mutex
+	for range min(opts.Parallel, len(targets)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(targets); i = int(next.Add(1) - 1) {
+				results[i] = Probe(ctx, targets[i], opts)
+				if opts.OnDone != nil {
+					doneMu.Lock()
+					opts.OnDone(results[i])
+					doneMu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return results
+}
+
+// Probe probes one target, retrying a retryable outcome up to Options.Retries
+// times. The result describes the last attempt.
+func Probe(ctx context.Context, t Target, opts Options) Result {
+	opts = opts.withDefaults()
+	var r Result
+	for attempt := 1; ; attempt++ {
+		r = probeOnce(ctx, t, opts)
+		r.Attempts = attempt
+		if !r.Outcome.Retryable() || attempt > opts.Retries || ctx.Err() != nil {
+			return r
+		}
+	}
+}

@@ -1,0 +1,488 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// transport carries JSON-RPC to one server. Answers arrive on channels so the
+// session can wait on several requests and the deadline at once.
+type transport interface {
+	// send delivers a request; its answer, or the reason there will be none,
+	// arrives exactly once on the returned channel.
+	send(ctx context.Context, req request) <-chan answer
+	// notify delivers a notification.
+	notify(ctx context.Context, req request) error
+	// delivered reports whether any request is known to have reached the server.
+	delivered() bool
+	// stop ends the exchange, stopping whatever was started, and records what
+	// only the end reveals (exit status, stderr) in r.
+	stop(r *Result)
+}
+
+type request struct {
+	ID      int64 // 0 for a notification
+	Method  string
+	Params  any
+	Version string // the Mcp-Protocol-Version header on HTTP; "" before negotiation
+}
+
+func (q request) encode() ([]byte, error) {
+	msg := struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int64  `json:"id,omitempty"`
+		Method  string `json:"method"`
+		Params  any    `json:"params,omitempty"`
+	}{"2.0", q.ID, q.Method, q.Params}
+	return json.Marshal(msg)
+}
+
+type answer struct {
+	at     time.Time
+	result json.RawMessage
+	rpcErr *rpcError
+	err    error // no answer will come: the stream closed, the deadline passed...
+}
+
+// rpcError is a JSON-RPC error object; its message is reported verbatim.
+type rpcError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *rpcError) Error() string { return e.Message }
+
+// protocolError is a reply the probe cannot use.
+type protocolError struct{ msg string }
+
+func (e *protocolError) Error() string { return e.msg }
+
+// noiseError is stdout that is not JSON-RPC.
+type noiseError struct{ line []byte }
+
+func (e *noiseError) Error() string {
+	return fmt.Sprintf("stdout is not JSON-RPC: %q", truncate(string(e.line), 120))
+}
+
+// statusError is an HTTP status that is not a JSON-RPC answer.
+type statusError struct {
+	code         int
+	status       string
+	realm        string
+	authenticate string // the WWW-Authenticate header
+}
+
+func (e *statusError) Error() string { return "HTTP " + e.status }
+
+// unreachableError is a connection that could not be made.
+type unreachableError struct{ err error }
+
+func (e *unreachableError) Error() string { return e.err.Error() }
+func (e *unreachableError) Unwrap() error { return e.err }
+
+// session speaks MCP over a transport: the handshake in either era, every
+// page of tools/list, and the canaries.
+type session struct {
+	target  Target
+	opts    Options
+	tr      transport
+	r       *Result
+	nextID  int64
+	modern  bool
+	caps    map[string]json.RawMessage // nil when the server sent none
+	waiting string                     // the method a timeout would be reported against
+	stage   string                     // the last confirmed event, for a timeout
+	noise   []byte                     // the first stdout line that was not JSON-RPC
+}
+
+func probeOnce(ctx context.Context, t Target, opts Options) Result {
+	r := Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	var tr transport
+	if t.Remote() {
+		r.Transport = "http"
+		tr = newHTTPTransport(t)
+	} else {
+		deadline, _ := ctx.Deadline()
+		p, err := startStdio(t, opts.Env, deadline, &r)
+		if err != nil {
+			r.Outcome, r.Detail, r.Elapsed = Exited, err.Error(), time.Since(r.Started)
+			r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
+			return r
+		}
+		tr = p
+	}
+	s := &session{target: t, opts: opts, tr: tr, r: &r, stage: SpawnedNoInitialize, waiting: "initialize"}
+	err := s.run(ctx)
+	r.Elapsed = time.Since(r.Started)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "deadline", Method: s.waiting})
+	}
+	cancel() // requests still in flight end now, not at the deadline
+	tr.stop(&r)
+	if p, ok := tr.(*stdioProc); ok {
+		s.noise = p.firstNoise()
+	}
+	s.judge(err)
+	return r
+}
+
+// run drives the probe to a verdict: nil means READY.
+func (s *session) run(ctx context.Context) error {
+	if err := s.handshake(ctx); err != nil {
+		return err
+	}
+	if err := s.listTools(ctx); err != nil {
+		return err
+	}
+	return s.runCanaries(ctx)
+}
+
+// judge turns the error that ended the probe into an outcome and its detail.
+func (s *session) judge(err error) {
+	r := s.r
+	var (
+		rpcErr   *rpcError
+		proto    *protocolError
+		noise    *noiseError
+		status   *statusError
+		unreach  *unreachableError
+		deadline = errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+	)
+	switch {
+	case err == nil:
+		r.Outcome = Ready
+		r.Detail = s.readyDetail()
+		if len(r.Tools) == 0 {
+			r.Warnings = append(r.Warnings, "zero tools: the handshake succeeded but no tool is offered")
+		}
+		if s.noise != nil {
+			r.Warnings = append(r.Warnings, (&noiseError{s.noise}).Error())
+		}
+	case deadline && s.noise != nil:
+		// The server wrote, just not JSON-RPC: that, not slowness, is why nothing answered.
+		r.Outcome, r.Detail = ProtocolError, (&noiseError{s.noise}).Error()
+	case deadline:
+		r.Outcome, r.LastEvent = Timeout, s.stage
+		if s.stage == SpawnedNoInitialize && s.tr.delivered() {
+			r.LastEvent = InitializeReceivedNoResponse
+		}
+		r.Detail = fmt.Sprintf("no response to %s within %s", s.waiting, s.opts.Timeout)
+		if n := len(r.StderrTail); n > 0 {
+			r.Detail += fmt.Sprintf("; stderr active, last: %s", r.StderrTail[n-1])
+		}
+	case errors.Is(err, errClosed):
+		r.Outcome = Exited
+		r.Detail = "closed stdout without responding"
+		if n := len(r.StderrTail); n > 0 {
+			r.Detail = r.StderrTail[n-1]
+		}
+	case errors.As(err, &noise):
+		r.Outcome, r.Detail = ProtocolError, err.Error()
+	case errors.As(err, &rpcErr), errors.As(err, &proto):
+		r.Outcome, r.Detail = ProtocolError, err.Error()
+	case errors.As(err, &status):
+		r.HTTPStatus, r.Realm = status.code, status.realm
+		r.Outcome, r.Detail = ProtocolError, err.Error()
+		if status.code == 401 || status.code == 403 {
+			r.Outcome = AuthRequired
+			switch {
+			case status.realm != "":
+				r.Detail += fmt.Sprintf(" (realm %q)", status.realm)
+			case status.authenticate != "":
+				r.Detail += " (WWW-Authenticate: " + status.authenticate + ")"
+			}
+		}
+	case errors.As(err, &unreach):
+		r.Outcome, r.Detail = Unreachable, err.Error()
+	default:
+		r.Outcome, r.Detail = ProtocolError, err.Error()
+	}
+}
+
+func (s *session) readyDetail() string {
+	var b strings.Builder
+	if info := s.r.ServerInfo; info != nil {
+		b.WriteString(strings.TrimSpace(info.Name + " " + info.Version))
+		b.WriteString(", ")
+	}
+	fmt.Fprintf(&b, "protocol %s, %d tool", s.r.Protocol, len(s.r.Tools))
+	if len(s.r.Tools) != 1 {
+		b.WriteString("s")
+	}
+	return b.String()
+}
+
+// send starts a request and records it on the timeline.
+func (s *session) send(ctx context.Context, method string, params any, version string) <-chan answer {
+	s.nextID++
+	s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "request_sent", Method: method})
+	return s.tr.send(ctx, request{ID: s.nextID, Method: method, Params: params, Version: version})
+}
+
+// received records an answer on the timeline.
+func (s *session) received(method string, a answer) {
+	st := Step{At: a.at, Event: "response_received", Method: method}
+	switch {
+	case a.err != nil:
+		st.Event, st.Detail = "no_response", a.err.Error()
+	case a.rpcErr != nil:
+		st.Detail = fmt.Sprintf("error %d: %s", a.rpcErr.Code, a.rpcErr.Message)
+	}
+	s.r.Timeline = append(s.r.Timeline, st)
+}
+
+// call sends a request and waits for its answer or the deadline.
+func (s *session) call(ctx context.Context, method string, params map[string]any) (answer, error) {
+	s.waiting = method
+	ch := s.send(ctx, method, s.withMeta(params), s.version())
+	select {
+	case a := <-ch:
+		s.received(method, a)
+		if a.err != nil {
+			return a, a.err
+		}
+		return a, nil
+	case <-ctx.Done():
+		return answer{}, ctx.Err()
+	}
+}
+
+func (s *session) version() string {
+	if s.modern {
+		return ModernVersion
+	}
+	return s.r.Protocol
+}
+
+// clientInfo names the probe to servers.
+var clientInfo = Implementation{Name: "mcpshim-probe", Version: "1"}
+
+// Meta keys of the modern era.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+func modernMeta(version string) map[string]any {
+	return map[string]any{
+		metaProtocolVersion:    version,
+		metaClientInfo:         clientInfo,
+		metaClientCapabilities: map[string]any{},
+	}
+}
+
+// withMeta adds the modern era's per-request _meta to params.
+func (s *session) withMeta(params map[string]any) map[string]any {
+	if !s.modern {
+		return params
+	}
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = modernMeta(ModernVersion)
+	return params
+}
+
+// handshake negotiates an era: server/discover first, then initialize on an
+// error or on no answer within a slice of the budget, as the official SDKs do.
+// A late discover answer still wins over the initialize it raced.
+func (s *session) handshake(ctx context.Context) error {
+	forced := s.opts.Protocol
+	var disc <-chan answer
+	if forced == "" || forced >= ModernVersion {
+		version := ModernVersion
+		if forced != "" {
+			version = forced
+		}
+		s.waiting = "server/discover"
+		disc = s.send(ctx, "server/discover", map[string]any{"_meta": modernMeta(version)}, version)
+		if forced != "" {
+			select {
+			case a := <-disc:
+				s.received("server/discover", a)
+				if a.err != nil {
+					return a.err
+				}
+				if a.rpcErr != nil {
+					return a.rpcErr
+				}
+				return s.acceptDiscover(a, version)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		slice := min(time.Second, s.opts.Timeout/4)
+		timer := time.NewTimer(slice)
+		defer timer.Stop()
+		select {
+		case a := <-disc:
+			s.received("server/discover", a)
+			if a.err != nil && fatal(a.err) {
+				return a.err
+			}
+			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
+				return nil
+			}
+			disc = nil
+		case <-timer.C:
+			// Keep disc: a slow modern server may still answer it.
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+
+	version := LegacyVersion
+	if forced != "" {
+		version = forced
+	}
+	s.waiting = "initialize"
+	init := s.send(ctx, "initialize", map[string]any{
+		"protocolVersion": version,
+		"capabilities":    map[string]any{},
+		"clientInfo":      clientInfo,
+	}, "")
+	for {
+		select {
+		case a := <-init:
+			s.received("initialize", a)
+			if a.err != nil {
+				return a.err
+			}
+			if a.rpcErr != nil {
+				return a.rpcErr
+			}
+			if err := s.acceptInitialize(a); err != nil {
+				return err
+			}
+			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: "notifications/initialized"})
+			return s.tr.notify(ctx, request{Method: "notifications/initialized", Version: s.r.Protocol})
+		case a := <-disc:
+			s.received("server/discover", a)
+			disc = nil
+			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// fatal reports whether a failed server/discover ends the probe rather than
+// falling back: a dead or garbled stream, no connection, or a refusal to
+// authenticate would fail initialize the same way.
+func fatal(err error) bool {
+	var (
+		noise   *noiseError
+		unreach *unreachableError
+		status  *statusError
+	)
+	switch {
+	case errors.Is(err, errClosed), errors.As(err, &noise), errors.As(err, &unreach):
+		return true
+	case errors.As(err, &status):
+		return status.code == 401 || status.code == 403
+	}
+	return false
+}
+
+// acceptDiscover takes a server/discover result if the server speaks version.
+func (s *session) acceptDiscover(a answer, version string) error {
+	var res struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Capabilities      map[string]json.RawMessage `json:"capabilities"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(a.result, &res); err != nil {
+		return &protocolError{fmt.Sprintf("server/discover result: %v", err)}
+	}
+	found := false
+	for _, v := range res.SupportedVersions {
+		found = found || v == version
+	}
+	if !found {
+		return &protocolError{fmt.Sprintf("server/discover: server supports %s, not %s", strings.Join(res.SupportedVersions, ", "), version)}
+	}
+	s.modern, s.r.Protocol, s.caps = true, version, res.Capabilities
+	var info Implementation
+	if raw, ok := res.Meta[metaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
+		s.r.ServerInfo = &info
+	}
+	s.stage = ToolsListNoResponse
+	return nil
+}
+
+func (s *session) acceptInitialize(a answer) error {
+	var res struct {
+		ProtocolVersion string                     `json:"protocolVersion"`
+		Capabilities    map[string]json.RawMessage `json:"capabilities"`
+		ServerInfo      *Implementation            `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(a.result, &res); err != nil {
+		return &protocolError{fmt.Sprintf("initialize result: %v", err)}
+	}
+	s.r.Protocol, s.caps, s.r.ServerInfo = res.ProtocolVersion, res.Capabilities, res.ServerInfo
+	s.stage = ToolsListNoResponse
+	return nil
+}
+
+// maxPages bounds tools/list paging against a server whose cursors never end.
+const maxPages = 1000
+
+// listTools reads every page of tools/list. A server that declares
+// capabilities without tools is not asked, as a client would not ask it.
+func (s *session) listTools(ctx context.Context) error {
+	if _, ok := s.caps["tools"]; s.caps != nil && !ok {
+		s.r.Warnings = append(s.r.Warnings, "the server declares no tools capability")
+		return nil
+	}
+	seen := map[string]bool{}
+	cursor := ""
+	for range maxPages {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		a, err := s.call(ctx, "tools/list", params)
+		if err != nil {
+			return err
+		}
+		if a.rpcErr != nil {
+			return &protocolError{"tools/list: " + a.rpcErr.Message}
+		}
+		var page struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor string            `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(a.result, &page); err != nil {
+			return &protocolError{fmt.Sprintf("tools/list result: %v", err)}
+		}
+		for _, raw := range page.Tools {
+			t, err := NewTool(raw)
+			if err != nil {
+				return &protocolError{fmt.Sprintf("tools/list: %v", err)}
+			}
+			s.r.Tools = append(s.r.Tools, t)
+		}
+		if page.NextCursor == "" {
+			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "tools_listed", Detail: fmt.Sprintf("%d tools", len(s.r.Tools))})
+			s.stage = CanaryNoResponse
+			return nil
+		}
+		if seen[page.NextCursor] {
+			return &protocolError{fmt.Sprintf("tools/list: cursor %q repeats", page.NextCursor)}
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+	return &protocolError{fmt.Sprintf("tools/list: more than %d pages", maxPages)}
+}

@@ -1,0 +1,328 @@
+package probe
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Seed 000's six counterparts, each with the seed's outcome and detail.
+func TestSeedCounterparts(t *testing.T) {
+	cases := []struct {
+		name      string
+		target    Target
+		timeout   time.Duration
+		slow      bool
+		outcome   Outcome
+		detail    string // a substring
+		lastEvent string
+	}{
+		{"instant", fixture("healthy"), 5 * time.Second, false, Ready, "healthy 1.0.0", ""},
+		{"3s delay, 5s deadline", edgeTarget("slow-start"), 5 * time.Second, true, Ready, "slow-start 0.1", ""},
+		{"3s delay, 2s deadline", edgeTarget("slow-start"), 2 * time.Second, true, Timeout, "no response to initialize within 2s", InitializeReceivedNoResponse},
+		{"silent", fixture("silent"), 5 * time.Second, true, Timeout, "no response to initialize within 5s", InitializeReceivedNoResponse},
+		{"crash on launch", fixture("exit-early"), 5 * time.Second, false, Exited, "fatal: missing API key", ""},
+		{"protocol rejection", fixture("protocol-reject"), 5 * time.Second, false, ProtocolError, "unsupported protocolVersion", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.slow && testing.Short() {
+				t.Skip("waits out a real deadline")
+			}
+			t.Parallel()
+			r := probeOne(t, c.target, c.timeout)
+			if r.Outcome != c.outcome || !strings.Contains(r.Detail, c.detail) || r.LastEvent != c.lastEvent {
+				t.Fatalf("probe %v with a %s deadline: got %s %q (last event %q), want %s containing %q (last event %q)",
+					c.target.Args, c.timeout, r.Outcome, r.Detail, r.LastEvent, c.outcome, c.detail, c.lastEvent)
+			}
+			if c.outcome == Timeout && (r.Elapsed < c.timeout || r.Elapsed > c.timeout+2*time.Second) {
+				t.Errorf("probe %v: gave up after %s, want at its %s deadline", c.target.Args, r.Elapsed, c.timeout)
+			}
+		})
+	}
+}
+
+func TestCrashReportsExitStatus(t *testing.T) {
+	r := probeOne(t, fixture("exit-early"), 5*time.Second)
+	if r.ExitStatus != "exit status 1" || r.Detail != "fatal: missing API key" {
+		t.Fatalf("exit-early: got exit %q detail %q, want exit status 1 and the stderr line verbatim", r.ExitStatus, r.Detail)
+	}
+}
+
+// A mistyped command is a verdict, never a crash of the probe (seed 003).
+func TestMissingCommandIsExited(t *testing.T) {
+	cases := []struct{ command, detail string }{
+		{"./no-such-binary", "no such file or directory"},
+		{"no-such-command-mcpshim", "executable file not found in $PATH"},
+	}
+	for _, c := range cases {
+		r := probeOne(t, Target{Name: "ghost", Command: c.command}, 5*time.Second)
+		if r.Outcome != Exited || !strings.Contains(r.Detail, c.detail) {
+			t.Errorf("command %q: got %s %q, want EXITED containing %q", c.command, r.Outcome, r.Detail, c.detail)
+		}
+	}
+}
+
+// The command is looked up in the PATH the server gets, as the client does.
+func TestCommandFoundOnServerPath(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Symlink(os.Args[0], filepath.Join(dir, "fake-server")); err != nil {
+		t.Fatal(err)
+	}
+	target := Target{Name: "on-path", Command: "fake-server", Args: []string{"fixture", "healthy"}, Env: map[string]string{"PATH": dir}}
+	if r := probeOne(t, target, 5*time.Second); r.Outcome != Ready {
+		t.Fatalf("command on the server's PATH %s: got %s %q, want READY", dir, r.Outcome, r.Detail)
+	}
+}
+
+func TestEras(t *testing.T) {
+	cases := []struct {
+		name     string
+		target   Target
+		protocol string
+		outcome  Outcome
+		version  string
+		detail   string
+	}{
+		{"both eras prefer modern", fixture("healthy"), "", Ready, ModernVersion, ""},
+		{"modern only", fixture("modern-only"), "", Ready, ModernVersion, ""},
+		{"legacy only falls back", fixture("legacy-only"), "", Ready, LegacyVersion, ""},
+		{"forced legacy", fixture("healthy"), LegacyVersion, Ready, LegacyVersion, ""},
+		{"forced legacy on modern only", fixture("modern-only"), LegacyVersion, ProtocolError, "", "Method not found"},
+		{"forced modern on legacy only", fixture("legacy-only"), ModernVersion, ProtocolError, "", "Method not found"},
+		{"server pings first", edgeTarget("ping-first"), "", Ready, LegacyVersion, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := probeOne(t, c.target, 5*time.Second, func(o *Options) { o.Protocol = c.protocol })
+			if r.Outcome != c.outcome || r.Protocol != c.version || !strings.Contains(r.Detail, c.detail) {
+				t.Fatalf("probe %v with --protocol %q: got %s protocol %q %q, want %s protocol %q containing %q",
+					c.target.Args, c.protocol, r.Outcome, r.Protocol, r.Detail, c.outcome, c.version, c.detail)
+			}
+		})
+	}
+}
+
+// A server that answers the handshake and then goes silent gives up on time, not never.
+func TestSilentAfterHandshake(t *testing.T) {
+	r := probeOne(t, edgeTarget("list-silent"), time.Second)
+	if r.Outcome != Timeout || r.LastEvent != ToolsListNoResponse || !strings.Contains(r.Detail, "tools/list") {
+		t.Fatalf("list-silent: got %s %q (last event %q), want TIMEOUT on tools/list (%s)", r.Outcome, r.Detail, r.LastEvent, ToolsListNoResponse)
+	}
+	if r.Elapsed > 3*time.Second {
+		t.Errorf("list-silent: gave up after %s, want at its 1s deadline", r.Elapsed)
+	}
+}
+
+// A wedged server that writes on stderr is reported as active, not dead.
+func TestTimeoutReportsStderrActivity(t *testing.T) {
+	r := probeOne(t, fixture("init-no-response"), 1500*time.Millisecond)
+	if r.Outcome != Timeout || !r.StderrActive || !strings.Contains(r.Detail, "fatal_error=Cannot read properties") {
+		t.Fatalf("init-no-response: got %s %q (stderr active %v), want TIMEOUT naming the stderr line", r.Outcome, r.Detail, r.StderrActive)
+	}
+	if r.LastEvent != InitializeReceivedNoResponse {
+		t.Errorf("init-no-response: got last event %q, want %q", r.LastEvent, InitializeReceivedNoResponse)
+	}
+}
+
+func TestTools(t *testing.T) {
+	cases := []struct {
+		name     string
+		target   Target
+		want     []string
+		warning  string
+		protocol string
+	}{
+		{"paged", fixture("healthy", "--tools", "a,b,c,d,e", "--page-size", "2"), []string{"a", "b", "c", "d", "e"}, "", ""},
+		{"paged legacy", fixture("healthy", "--tools", "a,b,c", "--page-size", "1"), []string{"a", "b", "c"}, "", LegacyVersion},
+		{"zero tools", fixture("zero-tools"), []string{}, "zero tools", ""},
+		{"no tools capability", edgeTarget("no-tools-cap"), []string{}, "declares no tools capability", ""},
+		{"banner on stdout", fixture("banner"), []string{"add", "echo"}, `stdout is not JSON-RPC: "Starting Acme MCP server"`, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			r := probeOne(t, c.target, 5*time.Second, func(o *Options) { o.Protocol = c.protocol })
+			got := r.ToolNames()
+			if r.Outcome != Ready || !slices.Equal(got, c.want) {
+				t.Fatalf("probe %v: got %s %q tools %v, want READY with %v", c.target.Args, r.Outcome, r.Detail, got, c.want)
+			}
+			if c.warning != "" && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, c.warning) }) {
+				t.Errorf("probe %v: got warnings %q, want one containing %q", c.target.Args, r.Warnings, c.warning)
+			}
+		})
+	}
+}
+
+// Seed 003's report server: the tool surface shrinks with the credential.
+func TestReportServerSurface(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"REPORT_API_TOKEN": "test-token"}, []string{"fetch_daily_report", "list_report_dates"}},
+		{map[string]string{"REPORT_API_TOKEN": "test-token", "REPORT_SCOPE": "read"}, []string{"list_report_dates"}},
+		{nil, []string{}},
+	}
+	for _, c := range cases {
+		target := fixture("report")
+		target.Env = c.env
+		r := probeOne(t, target, 5*time.Second, func(o *Options) { o.Env = withoutEnv(testEnv(), "REPORT_API_TOKEN", "REPORT_SCOPE") })
+		if got := r.ToolNames(); r.Outcome != Ready || !slices.Equal(got, c.want) {
+			t.Errorf("report with env %v: got %s tools %v, want READY with %v", c.env, r.Outcome, got, c.want)
+		}
+	}
+}
+
+func TestProtocolErrors(t *testing.T) {
+	cases := []struct {
+		target Target
+		detail string
+	}{
+		{edgeTarget("noise"), `stdout is not JSON-RPC: "Content-Length: 52"`},
+		{edgeTarget("cursor-loop"), `tools/list: cursor "same" repeats`},
+	}
+	for _, c := range cases {
+		r := probeOne(t, c.target, 1500*time.Millisecond)
+		if r.Outcome != ProtocolError || r.Detail != c.detail {
+			t.Errorf("probe %v: got %s %q, want PROTOCOL_ERROR %q", c.target.Args, r.Outcome, r.Detail, c.detail)
+		}
+	}
+}
+
+var pidRE = regexp.MustCompile(`pid[ =](\d+)`)
+
+// pids collects the pids a probe saw: the server's from the timeline, and any
+// a fixture printed on stderr.
+func pids(r Result) []int {
+	var out []int
+	lines := append([]string(nil), r.StderrTail...)
+	for _, s := range r.Timeline {
+		lines = append(lines, s.Detail)
+	}
+	for _, l := range lines {
+		for _, m := range pidRE.FindAllStringSubmatch(l, -1) {
+			n, _ := strconv.Atoi(m[1])
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// A probe leaves nothing running: not the server, not what it started, not
+// a server that ignores every polite signal.
+func TestProbeLeavesNothingRunning(t *testing.T) {
+	for _, name := range []string{"healthy", "grandchild", "stubborn", "silent"} {
+		r := probeOne(t, fixture(name), time.Second)
+		ps := pids(r)
+		want := 1
+		if name == "grandchild" {
+			want = 2
+		}
+		if len(ps) != want {
+			t.Fatalf("%s: got pids %v from %q / %+v, want %d", name, ps, r.StderrTail, r.Timeline, want)
+		}
+		for _, pid := range ps {
+			if !gone(pid) {
+				t.Errorf("%s: pid %d after the probe: got alive, want gone", name, pid)
+			}
+		}
+	}
+}
+
+// gone reports whether pid is dead: no such process, or a zombie an orphan's
+// new parent has yet to reap. Killing is immediate; reaping by init may lag.
+func gone(pid int) bool {
+	for range 40 {
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			return true
+		}
+		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+			if _, after, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(after, "Z") {
+				return true
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+func TestStderrIsRedacted(t *testing.T) {
+	r := probeOne(t, fixture("stderr-chatty", "--lines", "3"), 5*time.Second)
+	joined := strings.Join(r.StderrTail, "\n")
+	if r.Outcome != Ready || strings.Contains(joined, "sk-test-123456789abcdef") || !strings.Contains(joined, "Authorization: [REDACTED]") {
+		t.Fatalf("stderr-chatty: got %s with stderr %q, want READY with the bearer token redacted", r.Outcome, joined)
+	}
+}
+
+func TestRetries(t *testing.T) {
+	cases := []struct {
+		target   Target
+		attempts int
+	}{
+		{fixture("silent"), 2},
+		{fixture("exit-early"), 1},
+		{fixture("protocol-reject"), 1},
+	}
+	for _, c := range cases {
+		r := probeOne(t, c.target, 500*time.Millisecond, func(o *Options) { o.Retries = 1 })
+		if r.Attempts != c.attempts {
+			t.Errorf("probe %v with one retry: got %d attempts (%s), want %d", c.target.Args, r.Attempts, r.Outcome, c.attempts)
+		}
+	}
+}
+
+func TestRunKeepsOrderAndReportsEach(t *testing.T) {
+	targets := []Target{fixture("silent"), fixture("healthy"), fixture("exit-early"), fixture("zero-tools")}
+	var done []string
+	results := Run(t.Context(), targets, Options{Timeout: time.Second, Parallel: 2, Env: testEnv(),
+		OnDone: func(r Result) { done = append(done, r.Server) }})
+	want := []Outcome{Timeout, Ready, Exited, Ready}
+	for i, r := range results {
+		if r.Server != targets[i].Name || r.Outcome != want[i] {
+			t.Errorf("result %d: got %s %s, want %s %s", i, r.Server, r.Outcome, targets[i].Name, want[i])
+		}
+	}
+	slices.Sort(done)
+	if !slices.Equal(done, []string{"exit-early", "healthy", "silent", "zero-tools"}) {
+		t.Errorf("OnDone: got %v, want each server once", done)
+	}
+}
+
+// The timeline carries what the ledger needs: spawn, handshake sent and
+// answered, tools listed, the end.
+func TestTimeline(t *testing.T) {
+	r := probeOne(t, fixture("legacy-only"), 5*time.Second)
+	var events []string
+	for _, s := range r.Timeline {
+		events = append(events, strings.TrimSpace(s.Event+" "+s.Method))
+	}
+	want := []string{
+		"spawned", "request_sent server/discover", "response_received server/discover",
+		"request_sent initialize", "response_received initialize", "notification_sent notifications/initialized",
+		"request_sent tools/list", "response_received tools/list", "tools_listed", "stopped",
+	}
+	if !slices.Equal(events, want) {
+		t.Fatalf("legacy-only timeline: got %q, want %q", events, want)
+	}
+	for i := 1; i < len(r.Timeline); i++ {
+		if r.Timeline[i].At.Before(r.Timeline[i-1].At) {
+			t.Errorf("timeline step %d %q at %s is before step %d at %s", i, events[i], r.Timeline[i].At, i-1, r.Timeline[i-1].At)
+		}
+	}
+}
+
+func withoutEnv(env []string, keys ...string) []string {
+	return slices.DeleteFunc(env, func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(keys, k)
+	})
+}
