@@ -139,17 +139,20 @@ func (s *session) route(m *jsonrpc.Msg) (forward bool, r routed) {
 }
 
 // fromServer settles the client's requests and registers the child's own.
-func (s *session) fromServer(m *jsonrpc.Msg) {
+// For a single response it returns the method of the request it answers.
+func (s *session) fromServer(m *jsonrpc.Msg) (answered string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	each(m, func(m *jsonrpc.Msg) {
 		switch {
 		case m.IsResponse():
+			answered = s.clientPending[string(m.ID)].method
 			delete(s.clientPending, string(m.ID))
 		case m.Kind == jsonrpc.Request:
 			s.serverPending[string(m.ID)] = pendingCall{id: append([]byte(nil), m.ID...), method: m.Method}
 		}
 	})
+	return answered
 }
 
 func each(m *jsonrpc.Msg, f func(*jsonrpc.Msg)) {

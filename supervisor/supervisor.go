@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -37,12 +38,20 @@ type Config struct {
 	ReplayTimeout time.Duration
 	// OnServerStderr sees each stderr line of the child (for server-reported events).
 	OnServerStderr func(run string, pid int, line []byte)
+	// CheckTools, when set, checks each complete tools/list the child returns
+	// against the locked surface and returns the locked tools it lacks.
+	CheckTools func(tools []json.RawMessage) (missing []string)
+	// EnforceLock makes a violation fail the server for the client: the
+	// tools/list is answered with an error, the child is stopped and the shim
+	// exits 78 (EX_CONFIG) without restarting.
+	EnforceLock bool
 	// Witnessed says whether outbound connections are witnessed (recorded in spawn_requested).
 	Witnessed bool
 }
 
 // event kinds the supervisor's loop waits on besides the child's exit.
 type loopEvent struct {
+	lockBroken bool // the child's tool surface broke the lock in enforce mode
 	clientEOF  bool
 	clientGone bool // writing to the client failed: nobody is listening
 	err        error
@@ -65,7 +74,9 @@ type Supervisor struct {
 	mem      memory
 	own      chan []byte // answers to the shim's own requests, swallowed from the child's stdout
 	ownSeq   int
-	current  io.Writer // the current child's stdin, for the shim's own requests
+	current  io.Writer         // the current child's stdin, for the shim's own requests
+	pages    []json.RawMessage // tools of the pages of the tools/list being answered (lock check)
+	status   int               // when set, the shim's exit status whatever the child's
 	hsAt     time.Time
 	hsMu     sync.Mutex
 }
@@ -129,6 +140,47 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	return forward
 }
 
+// checkLock checks a complete tool list against the lock. In enforce mode a
+// violation is answered with an error instead of the list — a client must
+// not carry on believing the surface is complete — and the shim stops the
+// server and exits 78. It reports whether the line may be forwarded.
+func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
+	var r struct {
+		Tools      []json.RawMessage `json:"tools"`
+		NextCursor string            `json:"nextCursor"`
+	}
+	if l.Truncated || l.Msg.Kind != jsonrpc.Response || json.Unmarshal(l.Msg.Result, &r) != nil {
+		s.pages = nil
+		return true
+	}
+	s.pages = append(s.pages, r.Tools...)
+	if r.NextCursor != "" {
+		return true
+	}
+	missing := s.cfg.CheckTools(s.pages)
+	s.pages = nil
+	if len(missing) == 0 {
+		return true
+	}
+	mode := "warn"
+	if s.cfg.EnforceLock {
+		mode = "enforce"
+	}
+	s.emit(phases.Discovery, phases.ToolsMissing, phases.F("missing", missing), phases.F("mode", mode))
+	s.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
+	if !s.cfg.EnforceLock || !l.Held {
+		return true
+	}
+	msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
+	s.writeOwedError(l.Msg.ID, msg, map[string]any{"run": s.run, "missing": missing})
+	s.status = exitConfig
+	s.events <- loopEvent{lockBroken: true}
+	return false
+}
+
+// exitConfig is EX_CONFIG: a wiring problem a person must fix.
+const exitConfig = 78
+
 // record hands a line to the recorder as Route lets it through, just before
 // its last bytes are written (a non-blocking enqueue): recorded after the
 // write, a fast answer could reach the ledger before its request.
@@ -145,9 +197,12 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		}
 		return false
 	}
-	s.sess.fromServer(&l.Msg)
+	answered := s.sess.fromServer(&l.Msg)
 	s.noteHandshake(l)
 	s.record(phases.FromServer, l)
+	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(l) {
+		return false
+	}
 	return !(s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && !l.Truncated && !l.Unterminated)
 }
 
@@ -161,12 +216,17 @@ func (s *Supervisor) answer(p pendingCall, why string) {
 	s.writeOwed(p, msg, data)
 }
 
-func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
-	terminated, err := s.client.WriteMessage(errorResponse(p.id, msg, data))
+// writeOwedError writes one error response of the shim's own to the client.
+func (s *Supervisor) writeOwedError(id []byte, msg string, data map[string]any) error {
+	terminated, err := s.client.WriteMessage(errorResponse(id, msg, data))
 	if terminated {
 		s.emit(phases.Transport, phases.PartialLineTerminated)
 	}
-	if err != nil {
+	return err
+}
+
+func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
+	if s.writeOwedError(p.id, msg, data) != nil {
 		return
 	}
 	fields := []phases.Field{phases.F("request_id", string(p.id)), phases.F("method", p.method), phases.F("direction", "client")}
@@ -190,6 +250,9 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			errors.As(err, &se)
 			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
 			return se.ExitStatus()
+		}
+		if s.status != 0 {
+			return s.status
 		}
 		if s.stopping {
 			return status
@@ -405,7 +468,11 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 		case <-p.Exited():
 			return requested, stdoutDone
 		case ev := <-s.events:
-			if ev.clientEOF || ev.clientGone {
+			switch {
+			case ev.lockBroken:
+				s.stopping = true
+				escalate("tool surface lock violated")
+			case ev.clientEOF || ev.clientGone:
 				s.clientLeft(ev)
 				escalate("client disconnected")
 			}

@@ -236,3 +236,37 @@ func processesWith(marker string) []string {
 	}
 	return out
 }
+
+// TestLockEnforce: seed 003's report server without its token lists no
+// tools. In warn mode the session goes on with tools_missing recorded; in
+// enforce mode the client gets an error for tools/list and the shim exits 78.
+func TestLockEnforce(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "mcp-tools.lock.json")
+	os.WriteFile(lock, []byte(`{"version":1,"servers":{"test":{
+		"fetch_daily_report":{"digest":"sha256/v1:00","shape":"sha256/v1:00"},
+		"list_report_dates":{"digest":"sha256/v1:11","shape":"sha256/v1:11"}}}}`), 0o600)
+	for _, mode := range []string{"warn", "enforce"} {
+		s := start(t, true, []string{"--lock", lock, "--lock-mode", mode}, "fixture", "report")
+		s.call("1", "initialize", initParams)
+		s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		list := s.call("2", "tools/list", `{}`)
+		status := s.finish()
+		missing := find(s.entries(), "tools_missing")
+		if missing == nil || fmt.Sprint(missing.Strs("missing")) != "[fetch_daily_report list_report_dates]" {
+			t.Errorf("%s: tools_missing = %+v, want both report tools", mode, missing)
+		}
+		switch mode {
+		case "warn":
+			if !strings.Contains(list, `"tools":[]`) || status != 0 {
+				t.Errorf("warn: got %s and status %d, want the empty list and 0", list, status)
+			}
+		case "enforce":
+			if !strings.Contains(list, `"error"`) || !strings.Contains(list, "fetch_daily_report") || status != 78 {
+				t.Errorf("enforce: got %s and status %d, want an error naming the tools and 78", list, status)
+			}
+		}
+		if !strings.Contains(s.stderr.String(), "fetch_daily_report, list_report_dates") {
+			t.Errorf("%s: missing names not on stderr:\n%s", mode, s.stderr.String())
+		}
+	}
+}

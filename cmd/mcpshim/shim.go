@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/mcpshim/mcpshim/jsonrpc"
 	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim/mcpshim/probe"
 	"github.com/mcpshim/mcpshim/supervisor"
 	"github.com/mcpshim/mcpshim/witness"
 )
@@ -45,6 +47,8 @@ type shimFlags struct {
 	permafail        string
 	egressWitness    bool
 	egressDeny       hostList
+	lock             string
+	lockMode         string
 }
 
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
@@ -66,6 +70,8 @@ func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in")
 	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count")
 	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
+	fs.StringVar(&f.lock, "lock", "", "a tool-surface lock (mcpshim lock) to check each complete tools/list against")
+	fs.StringVar(&f.lockMode, "lock-mode", "warn", "warn: record and print missing locked tools; enforce: also fail the server for the client and exit 78")
 	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
 	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
 }
@@ -130,8 +136,27 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.logFormat != "text" && f.logFormat != "json" {
 		return usage("--log-format %q: want text or json", f.logFormat)
 	}
+	if f.lockMode != "warn" && f.lockMode != "enforce" {
+		return usage("--lock-mode %q: want warn or enforce", f.lockMode)
+	}
 	if f.name == "" {
 		f.name = deriveName(command)
+	}
+	var checkTools func([]json.RawMessage) []string
+	if f.lock != "" {
+		lock, err := probe.ReadLock(f.lock)
+		if err != nil {
+			// A lock that cannot be read fails closed.
+			fmt.Fprintf(c.stderr, "mcpshim: --lock %s: %v; regenerate it with `mcpshim lock`\n", f.lock, err)
+			return exitConfig
+		}
+		if _, ok := lock.Servers[f.name]; !ok {
+			fmt.Fprintf(c.stderr, "mcpshim: --lock %s has no server %q (its servers are the config's entry names; set --name)\n", f.lock, f.name)
+			if f.lockMode == "enforce" {
+				return exitConfig
+			}
+		}
+		checkTools = lockChecker(lock, f.name)
 	}
 	stderr := &syncWriter{w: c.stderr}
 	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
@@ -191,6 +216,8 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Signals:     sigs,
 		DivertNoise: f.divertNoise,
 		Witnessed:   egress != nil,
+		CheckTools:  checkTools,
+		EnforceLock: f.lockMode == "enforce",
 
 		OnServerStderr: serverEvents(rec),
 	})
@@ -199,6 +226,19 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	rec.Close()
 	return status
+}
+
+// lockChecker returns the locked tools of server that a listed surface lacks.
+func lockChecker(lock *probe.Lock, server string) func([]json.RawMessage) []string {
+	return func(raw []json.RawMessage) []string {
+		tools := make([]probe.Tool, 0, len(raw))
+		for _, r := range raw {
+			if t, err := probe.NewTool(r); err == nil {
+				tools = append(tools, t)
+			}
+		}
+		return lock.Check(server, tools).Missing
+	}
 }
 
 func containsDashDash(args []string) bool {
