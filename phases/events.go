@@ -86,6 +86,7 @@ const (
 	// ledger
 	RecordsLost = "records_lost"
 	ShimStarted = "shim_started"
+	ProbeResult = "probe_result" // the outcome of one mcpshim probe of a server
 )
 
 // Last confirmed handshake states named by handshake_timeout (seed 002).
@@ -110,6 +111,10 @@ const (
 	OutcomeRunning       = "RUNNING"
 	OutcomeEnded         = "ENDED"
 	OutcomeCrashed       = "CRASHED"
+	// OutcomeUnrecorded is a run whose ledger stops without an exited record
+	// while its process is gone: the shim itself was killed (SIGKILL, power
+	// loss) before it could write the end.
+	OutcomeUnrecorded = "UNRECORDED"
 )
 
 // shimOwned are the events only the shim may write: a server reporting one of

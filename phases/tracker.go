@@ -192,6 +192,9 @@ func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) Record {
 	if !t.HandshakeDone() && dir == FromServer {
 		fields = append(fields, F("before_handshake", true))
 	}
+	if !l.Forwarded {
+		fields = append(fields, F("diverted", true)) // --divert-noise: the client never saw it
+	}
 	return t.rec(now, Transport, ev, fields...)
 }
 

@@ -199,11 +199,16 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 	}
 	answered := s.sess.fromServer(&l.Msg)
 	s.noteHandshake(l)
+	if s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && l.Held {
+		l.Forwarded = false
+		s.record(phases.FromServer, l)
+		return false
+	}
 	s.record(phases.FromServer, l)
 	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(l) {
 		return false
 	}
-	return !(s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && !l.Truncated && !l.Unterminated)
+	return true
 }
 
 // answer writes the error the shim owes the client for request p.

@@ -1,0 +1,220 @@
+// Command genledger writes the ledgers of a synthetic fleet for the ledger
+// benchmark: one file per server, as the shim names them, each holding the
+// records of pairs of shims that ran at the same time (interleaved lines),
+// with restarts, crashes, timeouts, refusals, spawn failures and noise among
+// mostly healthy runs. Records are encoded by phases.Record, the shim's own
+// encoder, so the bytes are the real format.
+//
+//	go run ./bench/genledger -dir /tmp/fleet -size 1073741824
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+func main() {
+	dir := flag.String("dir", "", "write the ledgers into `DIR` (created)")
+	size := flag.Int64("size", 1<<30, "stop after about this many `BYTES`")
+	servers := flag.Int("servers", 40, "how many servers in the fleet")
+	seed := flag.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
+	flag.Parse()
+	if *dir == "" {
+		fmt.Fprintln(os.Stderr, "usage: genledger -dir DIR [-size BYTES] [-servers N] [-seed N]")
+		os.Exit(64)
+	}
+	if err := generate(*dir, *size, *servers, *seed); err != nil {
+		fmt.Fprintf(os.Stderr, "genledger: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func generate(dir string, size int64, servers int, seed uint64) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	files := make([]*bufio.Writer, servers)
+	clocks := make([]time.Time, servers)
+	start := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+	for i := range files {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("server-%02d.jsonl", i)))
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w := bufio.NewWriterSize(f, 1<<20)
+		defer w.Flush()
+		files[i] = w
+		clocks[i] = start.Add(time.Duration(rng.IntN(3600)) * time.Second)
+	}
+	var written, runs, records int64
+	var buf bytes.Buffer
+	for written < size {
+		i := rng.IntN(servers)
+		g := gen{rng: rng, server: fmt.Sprintf("server-%02d", i)}
+		// Two shims of one server at once: two clients, or a client and a probe.
+		recs := append(g.session(clocks[i]), g.session(clocks[i].Add(time.Duration(rng.IntN(500))*time.Millisecond))...)
+		sort.SliceStable(recs, func(a, b int) bool { return recs[a].Time.Before(recs[b].Time) })
+		buf.Reset()
+		for k := range recs {
+			recs[k].Encode(&buf)
+		}
+		if _, err := files[i].Write(buf.Bytes()); err != nil {
+			return err
+		}
+		written += int64(buf.Len())
+		records += int64(len(recs))
+		runs += int64(g.runs)
+		clocks[i] = recs[len(recs)-1].Time.Add(time.Duration(1+rng.IntN(60)) * time.Second)
+	}
+	fmt.Printf("%d bytes, %d records, %d runs, %d servers in %s\n", written, records, runs, servers, dir)
+	return nil
+}
+
+// gen makes the records of shims of one server.
+type gen struct {
+	rng    *rand.Rand
+	server string
+	runs   int
+}
+
+var (
+	envNames = []string{"HOME", "PATH", "USER", "LANG", "TERM", "SHELL", "TMPDIR", "XDG_STATE_HOME", "NODE_OPTIONS",
+		"npm_config_cache", "GITHUB_TOKEN", "API_BASE_URL", "LOG_LEVEL", "HTTPS_PROXY", "NO_PROXY", "TZ"}
+	tools = []string{"search", "fetch", "read_file", "write_file", "list_dir", "run_query", "create_issue", "get_issue"}
+)
+
+// session is one shim: one to three runs (restarts after a crash).
+func (g *gen) session(t time.Time) []phases.Record {
+	shim := phases.NewID("shim", t)
+	var out []phases.Record
+	seq := uint64(0)
+	prev := ""
+	for generation := 1; generation <= 3; generation++ {
+		g.runs++
+		run := phases.NewID("run", t)
+		pid := 1000 + g.rng.IntN(60000)
+		emit := func(dt time.Duration, phase phases.Phase, event string, fields ...phases.Field) {
+			t = t.Add(dt)
+			seq++
+			out = append(out, phases.Record{Time: t, Shim: shim, Run: run, Seq: seq, Server: g.server, PID: pid,
+				Phase: phase, Event: event, Fields: fields})
+		}
+		ms := func(lo, hi int) time.Duration {
+			return time.Duration(lo*1000+g.rng.IntN((hi-lo)*1000+1)) * time.Microsecond
+		}
+		start := []phases.Field{phases.F("command", "/usr/local/bin/npx"), phases.F("argv", []string{"-y", "@acme/" + g.server + "-mcp"}),
+			phases.F("cwd", "/"), phases.F("env_names", envNames), phases.F("path", "/usr/local/bin:/usr/bin:/bin"),
+			phases.F("generation", generation), phases.F("egress", "unwitnessed")}
+		if prev != "" {
+			start = append(start, phases.F("previous_run", prev))
+		}
+		emit(0, phases.Launch, phases.SpawnRequested, start...)
+		fate := g.rng.IntN(100)
+		if fate < 2 && generation == 1 {
+			emit(ms(0, 2), phases.Launch, phases.SpawnFailed, phases.F("error_class", "not_found"),
+				phases.F("error", `exec: "npx": executable file not found in $PATH`), phases.F("hint", "use an absolute path; clients do not read your shell's PATH"))
+			return out
+		}
+		emit(ms(2, 30), phases.Launch, phases.Spawned, phases.F("pid", pid), phases.F("pgid", pid), phases.F("generation", generation))
+		exit := func(code int, handshake bool, last string, tail ...string) {
+			emit(ms(0, 5), phases.Launch, phases.Exited, phases.F("exit_code", code), phases.F("duration_ms", ms(100, 90000)),
+				phases.F("stderr_tail", tail), phases.F("requested_by_shim", code == 0), phases.F("last_event", last), phases.F("handshake", handshake))
+		}
+		if generation == 1 {
+			if fate < 4 {
+				emit(ms(1, 3), phases.Transport, phases.StdoutNoise, phases.F("bytes", 25), phases.F("sha256", sha("noise")),
+					phases.F("preview", "Starting Acme MCP server"), phases.F("before_handshake", true))
+			}
+			emit(ms(1, 50), phases.Handshake, phases.InitializeReceived, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"),
+				phases.F("client_name", "claude-code"), phases.F("client_version", "2.0.14"))
+			switch {
+			case fate < 8:
+				exit(1, false, phases.InitializeReceived, "Error: Cannot find module './config.json'", "fatal: missing API key")
+				return out
+			case fate < 10:
+				emit(ms(1, 5), phases.Handshake, phases.InitializeFailed, phases.F("request_id", "1"), phases.F("code", -32602),
+					phases.F("message", "unsupported protocolVersion"), phases.F("latency_ms", ms(1, 5)))
+				exit(0, false, phases.InitializeFailed)
+				return out
+			case fate < 13:
+				emit(30*time.Second, phases.Handshake, phases.HandshakeTimeout, phases.F("last_event", phases.InitializeReceivedNoResponse), phases.F("timeout_ms", 30*time.Second))
+				emit(ms(0, 5000), phases.Interruption, phases.KillRequested, phases.F("signal", "SIGTERM"), phases.F("reason", "client left"))
+				exit(0, false, phases.InitializeReceived, "fatal_error=Cannot read properties of undefined (reading 'tools')")
+				return out
+			}
+			emit(ms(1, 40), phases.Handshake, phases.InitializeResponded, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"),
+				phases.F("server_name", g.server), phases.F("server_version", "1.4.0"), phases.F("capabilities", []string{"logging", "tools"}),
+				phases.F("latency_ms", ms(1, 40)))
+			emit(ms(0, 2), phases.Handshake, phases.InitializedReceived)
+			emit(ms(0, 5), phases.Discovery, phases.ToolsListReceived, phases.F("request_id", "2"))
+			digests := make([]phases.Field, len(tools))
+			for k, name := range tools {
+				digests[k] = phases.F(name, "sha256/v1:"+sha(g.server+name))
+			}
+			emit(ms(1, 20), phases.Discovery, phases.ToolsListResponded, phases.F("request_id", "2"), phases.F("page_tools", len(tools)),
+				phases.F("complete", true), phases.F("tool_count", len(tools)), phases.F("tools", tools), phases.F("tool_digests", digests),
+				phases.F("surface_sha256", "sha256/v1:"+sha(g.server)), phases.F("latency_ms", ms(1, 20)))
+		} else {
+			emit(ms(5, 40), phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", "2025-11-25"),
+				phases.F("modern", false), phases.F("replayed", []string{"initialize"}), phases.F("latency_ms", ms(5, 40)))
+		}
+		calls := 20 + g.rng.IntN(300)
+		crashAt := -1
+		if g.rng.IntN(100) < 5 {
+			crashAt = g.rng.IntN(calls)
+		}
+		for c := 0; c < calls; c++ {
+			id := fmt.Sprint(3 + c)
+			tool := tools[g.rng.IntN(len(tools))]
+			emit(ms(50, 4000), phases.Execution, phases.ToolCallReceived, phases.F("request_id", id), phases.F("tool", tool),
+				phases.F("args_bytes", 20+g.rng.IntN(400)), phases.F("args_sha256", sha(id+tool)))
+			if c == crashAt {
+				emit(ms(1, 50), phases.Interruption, phases.PendingFailed, phases.F("request_id", id), phases.F("method", "tools/call"),
+					phases.F("direction", "client"), phases.F("tool", tool), phases.F("message", "mcpshim: server "+g.server+" exited with code 1 before answering"))
+				exit(1, true, phases.ToolCallReceived, "panic: runtime error: invalid memory address or nil pointer dereference")
+				emit(ms(0, 1), phases.Supervision, phases.RestartScheduled, phases.F("attempt", generation), phases.F("delay_ms", ms(100, 400)),
+					phases.F("reason", "exit code 1"), phases.F("previous_run", run))
+				break
+			}
+			outcome, extra := "success", []phases.Field(nil)
+			switch r := g.rng.IntN(100); {
+			case r < 3:
+				outcome = "is_error"
+			case r < 4:
+				outcome, extra = "rpc_error", []phases.Field{phases.F("code", -32602), phases.F("message", "invalid params")}
+			}
+			fields := append([]phases.Field{phases.F("request_id", id), phases.F("tool", tool), phases.F("outcome", outcome),
+				phases.F("latency_ms", ms(1, 900)), phases.F("result_bytes", 50+g.rng.IntN(20000))}, extra...)
+			emit(ms(1, 900), phases.Execution, phases.ToolCallResponded, fields...)
+		}
+		if crashAt >= 0 {
+			prev = run
+			t = t.Add(ms(100, 400))
+			continue
+		}
+		emit(ms(100, 60000), phases.Interruption, phases.ClientDisconnected, phases.F("reason", "stdin_eof"))
+		exit(0, true, phases.ToolCallResponded)
+		return out
+	}
+	return out
+}
+
+// sha is a stand-in digest: 64 hex digits derived from s.
+func sha(s string) string {
+	var h uint64 = 14695981039346656037
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * 1099511628211
+	}
+	return fmt.Sprintf("%016x%016x%016x%016x", h, h*31, h*37, h*41)
+}

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/mcpshim/mcpshim/otelexport"
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--otlp-protocol grpc] [--state FILE|off] [--json] [PATH...]
+
+Ships ledgers to an OpenTelemetry collector as traces: one trace per run, a
+span per phase (launch, handshake, discovery) and per request. It remembers in
+the state file how far each ledger was exported, so running it again (after a
+session, from cron) sends only what is new; a run still going is finished by a
+later export. PATH is a ledger file or directory (default: %s).
+Headers, TLS and timeouts come from the OTEL_EXPORTER_OTLP_* variables.
+
+flags:
+`
+
+// ledgerExportJSON is what --json prints.
+type ledgerExportJSON struct {
+	Collector string `json:"collector"`
+	State     string `json:"state"` // "" when off
+	Files     int    `json:"files"` // files with new records
+	Records   int    `json:"records"`
+	Spans     int    `json:"spans"`
+	Skipped   int    `json:"skipped_lines"`
+	OpenRuns  int    `json:"open_runs"` // runs whose root span waits for their exit
+	Error     string `json:"error,omitempty"`
+}
+
+// runLedgerExport is `mcpshim ledger export`: the resumable batch export.
+func runLedgerExport(ctx context.Context, c *cli, args []string) int {
+	var (
+		otlp   otlpFlags
+		state  string
+		asJSON bool
+	)
+	fs := flag.NewFlagSet("mcpshim ledger export", flag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	otlp.register(fs, "send the ledgers")
+	fs.StringVar(&state, "state", "", "remember progress in `FILE` (default: one per collector in the ledger directory); off sends everything again")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON document")
+	fs.Usage = func() {
+		fmt.Fprintf(c.stderr, ledgerExportUsage, phases.DefaultDir(c.getenv))
+		fs.PrintDefaults()
+	}
+	paths, err := parseInterleaved(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	cfg, ok := otlp.config(c)
+	if !ok {
+		fmt.Fprintln(c.stderr, "mcpshim ledger export: no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT")
+		return exitUsage
+	}
+	switch state {
+	case "off":
+		state = ""
+	case "":
+		// One per collector: exporting to a second one starts from the beginning.
+		sum := sha256.Sum256([]byte(otlp.collector(c) + " " + cfg.Protocol))
+		state = filepath.Join(phases.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
+	}
+	files, err := ledgerFiles(c, paths)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
+		return exitUsage
+	}
+	exp, err := otelexport.NewExporter(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
+		return exitUsage
+	}
+	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state})
+	if serr := exp.Shutdown(ctx); err == nil && serr != nil {
+		err = serr
+	}
+	if asJSON {
+		out := ledgerExportJSON{Collector: otlp.collector(c), State: state, Files: res.Files, Records: res.Records,
+			Spans: res.Spans, Skipped: res.Skipped, OpenRuns: res.Open}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(out)
+	} else {
+		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, otlp.collector(c))
+		if res.Open > 0 {
+			fmt.Fprintf(c.stdout, "; %d runs still going (their root spans follow when they end)", res.Open)
+		}
+		fmt.Fprintln(c.stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v (the next export retries from the last file that went through)\n", err)
+		return 1
+	}
+	return 0
+}
+
+// ledgerFiles resolves paths, or the default directory when there are none;
+// a missing default directory is no ledger yet.
+func ledgerFiles(c *cli, paths []string) ([]string, error) {
+	if len(paths) > 0 {
+		return phases.Files(paths)
+	}
+	files, err := phases.Files([]string{phases.DefaultDir(c.getenv)})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	return files, err
+}
+
+// parseInterleaved parses flags and positionals in any order; after "--"
+// everything is positional.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

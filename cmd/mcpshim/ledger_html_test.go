@@ -1,0 +1,164 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestReportHTML(t *testing.T) {
+	dir := writeFleet(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	stdout, errs, code := runLedgerCmd(t, "report", "--html", out, dir)
+	if code != 0 {
+		t.Fatalf("report: exit %d, stderr %s", code, errs)
+	}
+	if !strings.Contains(stdout, "9 runs in 8 chains (6 failed)") {
+		t.Errorf("report: got %q, want 9 runs in 8 chains, 6 failed", stdout)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, banned := range []string{"http://", "https://", " src=", "<link", "@import", "url("} {
+		if strings.Contains(page, banned) {
+			t.Errorf("report is not self-contained: it has %q", banned)
+		}
+	}
+	for _, want := range []string{
+		`<section class="chain failed" data-server="crashy">`, // the crash and its restart, one card
+		`<path class="link"`,                    // the restart joined
+		`class="mark marker-failed"`,            // a failure marked
+		`class="mark noise"`,                    // noise marked
+		`<rect class="bar failed"`,              // the call the crash failed
+		`<rect class="bar warn"`,                // the isError call
+		`<rect class="bar timeout"`,             // the handshake that timed out
+		`>call echo #2</text>`,                  // each call its own row
+		`>01KB3F0005 · gen 2 · ENDED<`,          // the restarted run in the same card
+		`01KB3F0001 EXITED: ` + fatalLine,       // why a failed run stopped
+		`not_found: exec: &#34;db-mcp&#34;: ex`, // escaped
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	var doc struct {
+		File string `json:"file"`
+		Runs int    `json:"runs"`
+	}
+	ledgerJSON(t, &doc, "report", "--html", out, "--limit", "1", dir)
+	if doc.File != out || doc.Runs != 1 {
+		t.Errorf("report --limit 1 --json: got %+v, want the file and 1 run", doc)
+	}
+	if _, _, code := runLedgerCmd(t, "report", dir); code != exitUsage {
+		t.Errorf("report without --html: got exit %d, want %d", code, exitUsage)
+	}
+}
+
+// chromium finds a headless browser, or skips (fails under CI=true).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH (apt-get install -y chromium)")
+	}
+	t.Skip("no chromium on PATH")
+	return ""
+}
+
+// TestReportInChromium renders the report of real shims' ledgers in headless
+// Chromium, checks what rendered, and saves a screenshot
+// ($LEDGER_REPORT_PNG, e.g. docs/ledger-report.png, or a temp file).
+func TestReportInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real shims and a browser")
+	}
+	browser := chromium(t)
+	bin := builtShim(t)
+	dir := t.TempDir()
+	if out, err := exec.Command(bin, "demo", "--dir", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim demo: %v\n%s", err, out)
+	}
+	page := filepath.Join(t.TempDir(), "report.html")
+	if _, errs, code := runLedgerCmd(t, "report", "--html", page, "--failed", dir); code != 0 {
+		t.Fatalf("report: exit %d, stderr %s", code, errs)
+	}
+	headless := func(args ...string) []byte {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, browser, append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+			"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir=" + t.TempDir()}, append(args, "file://"+page)...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s %v: %v\n%s", browser, args, err, stderr.String())
+		}
+		return out
+	}
+
+	dom := string(headless("--dump-dom"))
+	if !strings.Contains(dom, `data-ready="yes"`) {
+		t.Fatalf("the report's script did not run; DOM:\n%.2000s", dom)
+	}
+	bars := regexp.MustCompile(`data-bars="(\d+)"`).FindStringSubmatch(dom)
+	if n, _ := strconv.Atoi(bars[1]); n < 10 {
+		t.Errorf("rendered %s bars, want at least 10", bars[1])
+	}
+	for _, want := range []string{`class="chain failed" data-server="exit-early"`, `class="mark marker-failed"`,
+		`class="link"`, "chains shown, 7 with a failure"} {
+		if !strings.Contains(dom, want) {
+			t.Errorf("rendered DOM lacks %q", want)
+		}
+	}
+
+	shot := os.Getenv("LEDGER_REPORT_PNG")
+	if shot == "" {
+		shot = filepath.Join(t.TempDir(), "report.png")
+	}
+	if abs, err := filepath.Abs(shot); err == nil {
+		shot = abs
+	}
+	headless("--screenshot="+shot, "--window-size=1200,900", "--hide-scrollbars")
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", shot, err)
+	}
+	if b := img.Bounds(); b.Dx() != 1200 || b.Dy() != 900 {
+		t.Errorf("screenshot is %v, want 1200x900", b)
+	}
+	// The failures are visible: the report's red (#c62828) is on screen.
+	red := 0
+	for y := 0; y < img.Bounds().Dy(); y += 2 {
+		for x := 0; x < img.Bounds().Dx(); x += 2 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if r>>8 > 170 && g>>8 < 80 && b>>8 < 80 {
+				red++
+			}
+		}
+	}
+	if red < 50 {
+		t.Errorf("screenshot %s shows %d red pixels, want failures marked in red", shot, red)
+	}
+	t.Logf("screenshot: %s", shot)
+}

@@ -1,0 +1,226 @@
+package otelexport
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+// mapAll runs the records through a Mapper as the ledger reader gives them.
+func mapAll(t *testing.T, m *Mapper, recs []phases.Record) []sdktrace.ReadOnlySpan {
+	t.Helper()
+	var out []sdktrace.ReadOnlySpan
+	for i := range recs {
+		var b bytes.Buffer
+		recs[i].Encode(&b)
+		e, err := phases.Decode(b.Bytes())
+		if err != nil {
+			t.Fatalf("decode %s: %v", b.Bytes(), err)
+		}
+		out = append(out, m.Add(&e)...)
+	}
+	return out
+}
+
+func attr(s sdktrace.ReadOnlySpan, key string) string {
+	for _, kv := range s.Attributes() {
+		if string(kv.Key) == key {
+			return kv.Value.Emit()
+		}
+	}
+	return ""
+}
+
+func find(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+	for _, s := range spans {
+		if s.Name() == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func TestParseTraceparent(t *testing.T) {
+	tests := []struct {
+		in    string
+		valid bool
+	}{
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", true},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00", true}, // not sampled upstream: still the parent
+		{"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future", true},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra", false},
+		{"ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", false},
+		{"00-00000000000000000000000000000000-00f067aa0ba902b7-01", false},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01", false},
+		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00F067AA0BA902B7-01", false},
+		{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		sc := parseTraceparent(tt.in)
+		if sc.IsValid() != tt.valid {
+			t.Errorf("parseTraceparent(%q) valid = %v, want %v", tt.in, sc.IsValid(), tt.valid)
+		}
+		if tt.valid && (!sc.IsRemote() || sc.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736") {
+			t.Errorf("parseTraceparent(%q) = %v, want the remote trace 4bf92f…", tt.in, sc)
+		}
+	}
+}
+
+func TestSignalURL(t *testing.T) {
+	tests := []struct{ base, signal, want string }{
+		{"http://127.0.0.1:4318", "traces", "http://127.0.0.1:4318/v1/traces"},
+		{"http://127.0.0.1:4318/", "metrics", "http://127.0.0.1:4318/v1/metrics"},
+		{"https://otel.example.com/otlp", "traces", "https://otel.example.com/otlp/v1/traces"},
+		{"https://otel.example.com/v1/traces", "traces", "https://otel.example.com/v1/traces"},
+	}
+	for _, tt := range tests {
+		if got := signalURL(tt.base, tt.signal); got != tt.want {
+			t.Errorf("signalURL(%q, %q) = %q, want %q", tt.base, tt.signal, got, tt.want)
+		}
+	}
+}
+
+func TestNewExporterRejects(t *testing.T) {
+	for _, cfg := range []Config{{Endpoint: "127.0.0.1:4318"}, {Endpoint: "ftp://collector"}, {Protocol: "http/json"}} {
+		if _, err := NewExporter(t.Context(), cfg); err == nil {
+			t.Errorf("NewExporter(%+v) = nil error, want one", cfg)
+		}
+	}
+}
+
+// The root span's status judges the run as `mcpshim ledger` does.
+func TestRootOutcome(t *testing.T) {
+	exit := func(code int, requested, handshake bool, tail ...string) []phases.Field {
+		return []phases.Field{phases.F("exit_code", code), phases.F("requested_by_shim", requested), phases.F("handshake", handshake),
+			phases.F("stderr_tail", tail)}
+	}
+	type rec struct {
+		event  string
+		fields []phases.Field
+	}
+	spawn := rec{phases.SpawnRequested, nil}
+	spawned := rec{phases.Spawned, nil}
+	init := rec{phases.InitializeReceived, []phases.Field{phases.F("request_id", "1")}}
+	answered := rec{phases.InitializeResponded, []phases.Field{phases.F("request_id", "1"), phases.F("latency_ms", 3*ms)}}
+	initialized := rec{phases.InitializedReceived, nil}
+	tests := []struct {
+		name      string
+		recs      []rec
+		outcome   string
+		errorType string
+		message   string
+	}{
+		{"ended", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(0, true, true)}}, phases.OutcomeEnded, "", ""},
+		{"crashed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(1, false, true, "boom")}},
+			phases.OutcomeCrashed, "crashed", "exit 1: boom"},
+		{"killed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, append(exit(-1, false, true), phases.F("signal", "SIGKILL"))}},
+			phases.OutcomeCrashed, "crashed", "killed by SIGKILL"},
+		{"exited early", []rec{spawn, spawned, {phases.Exited, exit(1, false, false, "API_KEY is not set")}},
+			phases.OutcomeExited, "exited", "exit 1: API_KEY is not set"},
+		{"spawn failed", []rec{spawn, {phases.SpawnFailed, []phases.Field{phases.F("error_class", "not_found"), phases.F("error", "no such file")}}},
+			phases.OutcomeExited, "not_found", "no such file"},
+		{"refused", []rec{spawn, spawned, init, {phases.InitializeFailed, []phases.Field{phases.F("request_id", "1"), phases.F("code", -32602), phases.F("message", "unsupported version")}},
+			{phases.Exited, exit(0, true, false)}}, phases.OutcomeProtocolError, "protocol_error", "handshake refused: -32602 unsupported version"},
+		{"banner", []rec{spawn, spawned, {phases.StdoutNoise, []phases.Field{phases.F("before_handshake", true)}}, init, answered, initialized,
+			{phases.Exited, exit(0, true, true)}}, phases.OutcomeProtocolError, "protocol_error", "stdout noise before the handshake"},
+		{"timeout", []rec{spawn, spawned, {phases.HandshakeTimeout, nil}, {phases.Exited, exit(0, true, false)}},
+			phases.OutcomeTimeout, "timeout", "no handshake answer"},
+		{"modern", []rec{spawn, spawned, {phases.ModernRequest, []phases.Field{phases.F("protocol_version", "2026-07-28")}}, {phases.Exited, exit(0, true, false)}},
+			phases.OutcomeEnded, "", ""},
+	}
+	for _, tt := range tests {
+		s := newScript("srv")
+		for _, r := range tt.recs {
+			s.add(ms, "run_1", 5, phases.Launch, r.event, r.fields...)
+		}
+		spans := mapAll(t, NewMapper(), s.recs)
+		root := find(spans, "run srv")
+		if root == nil {
+			t.Fatalf("%s: no root span in %d spans", tt.name, len(spans))
+		}
+		if got := attr(root, "mcpshim.outcome"); got != tt.outcome {
+			t.Errorf("%s: outcome %q, want %q", tt.name, got, tt.outcome)
+		}
+		if got := attr(root, "error.type"); got != tt.errorType {
+			t.Errorf("%s: error.type %q, want %q", tt.name, got, tt.errorType)
+		}
+		wantCode := codes.Unset
+		if tt.errorType != "" {
+			wantCode = codes.Error
+		}
+		if st := root.Status(); st.Code != wantCode || st.Description != tt.message {
+			t.Errorf("%s: status %v %q, want %v %q", tt.name, st.Code, st.Description, wantCode, tt.message)
+		}
+	}
+}
+
+// A response whose request record never reached the exporter (a full queue)
+// still makes its span, starting latency_ms before the answer.
+func TestMissingRequestRecord(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 5, phases.Launch, phases.Spawned)
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, phases.F("request_id", "9"), phases.F("tool", "get_rate"),
+		phases.F("outcome", "success"), phases.F("latency_ms", 250*ms))
+	m := NewMapper()
+	spans := mapAll(t, m, s.recs)
+	call := find(spans, "tools/call get_rate")
+	if call == nil {
+		t.Fatalf("no tools/call span in %d spans", len(spans))
+	}
+	if d := call.EndTime().Sub(call.StartTime()); d != 250*ms {
+		t.Errorf("span lasted %v, want the recorded latency 250ms", d)
+	}
+	if call.Parent().SpanID() != RootSpanID("run_1") {
+		t.Errorf("parent %v, want the run's root %v", call.Parent().SpanID(), RootSpanID("run_1"))
+	}
+	if m.OpenRuns() != 1 {
+		t.Errorf("open runs %d, want the run still open", m.OpenRuns())
+	}
+}
+
+func TestEventsCapped(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 5, phases.Launch, phases.SpawnRequested)
+	for i := 0; i < maxEvents+10; i++ {
+		s.add(ms, "run_1", 5, phases.Transport, phases.StdoutNoise, phases.F("bytes", i))
+	}
+	s.add(ms, "run_1", 5, phases.Launch, phases.Exited, phases.F("exit_code", 0), phases.F("requested_by_shim", true))
+	s.add(ms, "", 0, phases.LedgerPhase, phases.RecordsLost, phases.F("count", 3))
+	m := NewMapper()
+	root := find(mapAll(t, m, s.recs), "run srv")
+	if len(root.Events()) != maxEvents || root.DroppedEvents() != 10 {
+		t.Errorf("root has %d events, %d dropped; want %d kept, 10 dropped", len(root.Events()), root.DroppedEvents(), maxEvents)
+	}
+	if m.Orphans != 1 {
+		t.Errorf("orphans %d, want the record without a run", m.Orphans)
+	}
+}
+
+// Finish ends the runs a session left open, marked unfinished.
+func TestFinish(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 5, phases.Launch, phases.SpawnRequested)
+	s.add(time.Second, "run_1", 5, phases.Execution, phases.ToolCallReceived, phases.F("request_id", "1"), phases.F("tool", "t"))
+	m := NewMapper()
+	mapAll(t, m, s.recs)
+	spans := m.Finish()
+	root, call := find(spans, "run srv"), find(spans, "tools/call t")
+	if root == nil || call == nil {
+		t.Fatalf("Finish gave %d spans, want the root and the call in flight", len(spans))
+	}
+	if !root.EndTime().Equal(s.now) || attr(root, "mcpshim.unfinished") != "true" {
+		t.Errorf("root ends %v unfinished=%q, want %v unfinished=true", root.EndTime(), attr(root, "mcpshim.unfinished"), s.now)
+	}
+	if attr(call, "error.type") != "unfinished" {
+		t.Errorf("call error.type %q, want unfinished", attr(call, "error.type"))
+	}
+	if m.OpenRuns() != 0 {
+		t.Errorf("open runs %d after Finish, want 0", m.OpenRuns())
+	}
+}
