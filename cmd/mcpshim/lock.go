@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/mcpshim/mcpshim/probe"
+)
+
+const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]... [flags]
+
+lock probes every server of the client configs (always afresh, never from
+the cache) and writes, per server, each tool's name and a digest of its
+definition (sha256/v1: over name, description, inputSchema, outputSchema and
+annotations). The file is sorted and indented: review its diff like code.
+mcpshim probe --lock FILE then fails (exit 78) when a locked tool is missing.
+
+It refuses to write, naming each server and exiting 78, when any probe failed,
+a server has a config problem, or a server offered zero tools: a failed
+observation must never become the expectation. --allow-empty NAME accepts a
+server that really has no tools.
+
+flags:
+`
+
+// runLock is `mcpshim lock`.
+func runLock(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
+	var pf probeFlags
+	pf.register(fs)
+	var (
+		out        string
+		allowEmpty flagList
+	)
+	fs.StringVar(&out, "out", "mcp-tools.lock.json", "the lock `FILE` to write")
+	fs.Var(&allowEmpty, "allow-empty", "accept zero tools from server `NAME` (repeatable)")
+	if code := parseProbeFlags(c, fs, lockUsage, args); code >= 0 {
+		return code
+	}
+	fl, err := loadFleet(c, pf.configs)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
+		return exitConfig
+	}
+	fl.ledger = pf.ledger
+	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
+	results := runFleet(ctx, c, fl, opts, nil, false)
+
+	l, refused := probe.NewLock(results, allowEmpty)
+	for _, p := range fl.problems {
+		refused = append(refused, probe.Refusal{Server: p.Server, Reason: "config: " + p.String()})
+	}
+	fmt.Fprintf(c.stdout, "read %s\n", strings.Join(fl.files, ", "))
+	if len(results) == 0 && len(refused) == 0 {
+		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.files, ", "))
+		return exitConfig
+	}
+	if len(refused) > 0 {
+		fmt.Fprintf(c.stdout, "refusing to write %s: %s cannot become an expectation\n", out, plural(len(refused), "server"))
+		for _, r := range refused {
+			fmt.Fprintf(c.stdout, "  - %s: %s\n", r.Server, r.Reason)
+		}
+		return exitConfig
+	}
+	if err := l.Write(out); err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
+		return exitConfig
+	}
+	tools := 0
+	for _, r := range results {
+		tools += len(r.Tools)
+		if pf.verbose {
+			fmt.Fprintf(c.stdout, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
+		}
+	}
+	fmt.Fprintf(c.stdout, "wrote %s: %s, %s\n", out, plural(len(results), "server"), plural(tools, "tool"))
+	return 0
+}

@@ -1,0 +1,591 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpshim/mcpshim/clientconfig"
+	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim/mcpshim/probe"
+)
+
+const probeUsage = `usage: mcpshim probe [--config FILE]... [--lock FILE] [flags]
+
+probe shakes hands with every server of the client configs, all in parallel,
+each under one deadline that bounds every read, and sorts them into outcomes:
+  READY           the handshake completed and the tools were listed
+  TIMEOUT         no answer before the deadline; retried, since time may fix it
+  EXITED          the server died or could not start: its last stderr line
+  PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
+  UNREACHABLE     a remote server refused the connection or did not resolve
+  AUTH_REQUIRED   a remote server answered 401 or 403
+The failures a person can fix come first, with the reason verbatim; timeouts
+are a count unless -v. Every probed server is stopped afterwards, with its
+whole process group.
+
+Without --config, the files are the ones the clients read for the current
+directory and $HOME: .mcp.json, ~/.claude.json, Claude Desktop's config,
+.cursor/mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json.
+
+Results are cached under $XDG_CACHE_HOME/mcpshim (READY 15 min, EXITED and
+PROTOCOL_ERROR 1 h, TIMEOUT never); --fresh, --lock and a canary re-probe.
+
+A canary calls one tool after listing and checks the text it answers:
+  --canary 'SERVER:TOOL:{"json":"args"}:REGEX'
+It runs on every probe: name a cheap read-only tool, never one that writes,
+bills or sends.
+
+Exit status: 0 all READY (and the lock holds); 78 any EXITED, PROTOCOL_ERROR,
+AUTH_REQUIRED, config problem, failed canary, lock violation or shrunken READY
+set (--since-last); 75 when the only failures are timeouts or unreachable
+servers.
+
+flags:
+`
+
+// flagList is a repeatable flag.
+type flagList []string
+
+func (l *flagList) String() string     { return strings.Join(*l, " ") }
+func (l *flagList) Set(v string) error { *l = append(*l, v); return nil }
+
+// probeFlags are the flags probe and lock share.
+type probeFlags struct {
+	configs  flagList
+	timeout  time.Duration
+	parallel int
+	retries  int
+	protocol string
+	verbose  bool
+	ledger   string
+}
+
+func (f *probeFlags) register(fs *flag.FlagSet) {
+	f.timeout = 5 * time.Second
+	fs.Var(&f.configs, "config", "a client config `FILE` to read (repeatable; default: the clients' own files)")
+	fs.Func("timeout", "the deadline for the whole probe of one server: `DURATION` (5s) or seconds (default 5s)", func(s string) error {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			secs, ferr := strconv.ParseFloat(s, 64)
+			if ferr != nil {
+				return err
+			}
+			d = time.Duration(secs * float64(time.Second))
+		}
+		if d <= 0 {
+			return errors.New("must be positive")
+		}
+		f.timeout = d
+		return nil
+	})
+	fs.IntVar(&f.parallel, "parallel", 16, "servers probed at once")
+	fs.IntVar(&f.retries, "retries", 1, "further attempts after a TIMEOUT or UNREACHABLE")
+	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
+	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
+	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
+}
+
+// parseProbeFlags parses args with flags and positionals in any order; a
+// positional is a usage error.
+func parseProbeFlags(c *cli, fs *flag.FlagSet, usage string, args []string) int {
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(c.stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		return exitUsage
+	}
+	return -1
+}
+
+// fleet is what the client configs say to probe.
+type fleet struct {
+	files    []string
+	targets  []probe.Target
+	problems []configProblem // servers with one are not probed
+	notes    []string        // entries shadowed by another of the same name
+	ledger   string          // where probes are recorded (probeFlags.ledger)
+}
+
+// configProblem is a clientconfig.Problem as the JSON report shows it.
+type configProblem struct {
+	File   string `json:"file"`
+	Server string `json:"server,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+func (p configProblem) String() string {
+	return clientconfig.Problem{File: p.File, Server: p.Server, Msg: p.Msg}.String()
+}
+
+// loadFleet reads the configs (or finds the clients' own) and turns each
+// usable server entry into a target. Wrapped entries are probed as the real
+// server behind mcpshim.
+func loadFleet(c *cli, configs []string) (*fleet, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	files := slices.Clone(configs)
+	if len(files) == 0 {
+		files = clientconfig.Find(cwd, c.getenv("HOME"))
+		if len(files) == 0 {
+			return nil, fmt.Errorf("no client config in %s or $HOME (.mcp.json, ~/.claude.json, Claude Desktop, .cursor/mcp.json, .vscode/mcp.json); name one with --config", cwd)
+		}
+	}
+	servers, problems, err := clientconfig.Load(files, c.lookupEnv)
+	if err != nil {
+		return nil, err
+	}
+	// Claude Code's precedence: a project's own entry in ~/.claude.json over
+	// .mcp.json over the user's; another project's entries do not apply here.
+	servers = slices.DeleteFunc(servers, func(s clientconfig.Server) bool { return s.Project != "" && s.Project != cwd })
+	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Project != "" && servers[j].Project == "" })
+
+	f := &fleet{files: files, problems: []configProblem{}}
+	seen := map[string]string{} // server name -> the file of the entry that counts
+	var used []clientconfig.Server
+	for _, s := range servers {
+		if first, ok := seen[s.Name]; ok {
+			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", s.File, s.Name, first))
+			continue
+		}
+		seen[s.Name] = s.File
+		used = append(used, s)
+	}
+	broken := map[string]bool{}
+	for _, p := range problems {
+		if file, ok := seen[p.Server]; ok && file != p.File {
+			continue // a shadowed entry's problem is not the fleet's
+		}
+		if strings.HasPrefix(p.Msg, "project ") && !strings.HasPrefix(p.Msg, "project "+cwd+": ") {
+			continue // clientconfig's words for another project's entry in ~/.claude.json
+		}
+		f.problems = append(f.problems, configProblem{File: p.File, Server: p.Server, Msg: p.Msg})
+		broken[p.File+"\x00"+p.Server] = true
+	}
+	for _, s := range used {
+		if broken[s.File+"\x00"+s.Name] {
+			continue
+		}
+		t := probe.Target{Name: s.Name, URL: s.URL, Headers: s.Headers}
+		if s.Type == "stdio" {
+			t = probe.Target{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd}
+		}
+		f.targets = append(f.targets, t)
+	}
+	return f, nil
+}
+
+// fleetKey names a set of config files, for --since-last.
+func (f *fleet) key() string {
+	abs := make([]string, len(f.files))
+	for i, file := range f.files {
+		abs[i], _ = filepath.Abs(file)
+	}
+	sort.Strings(abs)
+	return strings.Join(abs, "\n")
+}
+
+// cachePath is the probe cache under the XDG cache directory, or "" when
+// neither XDG_CACHE_HOME nor HOME says where that is.
+func cachePath(c *cli) string {
+	dir := c.getenv("XDG_CACHE_HOME")
+	if dir == "" {
+		home := c.getenv("HOME")
+		if home == "" {
+			return ""
+		}
+		dir = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(dir, "mcpshim", "probe.json")
+}
+
+// runFleet probes the fleet with live progress on a terminal. With a cache,
+// it records the results and, when reuse is set, answers from it where a
+// result is still within its lifetime.
+func runFleet(ctx context.Context, c *cli, fl *fleet, opts probe.Options, cache *probe.Cache, reuse bool) []probe.Result {
+	now := time.Now()
+	results := make([]probe.Result, len(fl.targets))
+	var todo []probe.Target
+	var where []int
+	for i, t := range fl.targets {
+		if cache != nil && reuse {
+			if r, ok := cache.Lookup(t, opts, now); ok {
+				results[i] = r
+				continue
+			}
+		}
+		todo = append(todo, t)
+		where = append(where, i)
+	}
+	if p := newProgress(c, todo); p != nil {
+		opts.OnDone = p.done
+		defer p.clear()
+	}
+	shimID := phases.NewID("probe", now)
+	for j, r := range probe.Run(ctx, todo, opts) {
+		results[where[j]] = r
+		recordProbe(c, fl.ledger, shimID, r)
+		if cache != nil {
+			cache.Store(todo[j], opts, r)
+		}
+	}
+	return results
+}
+
+// progress is the live line on a terminal: done / total and who is pending.
+type progress struct {
+	w       io.Writer
+	total   int
+	pending []string
+	mu      sync.Mutex
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func newProgress(c *cli, todo []probe.Target) *progress {
+	f, ok := c.stderr.(*os.File)
+	if !ok || len(todo) == 0 || c.getenv("TERM") == "dumb" {
+		return nil
+	}
+	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		return nil
+	}
+	p := &progress{w: f, total: len(todo), stop: make(chan struct{}), stopped: make(chan struct{})}
+	for _, t := range todo {
+		p.pending = append(p.pending, t.Name)
+	}
+	go p.tick()
+	return p
+}
+
+// tick redraws every quarter second, so the elapsed time moves while servers are silent.
+func (p *progress) tick() {
+	defer close(p.stopped)
+	start := time.Now()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		p.draw(time.Since(start))
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (p *progress) draw(elapsed time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	waiting := []rune(strings.Join(p.pending, ", "))
+	if len(waiting) > 60 {
+		waiting = append(waiting[:59], '…')
+	}
+	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), string(waiting))
+}
+
+func (p *progress) done(r probe.Result) {
+	p.mu.Lock()
+	if i := slices.Index(p.pending, r.Server); i >= 0 {
+		p.pending = slices.Delete(p.pending, i, i+1)
+	}
+	p.mu.Unlock()
+}
+
+func (p *progress) clear() {
+	close(p.stop)
+	<-p.stopped
+	fmt.Fprint(p.w, "\r\x1b[K")
+}
+
+// probeReport is the --json document.
+type probeReport struct {
+	Configs   []string        `json:"configs"`
+	Problems  []configProblem `json:"problems"`
+	Notes     []string        `json:"notes,omitempty"`
+	Results   []probe.Result  `json:"results"`
+	Lock      *lockReport     `json:"lock,omitempty"`
+	SinceLast *sinceLast      `json:"since_last,omitempty"`
+	Elapsed   float64         `json:"elapsed_s"`
+	Exit      int             `json:"exit"`
+}
+
+type lockReport struct {
+	File   string        `json:"file"`
+	Strict bool          `json:"strict"`
+	Error  string        `json:"error,omitempty"`
+	Drifts []probe.Drift `json:"drifts"`
+}
+
+type sinceLast struct {
+	Previous []string `json:"previous"`
+	Lost     []string `json:"lost"`
+}
+
+// runProbe is `mcpshim probe`.
+func runProbe(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
+	var pf probeFlags
+	pf.register(fs)
+	var (
+		asJSON, fresh, strict, since bool
+		lockFile                     string
+		canarySpecs                  flagList
+	)
+	fs.BoolVar(&asJSON, "json", false, "print one JSON document")
+	fs.BoolVar(&fresh, "fresh", false, "ignore cached results")
+	fs.StringVar(&lockFile, "lock", "", "verify the tool surface against the lock `FILE` (mcpshim lock writes it)")
+	fs.BoolVar(&strict, "strict", false, "with --lock, a changed tool definition fails too")
+	fs.BoolVar(&since, "since-last", false, "exit 78 when a server READY at the previous probe of these configs is not READY now")
+	fs.Var(&canarySpecs, "canary", "call a read-only tool after listing: `SERVER:TOOL:{json}:REGEX` (repeatable)")
+	if code := parseProbeFlags(c, fs, probeUsage, args); code >= 0 {
+		return code
+	}
+	var canaries []probe.Canary
+	for _, spec := range canarySpecs {
+		cn, err := probe.ParseCanary(spec)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+			return exitUsage
+		}
+		canaries = append(canaries, cn)
+	}
+
+	start := time.Now()
+	fl, err := loadFleet(c, pf.configs)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+		return exitConfig
+	}
+	fl.ledger = pf.ledger
+	var cache *probe.Cache
+	if path := cachePath(c); path != "" {
+		cache = probe.OpenCache(path)
+	}
+	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries,
+		Protocol: pf.protocol, Env: c.env, Canaries: canaries}
+	// An expectation is checked against what is true now, not a minute ago.
+	results := runFleet(ctx, c, fl, opts, cache, !fresh && lockFile == "")
+
+	rep := probeReport{Configs: fl.files, Problems: fl.problems, Notes: fl.notes, Results: results}
+	if lockFile != "" {
+		rep.Lock = &lockReport{File: lockFile, Strict: strict, Drifts: []probe.Drift{}}
+		if l, err := probe.ReadLock(lockFile); err != nil {
+			rep.Lock.Error = err.Error()
+		} else {
+			rep.Lock.Drifts = nonNil(l.Verify(results))
+		}
+	}
+	if cache != nil {
+		key := fl.key()
+		var ready []string
+		for _, r := range results {
+			if r.Outcome == probe.Ready {
+				ready = append(ready, r.Server)
+			}
+		}
+		if prev, ok := cache.LastReady(key); since && ok {
+			rep.SinceLast = &sinceLast{Previous: prev, Lost: []string{}}
+			for _, name := range prev {
+				if !slices.Contains(ready, name) {
+					rep.SinceLast.Lost = append(rep.SinceLast.Lost, name)
+				}
+			}
+		}
+		cache.SetReady(key, ready, start)
+		if err := cache.Save(time.Now()); err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim probe: cache not saved: %v\n", err)
+		}
+	}
+	rep.Elapsed = time.Since(start).Seconds()
+	rep.Exit = probeExit(&rep)
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+		return rep.Exit
+	}
+	printProbe(c.stdout, &rep, pf.verbose)
+	return rep.Exit
+}
+
+// probeExit: 78 for anything a person must fix, 75 when only time might help.
+func probeExit(rep *probeReport) int {
+	fix := len(rep.Problems) > 0 || (rep.SinceLast != nil && len(rep.SinceLast.Lost) > 0)
+	temp := false
+	for _, r := range rep.Results {
+		switch {
+		case r.Outcome.Retryable():
+			temp = true
+		case r.Outcome != probe.Ready || r.CanaryFailed():
+			fix = true
+		}
+	}
+	if l := rep.Lock; l != nil {
+		fix = fix || l.Error != ""
+		for _, d := range l.Drifts {
+			// A server unverified for a timeout is counted as a timeout already.
+			if d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable() {
+				fix = true
+			}
+		}
+	}
+	switch {
+	case fix:
+		return exitConfig
+	case temp:
+		return exitTempFail
+	}
+	return 0
+}
+
+// fixable sorts the outcomes a person can act on now before the rest.
+func fixable(r *probe.Result) bool {
+	return (r.Outcome != probe.Ready && !r.Outcome.Retryable()) || r.CanaryFailed()
+}
+
+func printProbe(w io.Writer, rep *probeReport, verbose bool) {
+	fmt.Fprintf(w, "read %s\n", strings.Join(rep.Configs, ", "))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "%-15s %s\n", "CONFIG", p)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "%-15s %s\n", "note", n)
+	}
+	width := 0
+	for _, r := range rep.Results {
+		width = max(width, len(r.Server))
+	}
+	line := func(r *probe.Result) {
+		detail := r.Detail
+		if r.ExitStatus != "" && r.Outcome == probe.Exited {
+			detail += " (" + r.ExitStatus + ")"
+		}
+		if r.Cached {
+			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
+		}
+		fmt.Fprintf(w, "%-15s %-*s %6.3fs  %s\n", r.Outcome, width, r.Server, r.Elapsed.Seconds(), detail)
+		for _, cn := range r.Canaries {
+			status := "ok"
+			if !cn.OK {
+				status = "FAILED " + cn.Failure
+			}
+			fmt.Fprintf(w, "%-15s %-*s  canary %s: %s\n", "", width, "", status, cn.Detail)
+		}
+		for _, warn := range r.Warnings {
+			fmt.Fprintf(w, "%-15s %-*s  warning: %s\n", "", width, "", warn)
+		}
+		if verbose {
+			if r.Outcome == probe.Ready && len(r.Tools) > 0 {
+				fmt.Fprintf(w, "%-15s %-*s  tools: %s\n", "", width, "", strings.Join(r.ToolNames(), ", "))
+			}
+			if r.LastEvent != "" {
+				stderr := "stderr silent"
+				if r.StderrActive {
+					stderr = "stderr active" // a cold npx install is slow, not dead
+				}
+				fmt.Fprintf(w, "%-15s %-*s  last event: %s, %s, %s\n", "", width, "", r.LastEvent, plural(r.Attempts, "attempt"), stderr)
+			}
+			if n := len(r.StderrTail); r.Outcome != probe.Ready && n > 0 && !strings.Contains(r.Detail, r.StderrTail[n-1]) {
+				fmt.Fprintf(w, "%-15s %-*s  stderr: %s\n", "", width, "", r.StderrTail[n-1])
+			}
+		}
+	}
+	counts := map[probe.Outcome]int{}
+	var timeouts []string
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		counts[r.Outcome]++
+		if fixable(r) {
+			line(r)
+		}
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		switch {
+		case fixable(r):
+		case r.Outcome == probe.Timeout && !verbose:
+			timeouts = append(timeouts, r.Server)
+		case r.Outcome == probe.Ready, r.Outcome.Retryable():
+			line(r)
+		}
+	}
+	if len(timeouts) > 0 {
+		fmt.Fprintf(w, "%-15s %s (-v for details)\n", probe.Timeout, plural(len(timeouts), "server"))
+	}
+	if l := rep.Lock; l != nil {
+		printLockCheck(w, l)
+	}
+	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
+		fmt.Fprintf(w, "since the last probe: %d READY before, %s no longer: %s\n", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", "))
+	}
+	var parts []string
+	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
+		if counts[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
+		}
+	}
+	if len(rep.Problems) > 0 {
+		parts = append(parts, plural(len(rep.Problems), "config problem"))
+	}
+	fmt.Fprintf(w, "%s in %.2fs: %s\n", plural(len(rep.Results), "server"), rep.Elapsed, strings.Join(parts, ", "))
+}
+
+func printLockCheck(w io.Writer, l *lockReport) {
+	if l.Error != "" {
+		fmt.Fprintf(w, "lock %s: FAILED, cannot be read: %s\n", l.File, l.Error)
+		return
+	}
+	failed := false
+	for _, d := range l.Drifts {
+		failed = failed || d.Failed(l.Strict)
+	}
+	verdict := "holds"
+	if failed {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(w, "lock %s: %s\n", l.File, verdict)
+	for _, d := range l.Drifts {
+		if d.Unverified != "" {
+			fmt.Fprintf(w, "  %s: %d locked tools unverified: %s\n", d.Server, d.Locked, d.Unverified)
+		}
+		if len(d.Missing) > 0 {
+			fmt.Fprintf(w, "  %s: %d/%d tools missing -> %s\n", d.Server, len(d.Missing), d.Locked, strings.Join(d.Missing, ", "))
+		}
+		for _, rn := range d.Renamed {
+			fmt.Fprintf(w, "  %s: probable rename %s -> %s (same description and schema)\n", d.Server, rn.From, rn.To)
+		}
+		if len(d.Changed) > 0 {
+			effect := "passes without --strict"
+			if l.Strict {
+				effect = "fails with --strict"
+			}
+			fmt.Fprintf(w, "  %s: changed -> %s (%s)\n", d.Server, strings.Join(d.Changed, ", "), effect)
+		}
+		if len(d.Extra) > 0 {
+			fmt.Fprintf(w, "  %s: not locked, passes -> %s\n", d.Server, strings.Join(d.Extra, ", "))
+		}
+	}
+}

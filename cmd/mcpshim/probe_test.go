@@ -1,0 +1,288 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpshim/mcpshim/probe"
+)
+
+// fixtureEntry is a config entry running a built-in fixture server as a real process.
+func fixtureEntry(t *testing.T, fixture string, args ...string) map[string]any {
+	return map[string]any{"command": builtShim(t), "args": append([]string{"fixture", fixture}, args...)}
+}
+
+// slowStartEntry is a healthy server that takes d to start, as a cold npx
+// install does, and then answers at once.
+func slowStartEntry(t *testing.T, d string) map[string]any {
+	return map[string]any{"command": "sh", "args": []string{"-c", "sleep " + d + "; exec \"$0\" fixture healthy", builtShim(t)}}
+}
+
+// writeMCPConfig writes a Claude Code config with these servers and returns its path.
+func writeMCPConfig(t *testing.T, dir string, servers map[string]any) string {
+	t.Helper()
+	data, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, ".mcp.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// probeEnv is the test's environment without the report fixture's variables,
+// with a private cache directory, plus extra.
+func probeEnv(cacheDir string, extra ...string) []string {
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "REPORT_") || strings.HasPrefix(kv, "XDG_CACHE_HOME=")
+	})
+	return append(append(env, "XDG_CACHE_HOME="+cacheDir), extra...)
+}
+
+// runCLI runs the command in-process and returns its exit status, stdout and stderr.
+func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, env, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// probeJSON runs probe --json and decodes its report.
+func probeJSON(t *testing.T, env []string, args ...string) (int, probeReport) {
+	t.Helper()
+	code, out, errs := runCLI(t, env, append([]string{"probe", "--json"}, args...)...)
+	var rep probeReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("probe --json %v: %v\nstdout: %s\nstderr: %s", args, err, out, errs)
+	}
+	return code, rep
+}
+
+func probeResult(t *testing.T, rep probeReport, server string) probe.Result {
+	t.Helper()
+	for _, r := range rep.Results {
+		if r.Server == server {
+			return r
+		}
+	}
+	t.Fatalf("no result for %s in %+v", server, rep.Results)
+	return probe.Result{}
+}
+
+// Seed 000's six counterparts through the command, each with the seed's
+// outcome and detail.
+func TestProbeSeedCounterparts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out real 2s and 5s deadlines")
+	}
+	cases := []struct {
+		timeout string
+		want    map[string]string // server -> outcome and detail substring
+	}{
+		{"5s", map[string]string{
+			"instant": "READY healthy 1.0.0", "slow": "READY healthy 1.0.0", "silent": "TIMEOUT no response to initialize within 5s",
+			"crash": "EXITED fatal: missing API key", "reject": "PROTOCOL_ERROR unsupported protocolVersion",
+		}},
+		{"2s", map[string]string{"slow": "TIMEOUT no response to initialize within 2s"}},
+	}
+	for _, c := range cases {
+		t.Run(c.timeout, func(t *testing.T) {
+			t.Parallel()
+			cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
+				"instant": fixtureEntry(t, "healthy"), "slow": slowStartEntry(t, "3"), "silent": fixtureEntry(t, "silent"),
+				"crash": fixtureEntry(t, "exit-early"), "reject": fixtureEntry(t, "protocol-reject"),
+			})
+			code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", c.timeout, "--retries", "0")
+			for server, want := range c.want {
+				r := probeResult(t, rep, server)
+				outcome, detail, _ := strings.Cut(want, " ")
+				if string(r.Outcome) != outcome || !strings.Contains(r.Detail, detail) {
+					t.Errorf("probe --timeout %s: %s got %s %q, want %s containing %q", c.timeout, server, r.Outcome, r.Detail, outcome, detail)
+				}
+			}
+			if code != exitConfig {
+				t.Errorf("probe --timeout %s with a crash and a rejection: got exit %d, want %d", c.timeout, code, exitConfig)
+			}
+		})
+	}
+}
+
+func TestProbeExitStatus(t *testing.T) {
+	cases := []struct {
+		name    string
+		servers map[string]any
+		want    int
+	}{
+		{"all ready", map[string]any{"a": fixtureEntry(t, "healthy"), "b": fixtureEntry(t, "zero-tools")}, 0},
+		{"only timeouts", map[string]any{"a": fixtureEntry(t, "healthy"), "b": fixtureEntry(t, "silent")}, exitTempFail},
+		{"a crash", map[string]any{"a": fixtureEntry(t, "exit-early"), "b": fixtureEntry(t, "silent")}, exitConfig},
+		{"a rejection", map[string]any{"a": fixtureEntry(t, "protocol-reject")}, exitConfig},
+		{"a mistyped command", map[string]any{"ghost": map[string]any{"command": "./no-such-binary"}}, exitConfig},
+		{"an unset variable", map[string]any{"a": map[string]any{"command": builtShim(t), "args": []string{"fixture", "healthy", "${NO_SUCH_VAR_MCPSHIM}"}}}, exitConfig},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := writeMCPConfig(t, t.TempDir(), c.servers)
+			code, out, errs := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg, "--timeout", "500ms", "--retries", "0")
+			if code != c.want {
+				t.Errorf("probe of %s: got exit %d, want %d\n%s%s", c.name, code, c.want, out, errs)
+			}
+		})
+	}
+}
+
+// An unset variable is reported by name and server, and that server is not
+// probed with the reference left in.
+func TestProbeReportsUnsetVariable(t *testing.T) {
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
+		"report": map[string]any{"command": builtShim(t), "args": []string{"fixture", "report"},
+			"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}},
+	})
+	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg)
+	if code != exitConfig || len(rep.Results) != 0 || len(rep.Problems) != 1 ||
+		rep.Problems[0].Server != "report" || !strings.Contains(rep.Problems[0].Msg, "${REPORT_API_TOKEN} is not set") {
+		t.Fatalf("probe with REPORT_API_TOKEN unset: got exit %d, problems %+v, results %d; want 78 naming the variable and server, nothing probed",
+			code, rep.Problems, len(rep.Results))
+	}
+}
+
+// Fixable failures come first with their detail; timeouts are a count unless -v.
+func TestProbeHumanOutput(t *testing.T) {
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
+		"a-ready": fixtureEntry(t, "healthy"), "b-silent": fixtureEntry(t, "silent"), "c-crash": fixtureEntry(t, "exit-early"), "d-empty": fixtureEntry(t, "zero-tools"),
+	})
+	env := probeEnv(t.TempDir())
+	_, out, _ := runCLI(t, env, "probe", "--config", cfg, "--timeout", "500ms", "--retries", "0")
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[1], "EXITED") || !strings.Contains(lines[1], "c-crash") || !strings.Contains(lines[1], "fatal: missing API key (exit status 1)") {
+		t.Errorf("probe output: got line 2 %q, want the crash first with its stderr line\n%s", lines[1], out)
+	}
+	if strings.Contains(out, "b-silent") || !strings.Contains(out, "TIMEOUT         1 server (-v for details)") {
+		t.Errorf("probe output: got\n%s\nwant the timeout folded into a count", out)
+	}
+	if !strings.Contains(out, "warning: zero tools") {
+		t.Errorf("probe output: got\n%s\nwant a zero-tools warning", out)
+	}
+	_, out, _ = runCLI(t, env, "probe", "--config", cfg, "--timeout", "500ms", "--retries", "0", "-v")
+	if !strings.Contains(out, "b-silent") || !strings.Contains(out, "last event: initialize_received_no_response") || !strings.Contains(out, "tools: add, echo") {
+		t.Errorf("probe -v output: got\n%s\nwant the timeout detailed and tool names", out)
+	}
+}
+
+func TestProbeCache(t *testing.T) {
+	cacheDir := t.TempDir()
+	env := probeEnv(cacheDir)
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{"crash": fixtureEntry(t, "exit-early"), "silent": fixtureEntry(t, "silent")})
+	args := []string{"--config", cfg, "--timeout", "300ms", "--retries", "0"}
+	probeJSON(t, env, args...)
+	_, rep := probeJSON(t, env, args...)
+	if crash, silent := probeResult(t, rep, "crash"), probeResult(t, rep, "silent"); !crash.Cached || silent.Cached {
+		t.Errorf("second probe: got crash cached=%v silent cached=%v, want EXITED from cache and TIMEOUT re-probed", crash.Cached, silent.Cached)
+	}
+	_, rep = probeJSON(t, env, append(args, "--fresh")...)
+	if probeResult(t, rep, "crash").Cached {
+		t.Errorf("probe --fresh: got crash from cache, want a re-probe")
+	}
+	// An unreadable cache is a re-probe, not an error.
+	if err := os.WriteFile(filepath.Join(cacheDir, "mcpshim", "probe.json"), []byte("{torn"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, rep := probeJSON(t, env, args...)
+	if probeResult(t, rep, "crash").Cached || code != exitConfig {
+		t.Errorf("probe over a torn cache: got exit %d, crash cached=%v; want 78 and a re-probe", code, probeResult(t, rep, "crash").Cached)
+	}
+}
+
+// Unattended runs: yesterday's 2 READY is today's 1, and that fails.
+func TestProbeSinceLast(t *testing.T) {
+	env := probeEnv(t.TempDir())
+	dir := t.TempDir()
+	cfg := writeMCPConfig(t, dir, map[string]any{"a": fixtureEntry(t, "healthy"), "b": fixtureEntry(t, "healthy", "--tools", "x")})
+	if code, _ := probeJSON(t, env, "--config", cfg, "--since-last"); code != 0 {
+		t.Fatalf("first probe --since-last: got exit %d, want 0", code)
+	}
+	writeMCPConfig(t, dir, map[string]any{"a": fixtureEntry(t, "healthy"), "b": fixtureEntry(t, "exit-early")})
+	code, out, _ := runCLI(t, env, "probe", "--config", cfg, "--since-last")
+	if code != exitConfig || !strings.Contains(out, "2 READY before, 1 server no longer: b") {
+		t.Fatalf("probe --since-last after b broke: got exit %d\n%s\nwant 78 naming b", code, out)
+	}
+}
+
+// An entry already behind mcpshim is probed as the real server it wraps.
+func TestProbeWrappedEntry(t *testing.T) {
+	bin := builtShim(t)
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
+		"wrapped": map[string]any{"command": bin, "args": []string{"--name", "wrapped", "--ledger", "off", "--", bin, "fixture", "healthy", "--tools", "only"}},
+	})
+	_, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg)
+	if r := probeResult(t, rep, "wrapped"); r.Outcome != probe.Ready || !slices.Equal(r.ToolNames(), []string{"only"}) {
+		t.Fatalf("wrapped entry: got %s %q tools %v, want READY with the real server's tool only", r.Outcome, r.Detail, r.ToolNames())
+	}
+}
+
+func TestProbeCanary(t *testing.T) {
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{"rates": fixtureEntry(t, "iserror"), "echo": fixtureEntry(t, "healthy")})
+	code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg,
+		"--canary", `rates:fetch:{"url":"https://x"}:.`, "--canary", `echo:echo:{"text":"EUR/USD 1.08"}:^EUR/USD`)
+	if code != exitConfig || !strings.Contains(out, "canary FAILED is_error: fetch returned isError: upstream answered 401: invalid api key") ||
+		!strings.Contains(out, "canary ok: echo -> EUR/USD 1.08") {
+		t.Fatalf("probe with canaries: got exit %d\n%s\nwant 78 with the isError canary failed and the echo canary ok", code, out)
+	}
+}
+
+func TestProbeUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"probe", "--canary", "nonsense"},
+		{"probe", "--timeout", "0"},
+		{"probe", "extra-argument"},
+		{"lock", "--parallel", "many"},
+	} {
+		if code, _, _ := runCLI(t, probeEnv(t.TempDir()), args...); code != exitUsage {
+			t.Errorf("mcpshim %q: got exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	code, _, errs := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", filepath.Join(t.TempDir(), "absent.json"))
+	if code != exitConfig || !strings.Contains(errs, "absent.json") {
+		t.Errorf("probe --config absent.json: got exit %d %q, want 78 naming the file", code, errs)
+	}
+}
+
+// The fleet is probed in parallel: the silent servers wait out their
+// deadlines at the same time, not one after another.
+func TestProbeFleetIsParallel(t *testing.T) {
+	servers := map[string]any{}
+	for _, n := range []string{"s1", "s2", "s3"} {
+		servers[n] = fixtureEntry(t, "silent")
+	}
+	for _, n := range []string{"h1", "h2", "h3", "h4"} {
+		servers[n] = fixtureEntry(t, "healthy")
+	}
+	cfg := writeMCPConfig(t, t.TempDir(), servers)
+	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "1s", "--retries", "0")
+	if code != exitTempFail || len(rep.Results) != 7 {
+		t.Fatalf("fleet of 3 silent and 4 healthy: got exit %d with %d results, want 75 with 7", code, len(rep.Results))
+	}
+	var latestStart, earliestEnd time.Time
+	for _, n := range []string{"s1", "s2", "s3"} {
+		r := probeResult(t, rep, n)
+		if end := r.Started.Add(r.Elapsed); earliestEnd.IsZero() || end.Before(earliestEnd) {
+			earliestEnd = end
+		}
+		if r.Started.After(latestStart) {
+			latestStart = r.Started
+		}
+	}
+	if !latestStart.Before(earliestEnd) {
+		t.Errorf("silent probes: last started %s, first ended %s; want their deadlines to overlap", latestStart, earliestEnd)
+	}
+}
