@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/mcpshim/mcpshim/phases"
+)
+
+// TestDemo runs the whole tour through the built binary, as a new user would,
+// and checks each scenario's outcome, the client's view of the restart, that
+// every server is gone afterwards, and the text rendering of the same report.
+func TestDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs eleven shims with real fixture servers (about 2s)")
+	}
+	bin := builtShim(t)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "demo", "--json", "--dir", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcpshim demo --json: %v\nstderr: %s\nstdout: %s", err, stderr.String(), out)
+	}
+	var report demoReport
+	d := json.NewDecoder(bytes.NewReader(out))
+	d.UseNumber() // as the ledger is read, so the text rendering sees the same values
+	if err := d.Decode(&report); err != nil {
+		t.Fatalf("decode report: %v\n%s", err, out)
+	}
+	if report.Dir != dir {
+		t.Errorf("dir = %q, want %q", report.Dir, dir)
+	}
+
+	// Every run has ended by the time the demo reads its ledger: a server
+	// that served well is ENDED (stopped by the shim when the client left).
+	want := map[string]string{
+		"healthy":            phases.OutcomeEnded,
+		"modern":             phases.OutcomeEnded,
+		"exit-early":         phases.OutcomeExited,
+		"banner":             phases.OutcomeProtocolError,
+		"zero-tools":         phases.OutcomeEnded,
+		"iserror":            phases.OutcomeEnded,
+		"silent":             phases.OutcomeTimeout,
+		"init-no-response":   phases.OutcomeTimeout,
+		"protocol-reject":    phases.OutcomeProtocolError,
+		"crash-mid-response": phases.OutcomeCrashed,
+		"crash-restart":      phases.OutcomeEnded,
+	}
+	got := map[string]demoResult{}
+	for _, r := range report.Scenarios {
+		got[r.Name] = r
+		if r.Error != "" {
+			t.Errorf("%s: error %q", r.Name, r.Error)
+		}
+		if w, ok := want[r.Name]; !ok {
+			t.Errorf("unexpected scenario %q", r.Name)
+		} else if r.Outcome != w {
+			t.Errorf("%s: got outcome %s (%s), want %s; events %v", r.Name, r.Outcome, r.Why, w, demoEventNames(r))
+		}
+		if _, err := os.Stat(filepath.Join(dir, r.Name+".jsonl")); err != nil {
+			t.Errorf("%s: no ledger file: %v", r.Name, err)
+		}
+		for _, e := range r.Events {
+			if e.Event != phases.Spawned {
+				continue
+			}
+			pid, err := e.Fields["pid"].(json.Number).Int64()
+			if err != nil || !processGone(int(pid)) {
+				t.Errorf("%s: server pid %v is still running after the demo", r.Name, e.Fields["pid"])
+			}
+		}
+	}
+	for name := range want {
+		if _, ok := got[name]; !ok {
+			t.Errorf("scenario %s missing from the report", name)
+		}
+	}
+
+	restart := got["crash-restart"]
+	var runs []string
+	for _, run := range restart.Runs {
+		runs = append(runs, run.Outcome)
+	}
+	if strings.Join(runs, " ") != "CRASHED ENDED" {
+		t.Errorf("crash-restart runs = %v, want [CRASHED ENDED]", runs)
+	}
+	if c := restart.Client; len(c) == 0 || !strings.Contains(c[len(c)-1], `"three"`) {
+		t.Errorf("crash-restart: client saw %q, want call 3 answered \"three\" by the restarted server", c)
+	}
+	if why := got["exit-early"].Why; !strings.Contains(why, "fatal: missing API key") {
+		t.Errorf("exit-early: why = %q, want the server's last stderr line", why)
+	}
+	if runs := got["init-no-response"].Runs; len(runs) != 1 || runs[0].TimeoutLast != phases.InitializeReceivedNoResponse {
+		t.Errorf("init-no-response: runs %+v, want one timed out at %s", runs, phases.InitializeReceivedNoResponse)
+	}
+
+	var text bytes.Buffer
+	for _, r := range report.Scenarios {
+		r.print(&text)
+	}
+	for i, line := range strings.Split(text.String(), "\n") {
+		if n := utf8.RuneCountInString(line); n > demoWidth {
+			t.Errorf("text line %d is %d wide, want at most %d: %q", i+1, n, demoWidth, line)
+		}
+	}
+	for _, s := range []string{"=> run 1 CRASHED", "=> run 2 ENDED", "=> PROTOCOL_ERROR", `stderr="fatal: missing API key"`} {
+		if !strings.Contains(text.String(), s) {
+			t.Errorf("text report lacks %q:\n%s", s, text.String())
+		}
+	}
+}
+
+func demoEventNames(r demoResult) []string {
+	var out []string
+	for _, e := range r.Events {
+		out = append(out, e.Event)
+	}
+	return out
+}
+
+// TestDemoReadLedger: a kept --dir holds earlier records; only the ones past
+// the offset are this demo's, unless the file was rotated meanwhile.
+func TestDemoReadLedger(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "healthy.jsonl")
+	old := `{"ts":"2026-07-28T10:00:00Z","run":"run_old","event":"spawned"}` + "\n"
+	cur := `{"ts":"2026-07-28T11:00:00Z","run":"run_new","event":"spawned"}` + "\n" + "not a record\n"
+	if err := os.WriteFile(path, []byte(old+cur), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		offset int64
+		want   []string
+	}{
+		{0, []string{"run_old", "run_new"}},
+		{int64(len(old)), []string{"run_new"}},
+		{int64(len(old+cur)) + 100, []string{"run_old", "run_new"}}, // rotated: shorter than before
+	}
+	for _, tt := range tests {
+		es, runs, err := demoReadLedger(path, tt.offset)
+		if err != nil {
+			t.Fatalf("demoReadLedger(offset %d): %v", tt.offset, err)
+		}
+		var got, judged []string
+		for _, e := range es {
+			got = append(got, e.Run)
+		}
+		for _, r := range runs {
+			judged = append(judged, r.ID)
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") || strings.Join(judged, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("demoReadLedger(offset %d) = entries of %v, runs %v; want %v for both", tt.offset, got, judged, tt.want)
+		}
+	}
+}
+
+func TestDemoUsage(t *testing.T) {
+	for _, args := range [][]string{{"--bogus"}, {"extra"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"demo"}, args...), nil, strings.NewReader(""), &stdout, &stderr)
+		if code != exitUsage {
+			t.Errorf("mcpshim demo %v: got status %d, want %d; stderr %q", args, code, exitUsage, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), "usage: mcpshim demo") {
+			t.Errorf("mcpshim demo %v: stderr %q, want the usage", args, stderr.String())
+		}
+	}
+}
