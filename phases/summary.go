@@ -37,6 +37,7 @@ type Run struct {
 	Calls           Calls     `json:"calls"`
 	Noise           int       `json:"noise"` // stdout lines that were not JSON-RPC
 	NoisePreview    string    `json:"noise_preview,omitempty"`
+	LockMissing     []string  `json:"lock_missing,omitempty"` // locked tools the server lacked (tools_missing)
 	NoiseFirst      bool      `json:"noise_before_handshake,omitempty"`
 	ClientNoise     int       `json:"client_noise,omitempty"`
 	Egress          string    `json:"egress,omitempty"`   // witnessed or unwitnessed, from spawn_requested
@@ -77,8 +78,11 @@ func (r *Run) Fixable() bool {
 }
 
 // Failed reports whether the run did not end up serving: every outcome but
-// READY, ENDED and RUNNING.
+// READY, ENDED and RUNNING, and any run that lacked locked tools.
 func (r *Run) Failed() bool {
+	if len(r.LockMissing) > 0 {
+		return true // connected, but not the surface the agent was promised
+	}
 	switch r.Outcome {
 	case OutcomeReady, OutcomeEnded, OutcomeRunning:
 		return false
@@ -264,6 +268,8 @@ func (s *Summary) Add(h *Head) {
 		}
 	case ToolsListFailed:
 		a.ToolsListFailed++
+	case ToolsMissing:
+		a.LockMissing = h.Strs("missing")
 	case ToolCallReceived:
 		a.Calls.Received++
 	case ToolCallResponded:
@@ -473,6 +479,9 @@ func detail(r *Run) string {
 		return exitStatus(r)
 	case OutcomeEnded:
 		var parts []string
+		if len(r.LockMissing) > 0 {
+			parts = append(parts, "locked tools missing: "+strings.Join(r.LockMissing, ", "))
+		}
 		if r.Tools != nil && *r.Tools == 0 {
 			parts = append(parts, "zero tools listed")
 		}
@@ -481,6 +490,9 @@ func detail(r *Run) string {
 		}
 		return strings.Join(parts, "; ")
 	case OutcomeReady:
+		if len(r.LockMissing) > 0 {
+			return "locked tools missing: " + strings.Join(r.LockMissing, ", ")
+		}
 		if r.Tools != nil && *r.Tools == 0 {
 			return "zero tools listed"
 		}

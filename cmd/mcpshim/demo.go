@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -53,6 +54,28 @@ type demoScenario struct {
 }
 
 var demoNever = []string{"--restart", "never"}
+
+// demoLockFlag stands for the lock file the tour writes in its directory.
+const demoLockFlag = "@lock"
+
+// demoLock writes the tour's tool-surface lock the way a user would: `mcpshim
+// lock` against the report server with its token, so the locked-report
+// scenario, which runs without it, is caught missing both tools.
+func demoLock(ctx context.Context, exe, dir string, env []string) (string, error) {
+	config := filepath.Join(dir, "demo.mcp.json")
+	entry := map[string]any{"mcpServers": map[string]any{"locked-report": map[string]any{
+		"command": exe, "args": []string{"fixture", "report"}, "env": map[string]string{"REPORT_API_TOKEN": "demo-token"}}}}
+	b, _ := json.Marshal(entry)
+	if err := os.WriteFile(config, b, 0o600); err != nil {
+		return "", err
+	}
+	lock := filepath.Join(dir, "mcp-tools.lock.json")
+	out, err := exec.CommandContext(ctx, exe, "lock", "--config", config, "--out", lock, "--ledger", "off").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("mcpshim lock: %v: %s", err, out)
+	}
+	return lock, nil
+}
 
 // demoScenarios are run in parallel and printed in this order.
 var demoScenarios = []demoScenario{
@@ -105,6 +128,14 @@ var demoScenarios = []demoScenario{
 	{name: "protocol-reject", about: "the server rejects the protocol version",
 		fixture: []string{"protocol-reject"}, flags: demoNever, want: phases.OutcomeProtocolError,
 		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
+	{name: "locked-report", about: "seed 003: without its token the report server lists zero tools; a lock in enforce mode fails it",
+		fixture: []string{"report"}, flags: append([]string{"--lock", demoLockFlag, "--lock-mode", "enforce"}, demoNever...),
+		want: phases.OutcomeEnded,
+		script: func(ctx context.Context, dc *demoClient) {
+			if dc.initialize(ctx) {
+				dc.listTools(ctx)
+			}
+		}},
 	{name: "crash-mid-response", about: "the server dies halfway through writing a tools/call answer",
 		fixture: []string{"crash-mid-response"}, flags: demoNever, want: phases.OutcomeCrashed,
 		script: func(ctx context.Context, dc *demoClient) {
@@ -201,10 +232,23 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stdout, "mcpshim demo: %d scenarios, each a scripted client talking to a fixture server through mcpshim\n", len(demoScenarios))
 	}
 	start := time.Now()
+	lock, err := demoLock(ctx, exe, *dir, c.env)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim demo: %v\n", err)
+		return 1
+	}
+	// The report server's token must not leak in from the user's environment.
+	env := slices.DeleteFunc(slices.Clone(c.env), func(kv string) bool { return strings.HasPrefix(kv, "REPORT_API_TOKEN=") })
 	report := demoReport{Dir: *dir, Scenarios: make([]demoResult, len(demoScenarios))}
 	var wg sync.WaitGroup
 	for i, sc := range demoScenarios {
-		wg.Go(func() { report.Scenarios[i] = sc.run(ctx, exe, *dir, c.env) })
+		for j, f := range sc.flags {
+			if f == demoLockFlag {
+				sc.flags = slices.Clone(sc.flags)
+				sc.flags[j] = lock
+			}
+		}
+		wg.Go(func() { report.Scenarios[i] = sc.run(ctx, exe, *dir, env) })
 	}
 	wg.Wait()
 
@@ -231,7 +275,9 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		} else {
 			fmt.Fprintf(c.stdout, "%d scenarios in %.1fs; unexpected outcome: %s\n", len(demoScenarios), time.Since(start).Seconds(), strings.Join(unexpected, ", "))
 		}
-		fmt.Fprintf(c.stdout, "The ledgers are in %s; look at them with:\n  mcpshim ledger %s\n", *dir, *dir)
+		fmt.Fprintf(c.stdout, "\nWhat the ledgers say, run by run (mcpshim ledger %s):\n", *dir)
+		runLedger(ctx, c, []string{*dir})
+		fmt.Fprintf(c.stdout, "\nThe ledgers are in %s; try mcpshim ledger show, why, stats or report --html on them.\n", *dir)
 	}
 	if len(unexpected) > 0 {
 		return 1
