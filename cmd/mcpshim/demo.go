@@ -128,7 +128,7 @@ var demoScenarios = []demoScenario{
 	{name: "protocol-reject", about: "the server rejects the protocol version",
 		fixture: []string{"protocol-reject"}, flags: demoNever, want: phases.OutcomeProtocolError,
 		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
-	{name: "locked-report", about: "seed 003: without its token the report server lists zero tools; a lock in enforce mode fails it",
+	{name: "locked-report", about: "no token, zero tools: a lock in enforce mode fails the server",
 		fixture: []string{"report"}, flags: append([]string{"--lock", demoLockFlag, "--lock-mode", "enforce"}, demoNever...),
 		want: phases.OutcomeEnded,
 		script: func(ctx context.Context, dc *demoClient) {
