@@ -191,24 +191,11 @@ type demoEvent struct {
 }
 
 func runDemo(ctx context.Context, c *cli, args []string) int {
-	fs := flag.NewFlagSet("mcpshim demo", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	dir := fs.String("dir", "", "keep the ledgers in `DIR` (default: a new temp dir)")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, demoUsage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "mcpshim demo: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return exitUsage
+	if code := parseFlags(c, fs, demoUsage, args); code >= 0 {
+		return code
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -36,7 +36,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	)
 	fs.StringVar(&out, "out", "mcp-tools.lock.json", "the lock `FILE` to write")
 	fs.Var(&allowEmpty, "allow-empty", "accept zero tools from server `NAME` (repeatable)")
-	if code := parseProbeFlags(c, fs, lockUsage, args); code >= 0 {
+	if code := parseFlags(c, fs, lockUsage, args); code >= 0 {
 		return code
 	}
 	fl, err := loadFleet(c, pf.configs)

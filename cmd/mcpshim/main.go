@@ -4,6 +4,9 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -77,4 +80,26 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 		}
 	}
 	return runShim(ctx, c, args)
+}
+
+// parseFlags parses a subcommand's flags; a positional argument is a usage
+// error. It returns the status to exit with, or -1 to carry on.
+func parseFlags(c *cli, fs *flag.FlagSet, usage string, args []string) int {
+	fs.SetOutput(c.stderr)
+	fs.Usage = func() {
+		fmt.Fprint(c.stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fs.Usage()
+		return exitUsage
+	}
+	return -1
 }

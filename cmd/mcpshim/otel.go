@@ -82,8 +82,10 @@ func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server str
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
 	var mp *sdkmetric.MeterProvider
 	opts := otelexport.LiveOptions{}
-	// Metrics only where a collector is named for them, not a traces-only one.
-	metrics := f.endpoint != "" || firstEnv(c, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != ""
+	// Metrics only where a collector is named for them, not a traces-only
+	// one, and not against the standard OTEL_METRICS_EXPORTER=none.
+	metrics := (f.endpoint != "" || firstEnv(c, "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != "") &&
+		c.getenv("OTEL_METRICS_EXPORTER") != "none"
 	if metrics {
 		if mexp, err := otelexport.NewMetricExporter(ctx, cfg); err == nil {
 			mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)),
@@ -106,7 +108,7 @@ func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server str
 		}
 		if mp != nil {
 			if err := mp.Shutdown(ctx); err != nil {
-				fmt.Fprintf(stderr, "mcpshim: otlp %s: metrics not exported: %v\n", f.collector(c), err)
+				fmt.Fprintf(stderr, "mcpshim: otlp %s: metrics not exported (OTEL_METRICS_EXPORTER=none stops trying): %v\n", f.collector(c), err)
 			}
 		}
 	}

@@ -97,27 +97,6 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
 }
 
-// parseProbeFlags parses args with flags and positionals in any order; a
-// positional is a usage error.
-func parseProbeFlags(c *cli, fs *flag.FlagSet, usage string, args []string) int {
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, usage)
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		return exitUsage
-	}
-	return -1
-}
-
 // fleet is what the client configs say to probe.
 type fleet struct {
 	files    []string
@@ -360,7 +339,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	fs.BoolVar(&strict, "strict", false, "with --lock, a changed tool definition fails too")
 	fs.BoolVar(&since, "since-last", false, "exit 78 when a server READY at the previous probe of these configs is not READY now")
 	fs.Var(&canarySpecs, "canary", "call a read-only tool after listing: `SERVER:TOOL:{json}:REGEX` (repeatable)")
-	if code := parseProbeFlags(c, fs, probeUsage, args); code >= 0 {
+	if code := parseFlags(c, fs, probeUsage, args); code >= 0 {
 		return code
 	}
 	var canaries []probe.Canary
