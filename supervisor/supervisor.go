@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,9 +65,8 @@ type Supervisor struct {
 	client   *jsonrpc.Wire
 	childIn  *switchWriter
 	events   chan loopEvent
-	stopping bool // no more restarts: the client left or the shim was told to stop
-	run      string
-	pid      int
+	stopping bool                     // no more restarts: the client left or the shim was told to stop
+	runID    atomic.Pointer[runIdent] // the run being supervised; read from the relay goroutines
 	restart  *Restarter
 	gen      int
 	tail     *Tail
@@ -103,8 +103,22 @@ func Run(ctx context.Context, cfg Config) int {
 	return s.loop(ctx)
 }
 
+// runIdent names the current child process.
+type runIdent struct {
+	run string
+	pid int
+}
+
+func (s *Supervisor) ident() runIdent {
+	if id := s.runID.Load(); id != nil {
+		return *id
+	}
+	return runIdent{}
+}
+
 func (s *Supervisor) emit(p phases.Phase, event string, fields ...phases.Field) {
-	s.cfg.Recorder.Emit(phases.Record{Time: time.Now(), Run: s.run, PID: s.pid, Phase: p, Event: event, Fields: fields})
+	id := s.ident()
+	s.cfg.Recorder.Emit(phases.Record{Time: time.Now(), Run: id.run, PID: id.pid, Phase: p, Event: event, Fields: fields})
 }
 
 func (s *Supervisor) say(format string, args ...any) {
@@ -172,7 +186,7 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 		return true
 	}
 	msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-	s.writeOwedError(l.Msg.ID, msg, map[string]any{"run": s.run, "missing": missing})
+	s.writeOwedError(l.Msg.ID, msg, map[string]any{"run": s.ident().run, "missing": missing})
 	s.status = exitConfig
 	s.events <- loopEvent{lockBroken: true}
 	return false
@@ -214,7 +228,7 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 // answer writes the error the shim owes the client for request p.
 func (s *Supervisor) answer(p pendingCall, why string) {
 	msg := fmt.Sprintf("mcpshim: server %s %s; the request was not answered", s.cfg.Name, why)
-	data := map[string]any{"run": s.run, "method": p.method}
+	data := map[string]any{"run": s.ident().run, "method": p.method}
 	if p.tool != "" {
 		data["tool"] = p.tool
 	}
@@ -270,7 +284,7 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			return status
 		}
 		s.emit(phases.Supervision, phases.RestartScheduled, phases.F("attempt", d.Attempt), phases.F("delay_ms", d.Delay),
-			phases.F("reason", d.Reason), phases.F("previous_run", s.run))
+			phases.F("reason", d.Reason), phases.F("previous_run", s.ident().run))
 		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
 		if !s.sleep(ctx, d.Delay) {
 			return status
@@ -334,9 +348,10 @@ func (s *Supervisor) clientLeft(ev loopEvent) {
 // runChild starts one generation and supervises it until it exits.
 func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err error) {
 	s.gen++
-	prev := s.run
+	prev := s.ident().run
 	now := time.Now()
-	s.run, s.pid = phases.NewID("run", now), 0
+	run := phases.NewID("run", now)
+	s.runID.Store(&runIdent{run: run})
 	spec := s.cfg.Spec
 	fields := []phases.Field{
 		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
@@ -360,7 +375,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
-	s.pid = p.Pid
+	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
 		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
@@ -382,7 +397,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		stdoutDone <- r.Run()
 	}()
 	stderrDone := make(chan struct{})
-	run, pid := s.run, s.pid
+	pid := p.Pid
 	go func() {
 		defer close(stderrDone)
 		forwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
@@ -421,7 +436,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	for _, pc := range s.sess.down() {
 		s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
-			map[string]any{"run": s.run, "exit_code": code, "signal": sig, "method": pc.method})
+			map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
 	}
 	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
 		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
