@@ -606,3 +606,53 @@ func TestDeriveName(t *testing.T) {
 		}
 	}
 }
+
+// TestDivertNoise: with --divert-noise a banner goes to stderr, the client
+// reads only JSON-RPC, and the ledger marks the noise as diverted.
+func TestDivertNoise(t *testing.T) {
+	s := start(t, true, []string{"--divert-noise"}, "fixture", "banner")
+	if r := s.call("1", "initialize", initParams); !strings.HasPrefix(r, `{"jsonrpc":"2.0","id":1,"result"`) {
+		t.Fatalf("initialize = %s", r)
+	}
+	s.finish()
+	if !strings.Contains(s.stderr.String(), "Starting Acme MCP server\n") {
+		t.Errorf("the banner did not reach stderr:\n%s", s.stderr)
+	}
+	noise := find(s.entries(), "stdout_noise")
+	if noise == nil || !noise.Bool("diverted") {
+		t.Errorf("stdout_noise = %+v, want diverted", noise)
+	}
+}
+
+// TestLogFormatJSON: --log-format json prints the ledger's own lines on
+// stderr; --quiet prints none, while the server's stderr still flows.
+func TestLogFormatJSON(t *testing.T) {
+	s := start(t, true, []string{"--log-format", "json"}, "fixture", "exit-early")
+	s.finish()
+	var events int
+	for _, line := range strings.Split(s.stderr.String(), "\n") {
+		if strings.HasPrefix(line, "{") {
+			if _, err := phases.Decode([]byte(line)); err != nil {
+				t.Errorf("stderr line %q is not a ledger record: %v", line, err)
+			}
+			events++
+		}
+	}
+	if events == 0 {
+		t.Errorf("no JSON events on stderr:\n%s", s.stderr)
+	}
+	q := start(t, true, []string{"--quiet"}, "fixture", "exit-early")
+	q.finish()
+	if strings.Contains(q.stderr.String(), "mcpshim[") || !strings.Contains(q.stderr.String(), "fatal: missing API key") {
+		t.Errorf("--quiet stderr = %q, want only the server's line (and the shim's give-up line)", q.stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}, {"help"}} {
+		var out bytes.Buffer
+		if got := run(context.Background(), args, nil, strings.NewReader(""), &out, io.Discard); got != 0 || !strings.Contains(out.String(), "mcpshim") {
+			t.Errorf("run(%q) = %d, output %q", args, got, out.String())
+		}
+	}
+}
