@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -265,8 +266,7 @@ func TestLiveMatchesBatch(t *testing.T) {
 		t.Fatalf("live sent %d spans %v, batch %d %v; want the same", len(a), names(a), len(b), names(b))
 	}
 	for i := range a {
-		if a[i].ID != b[i].ID || a[i].Name != b[i].Name || !a[i].Start.Equal(b[i].Start) || !a[i].End.Equal(b[i].End) ||
-			len(a[i].Attrs) != len(b[i].Attrs) || len(a[i].Events) != len(b[i].Events) {
+		if !reflect.DeepEqual(a[i], b[i]) {
 			t.Errorf("span %d: live %+v, batch %+v; want the same", i, a[i], b[i])
 		}
 	}
@@ -287,11 +287,22 @@ func TestLiveCollectorDownOrStuck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := NewLive(exp, LiveOptions{FlushEvery: 5 * ms})
+		l := NewLive(exp, LiveOptions{Queue: 16, FlushEvery: 5 * ms})
 		s := newScript("rates")
 		s.healthy("run_01DOWN", 1, "")
 		for i := range s.recs {
 			l.OnRecord(&s.recs[i])
+		}
+		for l.Stats().Failed == 0 {
+			time.Sleep(ms) // until the first export has failed
+		}
+		// While the collector is given time, records wait in the queue and the
+		// rest are dropped: nothing is mapped for a collector that is down.
+		for i := 0; i < 100; i++ {
+			l.OnRecord(&s.recs[i%len(s.recs)])
+		}
+		if st := l.Stats(); st.Dropped < 100-16 {
+			t.Errorf("dropped %d of 100 records after the collector failed, want all but the queue's 16", st.Dropped)
 		}
 		if err := l.Close(ctx); err != nil {
 			t.Fatal(err)

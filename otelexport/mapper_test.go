@@ -2,6 +2,8 @@ package otelexport
 
 import (
 	"bytes"
+	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -222,5 +224,30 @@ func TestFinish(t *testing.T) {
 	}
 	if m.OpenRuns() != 0 {
 		t.Errorf("open runs %d after Finish, want 0", m.OpenRuns())
+	}
+}
+
+// The live exporter reads records without the JSON round trip; it must see
+// exactly what the batch exporter reads back from the line.
+func TestEntryOfMatchesDecode(t *testing.T) {
+	now := time.Now() // with a monotonic reading, as the shim's records have
+	values := []any{"text", "", true, false, 0, -3, int64(1) << 40, uint64(1) << 63, 0.0, 1.5, 13.225, 3.0, 1e-7, 1e21, 2e300,
+		math.NaN(), math.Inf(1), math.Inf(-1), 12345678 * time.Nanosecond, 3 * time.Second, []string{}, []string(nil), []string{"a", "b"},
+		[]phases.Field{phases.F("x", 1), phases.F("y", []string{"z"}), phases.F("x", "again")}, struct{ A int }{7}}
+	for i, v := range values {
+		r := phases.Record{Time: now, Shim: "shim_1", Run: "run_1", Seq: 9, Server: "srv", PID: 42, Phase: phases.Launch,
+			Event: phases.Spawned, Fields: []phases.Field{phases.F("v", v), phases.F("pid", 43)}}
+		if i%2 == 1 {
+			r.Origin = phases.OriginServer
+		}
+		var b bytes.Buffer
+		r.Encode(&b)
+		want, err := phases.Decode(b.Bytes())
+		if err != nil {
+			t.Fatalf("decode %s: %v", b.Bytes(), err)
+		}
+		if got := entryOf(&r); !reflect.DeepEqual(got, want) {
+			t.Errorf("entryOf(field %#v) = %#v, want %#v (decoded from %s)", v, got, want, b.Bytes())
+		}
 	}
 }

@@ -248,11 +248,12 @@ func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Lin
 			t.modern(now, m, &out)
 			p.tool = jsonrpc.String(jsonrpc.Member(m.Params, "name"))
 			args := jsonrpc.Member(m.Params, "arguments")
-			out = append(out, t.rec(now, Execution, ToolCallReceived, append([]Field{F("request_id", id), F("tool", p.tool),
-				F("args_bytes", len(args)), F("args_sha256", Sha256(args))}, t.body(l)...)...))
+			out = append(out, t.rec(now, Execution, ToolCallReceived, append(append([]Field{F("request_id", id), F("tool", p.tool),
+				F("args_bytes", len(args)), F("args_sha256", Sha256(args))}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
-			out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
+			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]Field{F("request_id", id), F("method", m.Method),
+				F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		}
 	} else {
 		out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
@@ -274,6 +275,16 @@ func (t *Tracker) modern(now time.Time, m *jsonrpc.Msg, out *[]Record) {
 	t.hs = hsDone
 	t.deadline = time.Time{}
 	*out = append(*out, t.rec(now, Handshake, ModernRequest, F("method", m.Method), F("protocol_version", ver)))
+}
+
+// traceparent carries a request's W3C trace context (params._meta.traceparent)
+// into the ledger, so an exported span joins the agent's own trace.
+func traceparent(params []byte) []Field {
+	tp := jsonrpc.String(jsonrpc.Member(jsonrpc.Member(params, "_meta"), "traceparent"))
+	if tp == "" || len(tp) > 64 {
+		return nil
+	}
+	return []Field{F("traceparent", tp)}
 }
 
 func metaInfo(params []byte) (version, client string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"runtime/debug"
 	"strconv"
@@ -17,7 +18,7 @@ Put it in front of the server in your client's config:
   "command": "mcpshim", "args": ["--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
 
 Commands:
-  mcpshim [flags] -- COMMAND [ARG...]   relay and record a server (mcpshim -h for the flags)
+  mcpshim [flags] -- COMMAND [ARG...]   relay and record a server (its flags are below)
   mcpshim ledger [show|why|stats|tail|report|prune] ...   inspect what the ledgers recorded
   mcpshim probe [--config FILE] ...       shake hands with every server of a client config
   mcpshim lock [--out FILE] ...           pin the expected tool surface
@@ -28,6 +29,13 @@ Commands:
 
 func runHelp(c *cli, args []string) int {
 	fmt.Fprint(c.stdout, helpText)
+	fmt.Fprintln(c.stdout, "\nFlags of mcpshim [flags] -- COMMAND:")
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	var f shimFlags
+	f.register(fs, c)
+	fs.SetOutput(c.stdout)
+	fs.PrintDefaults()
+	fmt.Fprintln(c.stdout, "\nEach command has -h: mcpshim ledger -h, mcpshim probe -h, ...")
 	return 0
 }
 

@@ -98,7 +98,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(out)
-	} else {
+	} else if err == nil {
 		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, otlp.collector(c))
 		if res.Open > 0 {
 			fmt.Fprintf(c.stdout, "; %d runs still going (their root spans follow when they end)", res.Open)

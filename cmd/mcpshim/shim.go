@@ -49,6 +49,7 @@ type shimFlags struct {
 	egressDeny       hostList
 	lock             string
 	lockMode         string
+	otlp             otlpFlags
 }
 
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
@@ -72,6 +73,7 @@ func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
 	fs.StringVar(&f.lock, "lock", "", "a tool-surface lock (mcpshim lock) to check each complete tools/list against")
 	fs.StringVar(&f.lockMode, "lock-mode", "warn", "warn: record and print missing locked tools; enforce: also fail the server for the client and exit 78")
+	f.otlp.register(fs, "also stream the ledger")
 	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
 	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
 }
@@ -173,14 +175,17 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.quiet {
 		events = nil
 	}
+	onRecord, stopOTLP := otlpFromFlags(ctx, c, &f.otlp, shimID, f.name, stderr)
+	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
 	ledger, _ := phases.OpenLedger(phases.LedgerOptions{
-		Path:    ledgerPath(c, f.ledger, f.name),
-		Shim:    shimID,
-		Server:  f.name,
-		MaxSize: f.ledgerMaxSize,
-		Events:  events,
-		JSON:    f.logFormat == "json",
-		Color:   colorOK(c, c.stderr),
+		OnRecord: onRecord,
+		Path:     ledgerPath(c, f.ledger, f.name),
+		Shim:     shimID,
+		Server:   f.name,
+		MaxSize:  f.ledgerMaxSize,
+		Events:   events,
+		JSON:     f.logFormat == "json",
+		Color:    colorOK(c, c.stderr),
 	})
 	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
 	rec := phases.NewRecorder(ledger, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20})
