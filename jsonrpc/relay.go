@@ -50,6 +50,13 @@ type Relay struct {
 	// Observe, when set, gets each line after it was written. It must not
 	// block: it is the hand-off to the recorder.
 	Observe func(*Line)
+	// DropTorn drops a line the stream ended in the middle of when it was
+	// still held whole and is not a complete JSON value: the half of a
+	// message a dying server wrote. A client reading with a streaming JSON
+	// decoder (the Go SDK) cannot recover from it, whatever follows. Longer
+	// lines were already streamed; they are ended with a newline before the
+	// shim writes anything of its own (see Wire).
+	DropTorn bool
 }
 
 // DefaultMaxObserve is how much of one line the tap looks at by default.
@@ -116,6 +123,9 @@ func (r *Relay) Run() error {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
 			} else if int(l.Size) <= hold && err == bufio.ErrBufferFull {
+				observe(chunk)
+			} else if err != bufio.ErrBufferFull && len(l.Data)+len(chunk) <= maxObs {
+				// The stream ended inside a held line: the end of Run decides.
 				observe(chunk)
 			} else {
 				// Too long to hold (or the stream ended): flush what was held and stream the rest.
@@ -190,21 +200,27 @@ func (r *Relay) Run() error {
 		}
 		// The stream ended (or failed) in the middle of a line, or between lines.
 		if started {
-			if !streaming {
-				// Held bytes of a line the stream ended in the middle of.
-				r.Dst.acquire()
-				if werr := r.Dst.writeLocked(l.Data); werr != nil {
-					r.Dst.release()
-					return fmt.Errorf("%w: %w", ErrWrite, werr)
-				}
-			}
 			l.Unterminated = true
 			l.Forwarded = true
 			l.Msg = Peek(l.Data)
 			l.Msg.Partial = true
+			if !streaming {
+				if r.DropTorn && !Valid(l.Data) {
+					l.Forwarded = false
+				} else {
+					r.Dst.acquire()
+					if werr := r.Dst.writeLocked(l.Data); werr != nil {
+						r.Dst.release()
+						return fmt.Errorf("%w: %w", ErrWrite, werr)
+					}
+					streaming = true
+				}
+			}
+			if streaming {
+				r.Dst.markOpen()
+				r.Dst.release()
+			}
 			l.End = time.Now()
-			r.Dst.markOpen()
-			r.Dst.release()
 			if r.Observe != nil {
 				r.Observe(&l)
 			}

@@ -154,3 +154,31 @@ func FuzzRelay(f *testing.F) {
 		}
 	})
 }
+
+func TestRelayDropTorn(t *testing.T) {
+	long := `{"jsonrpc":"2.0","id":9,"result":{"t":"` + strings.Repeat("x", readSize+100) + ``
+	cases := []struct {
+		in, want  string
+		hold      int
+		forwarded bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":4,"result":{"content":[`,
+			`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", 1 << 20, false},
+		// A complete value without its newline is a last line, not a torn one.
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, 1 << 20, true},
+		// Past the hold its first part was already on the wire: it stays, to be ended by the Wire.
+		{long, long, 100, true},
+	}
+	for _, c := range cases {
+		var out bytes.Buffer
+		var last Line
+		r := &Relay{Src: &splitReader{data: []byte(c.in), sizes: []int{7}}, Dst: NewWire(&out), Hold: c.hold, DropTorn: true,
+			Observe: func(l *Line) { last = *l }}
+		if err := r.Run(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != c.want || last.Forwarded != c.forwarded || !last.Unterminated {
+			t.Errorf("in %q: got %q forwarded=%v unterminated=%v, want %q forwarded=%v", c.in, out.String(), last.Forwarded, last.Unterminated, c.want, c.forwarded)
+		}
+	}
+}

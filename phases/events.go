@@ -65,6 +65,7 @@ const (
 	ClientNoise           = "client_noise"
 	MessageTruncated      = "message_truncated"
 	PartialLineTerminated = "partial_line_terminated"
+	PartialLineDropped    = "partial_line_dropped" // a dying server's half message, held back from the client
 	UnknownResponse       = "unknown_response"
 
 	// interruption

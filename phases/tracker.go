@@ -163,6 +163,10 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
 		t.pending = [2]map[string]pendingReq{{}, {}}
 	}
 	now := l.End
+	if l.Unterminated && !l.Forwarded {
+		return []Record{t.rec(now, Transport, PartialLineDropped, F("direction", dir.String()), F("bytes", l.Size),
+			F("sha256", Sha256(l.Data)), F("preview", Preview(l.Data, 120)))}
+	}
 	var out []Record
 	if l.Truncated {
 		out = append(out, t.rec(now, Transport, MessageTruncated, F("direction", dir.String()), F("bytes", l.Size), F("observed", len(l.Data))))

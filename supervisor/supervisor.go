@@ -131,6 +131,11 @@ func (s *Supervisor) relayClient() {
 		Dst:        jsonrpc.NewWire(s.childIn),
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
+		Observe: func(l *jsonrpc.Line) {
+			if l.Unterminated { // Route never sees the end of a stream
+				s.cfg.Recorder.Line(phases.FromClient, l)
+			}
+		},
 	}
 	err := r.Run()
 	s.events <- loopEvent{clientEOF: true, err: err}
@@ -393,6 +398,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 			MaxObserve: s.cfg.MaxObserve,
 			Route:      s.routeServer,
 			Observe:    s.observeServer,
+			DropTorn:   true,
 		}
 		stdoutDone <- r.Run()
 	}()
@@ -571,6 +577,11 @@ func (s *Supervisor) observeDelivered(line []byte) {
 }
 
 func (s *Supervisor) observeServer(l *jsonrpc.Line) {
+	if l.Unterminated {
+		// Route never sees the end of a stream: record it here.
+		s.cfg.Recorder.Line(phases.FromServer, l)
+		return
+	}
 	if s.cfg.DivertNoise && !l.Forwarded {
 		s.cfg.Stderr.Write(append(append([]byte(nil), l.Data...), '\n'))
 	}

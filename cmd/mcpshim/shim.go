@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -90,6 +91,7 @@ func (f *shimFlags) policy() (supervisor.Policy, error) {
 	}
 	p.Mode, p.Backoff, p.BackoffMax, p.MaxRestarts, p.Window, p.StableAfter, p.PermafailCodes =
 		mode, f.backoff, f.backoffMax, f.maxRestarts, f.restartWindow, f.stableAfter, codes
+	p.Jitter = rand.Float64 // ±20%: shims restarted together do not retry in step
 	return p, nil
 }
 
