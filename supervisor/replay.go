@@ -114,7 +114,7 @@ func metaVersion(params []byte) string {
 
 // ownCall sends one request of the shim's own to the child and waits for the
 // answer, which the relay swallows (see routeServer).
-func (s *Supervisor) ownCall(ctx context.Context, method string, params []byte) (result []byte, rpcErr []byte, err error) {
+func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, params []byte) (result []byte, rpcErr []byte, err error) {
 	s.ownSeq++
 	id := fmt.Sprintf(`"mcpshim-%d-%s"`, s.ownSeq, strings.ReplaceAll(method, "/", "-"))
 	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q`, id, method)
@@ -133,6 +133,8 @@ func (s *Supervisor) ownCall(ctx context.Context, method string, params []byte) 
 				continue // a late answer to an earlier call of ours
 			}
 			return m.Result, m.Error, nil
+		case <-p.Exited():
+			return nil, nil, fmt.Errorf("%s: the server exited before answering", method)
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("%s: no answer: %w", method, ctx.Err())
 		}
@@ -166,7 +168,7 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 	start := time.Now()
 	var replayed []string
 	if !modern {
-		res, rpcErr, err := s.ownCall(ctx, "initialize", initParams)
+		res, rpcErr, err := s.ownCall(ctx, p, "initialize", initParams)
 		if err != nil {
 			return err
 		}
@@ -185,12 +187,12 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 		}
 		replayed = append(replayed, "initialize")
 		if setLevel != nil {
-			if _, _, err := s.ownCall(ctx, "logging/setLevel", setLevel); err == nil {
+			if _, _, err := s.ownCall(ctx, p, "logging/setLevel", setLevel); err == nil {
 				replayed = append(replayed, "logging/setLevel")
 			}
 		}
 		for _, sub := range subs {
-			if _, _, err := s.ownCall(ctx, "resources/subscribe", sub); err == nil {
+			if _, _, err := s.ownCall(ctx, p, "resources/subscribe", sub); err == nil {
 				replayed = append(replayed, "resources/subscribe")
 			}
 		}
@@ -198,14 +200,14 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 	s.emit(phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", version), phases.F("modern", modern),
 		phases.F("replayed", replayed), phases.F("latency_ms", time.Since(start)))
 	if before != nil {
-		s.compareTools(ctx, before, version, modern)
+		s.compareTools(ctx, p, before, version, modern)
 	}
 	return nil
 }
 
 // compareTools lists the new child's tools and, when they differ from what
 // the client last saw, tells the client with notifications/tools/list_changed.
-func (s *Supervisor) compareTools(ctx context.Context, before map[string]string, version string, modern bool) {
+func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[string]string, version string, modern bool) {
 	after := map[string]string{}
 	cursor := ""
 	for {
@@ -217,7 +219,7 @@ func (s *Supervisor) compareTools(ctx context.Context, before map[string]string,
 			params["_meta"] = map[string]string{phases.ProtocolVersionMeta: version}
 		}
 		b, _ := json.Marshal(params)
-		res, rpcErr, err := s.ownCall(ctx, "tools/list", b)
+		res, rpcErr, err := s.ownCall(ctx, p, "tools/list", b)
 		if err != nil || rpcErr != nil {
 			return
 		}
