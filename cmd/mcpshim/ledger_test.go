@@ -738,6 +738,7 @@ func TestLedgerOnRealShims(t *testing.T) {
 		"banner": phases.OutcomeProtocolError, "zero-tools": phases.OutcomeEnded, "iserror": phases.OutcomeEnded,
 		"silent": phases.OutcomeTimeout, "init-no-response": phases.OutcomeTimeout, "protocol-reject": phases.OutcomeProtocolError,
 		"crash-mid-response": phases.OutcomeCrashed, "crash-restart": phases.OutcomeEnded, "killed": phases.OutcomeUnrecorded,
+		"locked-report": phases.OutcomeEnded,
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {

@@ -270,3 +270,29 @@ func TestLockEnforce(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeInterruptedLeavesNothing: Ctrl-C during a probe stops the probed
+// servers, which live in process groups of their own, and exits 130.
+func TestProbeInterruptedLeavesNothing(t *testing.T) {
+	bin := builtShim(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	os.WriteFile(config, []byte(`{"mcpServers":{"silent":{"command":"`+bin+`","args":["fixture","silent"]}}}`), 0o600)
+	marker := fmt.Sprintf("MCPSHIM_PROBETEST=%d", os.Getpid())
+	cmd := exec.Command(bin, "probe", "--config", config, "--timeout", "30s", "--ledger", "off")
+	cmd.Env = append(os.Environ(), marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for try := 0; try < 100 && len(processesWith(marker)) < 2; try++ {
+		time.Sleep(20 * time.Millisecond) // until the server runs beside the probe
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	waitOrKill(t, cmd, 10*time.Second)
+	if got := cmd.ProcessState.ExitCode(); got != 130 {
+		t.Errorf("exit status %d, want 130", got)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}

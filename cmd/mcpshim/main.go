@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	group "github.com/oklog/run"
 )
 
 func main() {
@@ -56,19 +58,20 @@ const (
 func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{env: env, stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) > 0 {
+		sub := args[1:]
 		switch args[0] {
 		case "ledger":
-			return runLedger(ctx, c, args[1:])
+			return untilSignal(ctx, func(ctx context.Context) int { return runLedger(ctx, c, sub) })
 		case "probe":
-			return runProbe(ctx, c, args[1:])
+			return untilSignal(ctx, func(ctx context.Context) int { return runProbe(ctx, c, sub) })
 		case "lock":
-			return runLock(ctx, c, args[1:])
+			return untilSignal(ctx, func(ctx context.Context) int { return runLock(ctx, c, sub) })
 		case "wrap":
-			return runWrap(ctx, c, args[1:], false)
+			return runWrap(ctx, c, sub, false)
 		case "unwrap":
-			return runWrap(ctx, c, args[1:], true)
+			return runWrap(ctx, c, sub, true)
 		case "demo":
-			return runDemo(ctx, c, args[1:])
+			return untilSignal(ctx, func(ctx context.Context) int { return runDemo(ctx, c, sub) })
 		case "fixture":
 			return runFixture(ctx, c, args[1:])
 		case "guard":
@@ -79,7 +82,33 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return runVersion(c)
 		}
 	}
+	// The shim handles its own signals: it records and forwards them.
 	return runShim(ctx, c, args)
+}
+
+// untilSignal runs a subcommand until it returns. SIGINT, SIGTERM or SIGHUP
+// cancel its context instead of killing the process, so that it can stop
+// what it started (the servers a probe launched are in process groups of
+// their own, out of reach of the terminal's Ctrl-C).
+func untilSignal(ctx context.Context, command func(context.Context) int) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	status := 0
+	var g group.Group
+	// The command: returns when it is done; interrupted by cancelling its context.
+	g.Add(func() error {
+		status = command(ctx)
+		return nil
+	}, func(error) { cancel() })
+	// Signals: returns on the first one, or when the command is done.
+	g.Add(group.SignalHandler(ctx, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP))
+	var sig *group.SignalError
+	if err := g.Run(); errors.As(err, &sig) {
+		if s, ok := sig.Signal.(syscall.Signal); ok {
+			return 128 + int(s)
+		}
+	}
+	return status
 }
 
 // parseFlags parses a subcommand's flags; a positional argument is a usage
