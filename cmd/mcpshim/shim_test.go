@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -401,6 +402,8 @@ func TestRestartReplaysHandshake(t *testing.T) {
 	legacy := s.call("1", "initialize", initParams)
 	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	s.call("2", "tools/list", `{}`)
+	s.call(`"lvl"`, "logging/setLevel", `{"level":"debug"}`)
+	s.call(`"sub"`, "resources/subscribe", `{"uri":"file:///tmp/x"}`)
 	if r := s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"one"}}`); !strings.Contains(r, `"one"`) {
 		t.Fatalf("call 1 = %s", r)
 	}
@@ -424,6 +427,9 @@ func TestRestartReplaysHandshake(t *testing.T) {
 		if find(es, want) == nil {
 			t.Errorf("no %s; events %v", want, events(es))
 		}
+	}
+	if hr := find(es, "handshake_replayed"); hr == nil || fmt.Sprint(hr.Strs("replayed")) != "[initialize logging/setLevel resources/subscribe]" {
+		t.Errorf("handshake_replayed = %+v, want initialize, logging/setLevel and resources/subscribe replayed", hr)
 	}
 	calls := 0
 	for _, e := range es {

@@ -1,0 +1,69 @@
+package supervisor
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpshim/mcpshim/jsonrpc"
+)
+
+func line(s string) *jsonrpc.Line {
+	return &jsonrpc.Line{Data: []byte(s), Msg: jsonrpc.Peek([]byte(s)), Held: true}
+}
+
+// TestSessionHoldsInOrderWithinBounds: while no child runs, client messages
+// are held in order up to the bound; past it requests are answered and
+// notifications dropped.
+func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
+	s := newSession()
+	for i := range maxHeld {
+		if fwd, r := s.fromClient(line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))); fwd || !r.held {
+			t.Fatalf("message %d: forward=%v held=%v, want held", i, fwd, r.held)
+		}
+	}
+	if _, r := s.fromClient(line(`{"jsonrpc":"2.0","id":"over","method":"ping"}`)); r.held || len(r.answer) != 1 {
+		t.Errorf("past the bound: held=%v answered %d, want answered", r.held, len(r.answer))
+	}
+	if _, r := s.fromClient(line(`{"jsonrpc":"2.0","method":"notifications/progress"}`)); r.held || !r.dropped {
+		t.Errorf("notification past the bound: held=%v dropped=%v, want dropped", r.held, r.dropped)
+	}
+	var got bytes.Buffer
+	var delivered int
+	if undelivered := s.setUp(&got, func([]byte) { delivered++ }); len(undelivered) != 0 {
+		t.Errorf("undelivered %d, want 0", len(undelivered))
+	}
+	lines := strings.Split(strings.TrimSpace(got.String()), "\n")
+	if len(lines) != maxHeld || delivered != maxHeld || lines[0] != `{"jsonrpc":"2.0","id":0,"method":"ping"}` {
+		t.Fatalf("delivered %d lines (%d recorded), first %q; want %d in order", len(lines), delivered, lines[0], maxHeld)
+	}
+	if n := len(s.down()); n != maxHeld {
+		t.Errorf("a child that dies with them all pending leaves %d to answer, want %d", n, maxHeld)
+	}
+}
+
+// TestSessionDropsLateResponses: a client's answer to a request of a child
+// that died is not sent to the next child.
+func TestSessionDropsLateResponses(t *testing.T) {
+	s := newSession()
+	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	m := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage"}`))
+	s.fromServer(&m)
+	s.down()
+	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	fwd, r := s.fromClient(line(`{"jsonrpc":"2.0","id":"s-1","result":{}}`))
+	if fwd || len(r.late) != 1 {
+		t.Errorf("late response: forward=%v late=%v, want dropped", fwd, r.late)
+	}
+}
+
+// TestSessionOwnIDsAreNotTheClients: a client request using the shim's id
+// prefix is answered, never forwarded, so a replayed answer cannot be mistaken.
+func TestSessionOwnIDsAreNotTheClients(t *testing.T) {
+	s := newSession()
+	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	if fwd, r := s.fromClient(line(`{"jsonrpc":"2.0","id":"mcpshim-1-initialize","method":"ping"}`)); fwd || len(r.answer) != 1 {
+		t.Errorf("forward=%v answered=%d, want answered by the shim", fwd, len(r.answer))
+	}
+}
