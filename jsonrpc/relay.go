@@ -92,9 +92,7 @@ func (r *Relay) Run() error {
 		if len(l.Data)+len(chunk) > hold && cap(l.Data) < maxObs {
 			// A long line: take the whole observation buffer at once instead of
 			// growing by appends, which kept old and new arrays alive together.
-			grown := make([]byte, len(l.Data), maxObs)
-			copy(grown, l.Data)
-			l.Data = grown
+			l.Data = append(longBuffer(maxObs), l.Data...)
 		}
 		if room := maxObs - len(l.Data); room > 0 {
 			if len(chunk) > room {
@@ -108,9 +106,8 @@ func (r *Relay) Run() error {
 	}
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 && !started {
+		if len(chunk) > 0 {
 			started = true
-			l.Start = time.Now()
 		}
 		complete := err == nil
 		if !complete && len(chunk) > 0 {
@@ -230,6 +227,26 @@ func (r *Relay) Run() error {
 		}
 		return err
 	}
+}
+
+// longBuffers recycles the observation buffers of long lines: a fresh
+// 16 MiB buffer per long line meant zeroing it and faulting its pages in.
+var longBuffers sync.Pool
+
+func longBuffer(size int) []byte {
+	if b, ok := longBuffers.Get().([]byte); ok && cap(b) >= size {
+		return b[:0]
+	}
+	return make([]byte, 0, size)
+}
+
+// Recycle gives a long line's observation buffer back for the next long line.
+// Call it once nothing refers to l.Data any more; l.Data is nil afterwards.
+func (l *Line) Recycle() {
+	if cap(l.Data) > readSize {
+		longBuffers.Put(l.Data[:0])
+	}
+	l.Data = nil
 }
 
 // Wire is one direction's destination. It keeps the relay's lines and the

@@ -36,19 +36,20 @@ func (m *memory) noteClient(msg *jsonrpc.Msg) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	params := append([]byte(nil), msg.Params...)
+	// Copied only for what is kept: this runs on the relay's path for every request.
+	params := func() []byte { return append([]byte(nil), msg.Params...) }
 	switch msg.Method {
 	case "initialize":
-		m.initParams, m.initID, m.modern = params, string(msg.ID), false
+		m.initParams, m.initID, m.modern = params(), string(msg.ID), false
 	case "logging/setLevel":
-		m.setLevel = params
+		m.setLevel = params()
 	case "resources/subscribe", "resources/unsubscribe":
 		uri := jsonrpc.String(jsonrpc.Member(msg.Params, "uri"))
 		if m.subscribed == nil {
 			m.subscribed = map[string][]byte{}
 		}
 		if msg.Method == "resources/subscribe" {
-			m.subscribed[uri] = params
+			m.subscribed[uri] = params()
 		} else {
 			delete(m.subscribed, uri)
 		}
@@ -58,7 +59,7 @@ func (m *memory) noteClient(msg *jsonrpc.Msg) {
 			m.pages = map[string]string{}
 		}
 	}
-	if m.initParams == nil {
+	if m.initParams == nil && m.version == "" {
 		if v := metaVersion(msg.Params); v != "" {
 			m.modern, m.version = true, v
 		}

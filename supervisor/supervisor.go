@@ -571,7 +571,7 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 // observeDelivered records a held client line when it reaches the child.
 func (s *Supervisor) observeDelivered(line []byte) {
 	now := time.Now()
-	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: jsonrpc.Peek(line), Start: now, End: now}
+	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: jsonrpc.Peek(line), End: now}
 	each(&l.Msg, s.mem.noteClient)
 	s.cfg.Recorder.Line(phases.FromClient, &l)
 }
