@@ -47,6 +47,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strconv"
@@ -265,26 +266,25 @@ func scanFile(path string, fn func(h *phases.Head)) (int, error) {
 	return s.Skipped(), nil
 }
 
+// loadKept reads the ledgers and returns the runs the filters keep.
+func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []phases.Run, error) {
+	d, err := l.load(paths)
+	if err != nil {
+		return nil, nil, err
+	}
+	var runs []phases.Run
+	for i := range d.runs {
+		if l.keep(&d.runs[i]) {
+			runs = append(runs, d.runs[i])
+		}
+	}
+	return d, runs, nil
+}
+
 // entries reads the records of the wanted runs, each run's in order. It is
 // the second pass of show, why and report: only their runs are kept whole.
 func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]phases.Entry {
-	out := map[string][]phases.Entry{}
-	for _, path := range d.files {
-		_, err := scanFile(path, func(h *phases.Head) {
-			if want[h.Run] {
-				if e, err := h.Entry(); err == nil {
-					out[h.Run] = append(out[h.Run], e)
-				}
-			}
-		})
-		if err != nil {
-			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		}
-	}
-	for _, es := range out {
-		phases.SortEntries(es)
-	}
-	return out
+	return l.entriesCapped(d, want, math.MaxInt)
 }
 
 // pidAlive reports whether a process with this pid exists (kill -0).
@@ -365,16 +365,10 @@ func (l *ledgerCmd) list(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	d, err := l.load(paths)
+	d, runs, err := l.loadKept(paths)
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		return 1
-	}
-	var runs []phases.Run
-	for i := range d.runs {
-		if l.keep(&d.runs[i]) {
-			runs = append(runs, d.runs[i])
-		}
 	}
 	if l.json {
 		out := struct {
@@ -695,16 +689,10 @@ func (l *ledgerCmd) stats(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	d, err := l.load(paths)
+	d, runs, err := l.loadKept(paths)
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		return 1
-	}
-	var runs []phases.Run
-	for i := range d.runs {
-		if l.keep(&d.runs[i]) {
-			runs = append(runs, d.runs[i])
-		}
 	}
 	// --since counts the runs started since and the calls made since.
 	var servers []phases.ServerStats
