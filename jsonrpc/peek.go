@@ -43,6 +43,10 @@ type Msg struct {
 	// Partial is set when the line ended (or was cut at the observation limit)
 	// before the object closed: the members found so far are reported.
 	Partial bool
+	// Cut names the member whose value the line ended in, and CutValue is
+	// what there is of that value: a long answer's result starts there.
+	Cut      string
+	CutValue []byte
 }
 
 // IsResponse reports whether m answers a request.
@@ -133,6 +137,7 @@ func peekObject(b []byte) Msg {
 		vend, ok := skipValue(b, i)
 		if !ok {
 			m.Partial = true
+			m.Cut, m.CutValue = string(key), b[i:]
 			break
 		}
 		val := b[i:vend]
@@ -301,6 +306,23 @@ func Member(obj []byte, key string) []byte {
 		}
 	}
 	return nil
+}
+
+// FirstKey returns the first member name of the (possibly cut) object v, or "".
+func FirstKey(v []byte) string {
+	v = trimSpace(v)
+	if len(v) == 0 || v[0] != '{' {
+		return ""
+	}
+	i := skipWS(v, 1)
+	if i >= len(v) || v[i] != '"' {
+		return ""
+	}
+	end, ok := skipString(v, i)
+	if !ok {
+		return ""
+	}
+	return unquote(v[i:end])
 }
 
 // String returns the JSON string value v decoded, or "" when v is not a string.

@@ -47,6 +47,12 @@ type Relay struct {
 	// returns false to swallow a line that was held whole. It runs on the relay
 	// goroutine and must be quick.
 	Route func(*Line) bool
+	// Keep, when set, is asked once per line that outgrows Hold, with the
+	// held prefix, whether the rest is worth observing up to MaxObserve. When
+	// it says no, the line is observed up to Hold only: memory goes to the
+	// lines the tap needs whole (a tools/list answer), not to every long
+	// tool result.
+	Keep func(prefix []byte) bool
 	// Observe, when set, gets each line after it was written. It must not
 	// block: it is the hand-off to the recorder.
 	Observe func(*Line)
@@ -84,17 +90,29 @@ func (r *Relay) Run() error {
 		streaming bool // the line's first bytes are already on the wire
 		started   bool
 	)
+	limit, decided := maxObs, r.Keep == nil // how much of this line is observed
 	reset := func() {
 		l = Line{}
 		streaming, started = false, false
+		limit, decided = maxObs, r.Keep == nil
 	}
 	observe := func(chunk []byte) {
-		if len(l.Data)+len(chunk) > hold && cap(l.Data) < maxObs {
-			// A long line: take the whole observation buffer at once instead of
-			// growing by appends, which kept old and new arrays alive together.
-			l.Data = append(longBuffer(maxObs), l.Data...)
+		if !decided && len(l.Data)+len(chunk) > hold {
+			// Fill the held prefix first: Keep judges the line by it.
+			n := hold - len(l.Data)
+			l.Data = append(l.Data, chunk[:n]...)
+			chunk = chunk[n:]
+			decided = true
+			if !r.Keep(l.Data) {
+				limit = hold
+			}
 		}
-		if room := maxObs - len(l.Data); room > 0 {
+		if len(l.Data)+len(chunk) > hold && cap(l.Data) < limit {
+			// A long line kept whole: take the observation buffer at once instead
+			// of growing by appends, which kept old and new arrays alive together.
+			l.Data = append(longBuffer(limit), l.Data...)
+		}
+		if room := limit - len(l.Data); room > 0 {
 			if len(chunk) > room {
 				chunk = chunk[:room]
 				l.Truncated = true
@@ -121,7 +139,7 @@ func (r *Relay) Run() error {
 				}
 			} else if int(l.Size) <= hold && err == bufio.ErrBufferFull {
 				observe(chunk)
-			} else if err != bufio.ErrBufferFull && len(l.Data)+len(chunk) <= maxObs {
+			} else if err != bufio.ErrBufferFull && len(l.Data)+len(chunk) <= hold {
 				// The stream ended inside a held line: the end of Run decides.
 				observe(chunk)
 			} else {

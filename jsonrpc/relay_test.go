@@ -35,6 +35,7 @@ func relay(t testing.TB, in []byte, sizes []int, maxObs, hold int, route func(*L
 	var out bytes.Buffer
 	var lines []Line
 	r := &Relay{
+		Keep:       func(p []byte) bool { return len(p)%2 == 0 }, // either way, every byte is forwarded
 		Src:        &splitReader{data: in, sizes: sizes},
 		Dst:        NewWire(&out),
 		MaxObserve: maxObs,
@@ -179,6 +180,34 @@ func TestRelayDropTorn(t *testing.T) {
 		}
 		if out.String() != c.want || last.Forwarded != c.forwarded || !last.Unterminated {
 			t.Errorf("in %q: got %q forwarded=%v unterminated=%v, want %q forwarded=%v", c.in, out.String(), last.Forwarded, last.Unterminated, c.want, c.forwarded)
+		}
+	}
+}
+
+// TestRelayKeep: a long line is observed up to MaxObserve only when Keep says
+// so; otherwise its held prefix is all the tap gets, and the relay still
+// forwards every byte.
+func TestRelayKeep(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":3,"result":{"tools":[` + strings.Repeat(`{"name":"t"},`, 20000) + `{"name":"u"}]}}` + "\n"
+	for _, keep := range []bool{false, true} {
+		var out bytes.Buffer
+		var got Line
+		var asked []byte
+		r := &Relay{Src: &splitReader{data: []byte(in), sizes: []int{4096}}, Dst: NewWire(&out), Hold: 1000, MaxObserve: 100000,
+			Keep:    func(p []byte) bool { asked = append([]byte(nil), p...); return keep },
+			Observe: func(l *Line) { got = *l }}
+		if err := r.Run(); err != nil {
+			t.Fatal(err)
+		}
+		want := 1000
+		if keep {
+			want = 100000
+		}
+		if out.String() != in || len(got.Data) != want || !got.Truncated {
+			t.Errorf("keep=%v: forwarded %d of %d bytes, observed %d (truncated %v), want all and %d", keep, out.Len(), len(in), len(got.Data), got.Truncated, want)
+		}
+		if m := Peek(asked); string(m.ID) != "3" || m.Cut != "result" || FirstKey(m.CutValue) != "tools" {
+			t.Errorf("Keep was asked with id %s cut %q first key %q, want 3, result, tools", m.ID, m.Cut, FirstKey(m.CutValue))
 		}
 	}
 }

@@ -398,7 +398,15 @@ func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Li
 		}
 		return []Record{t.toolsListed(now, id, m.Result, l, latency)}
 	case "tools/call":
-		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", outcome(failed, m.Result)), latency, F("result_bytes", l.Size)}
+		result := m.Result
+		if result == nil && m.Cut == "result" {
+			result = m.CutValue // a long answer: what was observed of it
+		}
+		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", outcome(failed, result)), latency, F("result_bytes", l.Size)}
+		if l.Truncated {
+			// The outcome was read from the part observed: an isError after it is not seen.
+			fields = append(fields, F("truncated", true))
+		}
 		if failed {
 			fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
 		}

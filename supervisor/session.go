@@ -138,6 +138,13 @@ func (s *session) route(m *jsonrpc.Msg) (forward bool, r routed) {
 	return forward, r
 }
 
+// pendingMethod is the method of the client's unanswered request id.
+func (s *session) pendingMethod(id []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientPending[string(id)].method
+}
+
 // fromServer settles the client's requests and registers the child's own.
 // For a single response it returns the method of the request it answers.
 func (s *session) fromServer(m *jsonrpc.Msg) (answered string) {

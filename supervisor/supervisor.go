@@ -46,6 +46,8 @@ type Config struct {
 	// tools/list is answered with an error, the child is stopped and the shim
 	// exits 78 (EX_CONFIG) without restarting.
 	EnforceLock bool
+	// CaptureFull observes long lines whole up to MaxObserve (bodies are recorded).
+	CaptureFull bool
 	// Witnessed says whether outbound connections are witnessed (recorded in spawn_requested).
 	Witnessed bool
 }
@@ -399,6 +401,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 			Route:      s.routeServer,
 			Observe:    s.observeServer,
 			DropTorn:   true,
+			Keep:       s.keepWhole,
 		}
 		stdoutDone <- r.Run()
 	}()
@@ -566,6 +569,22 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 	}
 	p.Stdout.Close()
 	p.Stderr.Close()
+}
+
+// keepWhole says whether a long line from the server is observed up to
+// --max-observe rather than its first MiB: an answer to tools/list, whose
+// tools are digested, and every line with --capture full. Anything else keeps
+// its id, method and size; a 64 MiB tool result costs no 16 MiB buffer.
+func (s *Supervisor) keepWhole(prefix []byte) bool {
+	if s.cfg.CaptureFull {
+		return true
+	}
+	m := jsonrpc.Peek(prefix)
+	if len(m.ID) > 0 {
+		return s.sess.pendingMethod(m.ID) == "tools/list"
+	}
+	// Some serializers (the TypeScript SDK) write the id last: judge by the result's shape.
+	return m.Cut == "result" && jsonrpc.FirstKey(m.CutValue) == "tools"
 }
 
 // observeDelivered records a held client line when it reaches the child.

@@ -223,6 +223,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Signals:     sigs,
 		DivertNoise: f.divertNoise,
 		Witnessed:   egress != nil,
+		CaptureFull: f.capture == "full",
 		CheckTools:  checkTools,
 		EnforceLock: f.lockMode == "enforce",
 

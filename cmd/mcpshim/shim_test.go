@@ -287,7 +287,7 @@ func TestHugeResponse(t *testing.T) {
 	if !testing.Short() {
 		size = "67108864"
 	}
-	s := start(t, true, []string{"--max-observe", "1048576"}, "fixture", "huge-response", "--size", size)
+	s := start(t, true, nil, "fixture", "huge-response", "--size", size)
 	s.call("1", "initialize", initParams)
 	if err := s.client.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dump","arguments":{}}}`); err != nil {
 		t.Fatal(err)
@@ -308,6 +308,31 @@ func TestHugeResponse(t *testing.T) {
 	}
 	if n, _ := tr.Int("bytes"); n != int64(atoi(t, size)) {
 		t.Errorf("message_truncated.bytes = %d, want %s", n, size)
+	}
+	// A tool result is not needed whole: the tap keeps its first MiB.
+	if n, _ := tr.Int("observed"); n != 1<<20 {
+		t.Errorf("message_truncated.observed = %d, want %d", n, 1<<20)
+	}
+}
+
+// TestLongToolsListObservedWhole: a tools/list answer over the held MiB is
+// still digested whole (up to --max-observe).
+func TestLongToolsListObservedWhole(t *testing.T) {
+	names := make([]string, 12000)
+	for i := range names {
+		names[i] = fmt.Sprintf("tool_%05d", i)
+	}
+	file := filepath.Join(t.TempDir(), "tools")
+	os.WriteFile(file, []byte(strings.Join(names, ",")), 0o600)
+	s := start(t, true, nil, "fixture", "healthy", "--tools", "@"+file)
+	s.call("1", "initialize", initParams)
+	if list := s.call("2", "tools/list", `{}`); len(list) <= 1<<20 {
+		t.Fatalf("tools/list answer is %d bytes; the test needs one over 1 MiB", len(list))
+	}
+	s.finish()
+	tl := find(s.entries(), "tools_list_responded")
+	if n, _ := tl.Int("tool_count"); tl == nil || n != 12000 {
+		t.Fatalf("tools_list_responded = %+v, want tool_count 12000", tl)
 	}
 }
 
