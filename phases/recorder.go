@@ -1,6 +1,7 @@
 package phases
 
 import (
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 type Recorder struct {
 	ledger  *Ledger
 	tracker *Tracker
+	notices io.Writer
 
 	queue    chan item
 	maxBytes int64
@@ -28,16 +30,20 @@ type Recorder struct {
 }
 
 type item struct {
-	dir  Dir
-	line jsonrpc.Line
-	rec  *Record
-	sync chan struct{} // closed once everything before it was written
+	dir    Dir
+	line   jsonrpc.Line
+	rec    *Record
+	notice string        // a line for the person reading the log
+	sync   chan struct{} // closed once everything before it was written
 }
 
 // RecorderOptions sizes the queue.
 type RecorderOptions struct {
 	Queue    int   // items; default 4096
 	MaxBytes int64 // line bytes waiting; default 32 MiB
+	// Notices receives the lines given to Say, in order with the event lines
+	// (even with --quiet: they are few and they matter).
+	Notices io.Writer
 }
 
 // NewRecorder starts the recorder's goroutine. It exits when Close is called
@@ -49,7 +55,7 @@ func NewRecorder(l *Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 32 << 20
 	}
-	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{})}
+	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices}
 	r.lastSeen.Store("")
 	go r.loop()
 	return r
@@ -76,6 +82,18 @@ func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
 func (r *Recorder) Emit(rec Record) {
 	if !r.send(item{rec: &rec}) {
 		r.dropped.Add(1)
+	}
+}
+
+// Say prints a line for the person reading the client's log after the events
+// handed over before it. When the queue is full it prints at once: a notice
+// is never lost.
+func (r *Recorder) Say(line string) {
+	if r.notices == nil {
+		return
+	}
+	if !r.send(item{notice: line}) {
+		io.WriteString(r.notices, line)
 	}
 }
 
@@ -205,6 +223,8 @@ func (r *Recorder) handle(it item) {
 	switch {
 	case it.sync != nil:
 		close(it.sync)
+	case it.notice != "":
+		io.WriteString(r.notices, it.notice)
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {

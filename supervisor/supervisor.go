@@ -123,8 +123,9 @@ func (s *Supervisor) emit(p phases.Phase, event string, fields ...phases.Field) 
 	s.cfg.Recorder.Emit(phases.Record{Time: time.Now(), Run: id.run, PID: id.pid, Phase: p, Event: event, Fields: fields})
 }
 
+// say tells the person reading the client's log, in order with the events.
 func (s *Supervisor) say(format string, args ...any) {
-	fmt.Fprintf(s.cfg.Stderr, "mcpshim %s: "+format+"\n", append([]any{s.cfg.Name}, args...)...)
+	s.cfg.Recorder.Say(fmt.Sprintf("mcpshim %s: "+format+"\n", append([]any{s.cfg.Name}, args...)...))
 }
 
 func (s *Supervisor) relayClient() {

@@ -190,7 +190,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Color:    colorOK(c, c.stderr),
 	})
 	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
-	rec := phases.NewRecorder(ledger, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20})
+	rec := phases.NewRecorder(ledger, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
