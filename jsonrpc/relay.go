@@ -252,8 +252,8 @@ func (r *Relay) Run() error {
 var longBuffers sync.Pool
 
 func longBuffer(size int) []byte {
-	if b, ok := longBuffers.Get().([]byte); ok && cap(b) >= size {
-		return b[:0]
+	if b, ok := longBuffers.Get().(*[]byte); ok && cap(*b) >= size {
+		return (*b)[:0]
 	}
 	return make([]byte, 0, size)
 }
@@ -262,7 +262,8 @@ func longBuffer(size int) []byte {
 // Call it once nothing refers to l.Data any more; l.Data is nil afterwards.
 func (l *Line) Recycle() {
 	if cap(l.Data) > readSize {
-		longBuffers.Put(l.Data[:0])
+		b := l.Data[:0]
+		longBuffers.Put(&b)
 	}
 	l.Data = nil
 }
