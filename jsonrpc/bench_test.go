@@ -41,7 +41,7 @@ func BenchmarkRelayHugeLine(b *testing.B) {
 	for b.Loop() {
 		r := pump(b, hugeLine)
 		var kept *Line
-		rl := &Relay{Src: r, Dst: NewWire(io.Discard), Route: func(*Line) bool { return true }, Observe: func(l *Line) { kept = l; l.Recycle() }}
+		rl := &Relay{Src: r, Dst: NewWire(io.Discard), Route: func(*Line) bool { return true }, Observe: func(l *Line) { kept = l }}
 		if err := rl.Run(); err != nil {
 			b.Fatal(err)
 		}

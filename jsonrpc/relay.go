@@ -25,10 +25,12 @@ type Line struct {
 	Forwarded bool
 	// Held is set while Route runs when the whole line is still in memory,
 	// unwritten: only then can Route swallow it.
-	Held  bool
-	Msg   Msg
-	Start time.Time // first byte read
-	End   time.Time // last byte written
+	Held bool
+	// Routed says Route saw the line. It does not see a line the stream ended
+	// in the middle of, unless that line is a complete JSON value.
+	Routed bool
+	Msg    Msg
+	End    time.Time // last byte written
 }
 
 // Relay copies Src to Dst line by line, byte for byte: every byte read is
@@ -110,7 +112,7 @@ func (r *Relay) Run() error {
 		if len(l.Data)+len(chunk) > hold && cap(l.Data) < limit {
 			// A long line kept whole: take the observation buffer at once instead
 			// of growing by appends, which kept old and new arrays alive together.
-			l.Data = append(longBuffer(limit), l.Data...)
+			l.Data = append(make([]byte, 0, limit), l.Data...)
 		}
 		if room := limit - len(l.Data); room > 0 {
 			if len(chunk) > room {
@@ -181,6 +183,7 @@ func (r *Relay) Run() error {
 			}
 			l.Forwarded = true
 			l.Held = !streaming && !l.Truncated
+			l.Routed = r.Route != nil
 			if r.Route != nil && !r.Route(&l) && l.Held {
 				l.Forwarded = false
 			}
@@ -222,6 +225,10 @@ func (r *Relay) Run() error {
 			if !streaming {
 				if r.DropTorn && !Valid(l.Data) {
 					l.Forwarded = false
+				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil && Valid(l.Data); l.Routed && !r.Route(&l) && l.Held {
+					// A complete last message without its newline is still a message:
+					// Route settles it (or swallows it) like any other.
+					l.Forwarded = false
 				} else {
 					r.Dst.acquire()
 					if werr := r.Dst.writeLocked(l.Data); werr != nil {
@@ -231,6 +238,7 @@ func (r *Relay) Run() error {
 					streaming = true
 				}
 			}
+			l.Held = false
 			if streaming {
 				r.Dst.markOpen()
 				r.Dst.release()
@@ -247,27 +255,6 @@ func (r *Relay) Run() error {
 	}
 }
 
-// longBuffers recycles the observation buffers of long lines: a fresh
-// 16 MiB buffer per long line meant zeroing it and faulting its pages in.
-var longBuffers sync.Pool
-
-func longBuffer(size int) []byte {
-	if b, ok := longBuffers.Get().(*[]byte); ok && cap(*b) >= size {
-		return (*b)[:0]
-	}
-	return make([]byte, 0, size)
-}
-
-// Recycle gives a long line's observation buffer back for the next long line.
-// Call it once nothing refers to l.Data any more; l.Data is nil afterwards.
-func (l *Line) Recycle() {
-	if cap(l.Data) > readSize {
-		b := l.Data[:0]
-		longBuffers.Put(&b)
-	}
-	l.Data = nil
-}
-
 // Wire is one direction's destination. It keeps the relay's lines and the
 // shim's own messages whole: a message written with WriteMessage never lands
 // inside a forwarded line.
@@ -275,12 +262,25 @@ type Wire struct {
 	mu   sync.Mutex
 	w    io.Writer
 	open bool // the last forwarded bytes did not end a line
+	// OnTerminate, when set, is told each time the Wire ended a line a dead
+	// stream left open. It runs with the Wire held and must not write to it.
+	OnTerminate func()
 }
 
 // NewWire returns a Wire writing to w. Every write goes straight to w.
 func NewWire(w io.Writer) *Wire { return &Wire{w: w} }
 
-func (w *Wire) acquire() { w.mu.Lock() }
+// acquire takes the Wire for a line. A line an earlier stream left open (its
+// source died mid-line) is ended first, so the two are never glued together.
+func (w *Wire) acquire() {
+	w.mu.Lock()
+	if w.open {
+		w.open = false
+		if _, err := w.w.Write([]byte("\n")); err == nil && w.OnTerminate != nil {
+			w.OnTerminate()
+		}
+	}
+}
 func (w *Wire) release() { w.mu.Unlock() }
 
 // writeLocked writes p whole; the caller holds the lock.

@@ -211,3 +211,24 @@ func TestRelayKeep(t *testing.T) {
 		}
 	}
 }
+
+// TestWireEndsADeadStreamsLine: a stream that died in the middle of a long
+// line (already streamed, so not droppable) is ended before the next stream
+// on the same Wire writes, and the Wire says so.
+func TestWireEndsADeadStreamsLine(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWire(&out)
+	ended := 0
+	w.OnTerminate = func() { ended++ }
+	first := `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("y", readSize+10)
+	second := `{"jsonrpc":"2.0","method":"hello"}` + "\n"
+	for _, in := range []string{first, second} {
+		r := &Relay{Src: strings.NewReader(in), Dst: w, Hold: 100, DropTorn: true}
+		if err := r.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out.String() != first+"\n"+second || ended != 1 {
+		t.Errorf("got %d bytes ending %q, terminated %d times; want the first line ended before the second, once", out.Len(), out.String()[max(0, out.Len()-60):], ended)
+	}
+}

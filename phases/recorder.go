@@ -251,7 +251,6 @@ func (r *Recorder) handle(it item) {
 	default:
 		r.queued.Add(-int64(len(it.line.Data)))
 		r.write(r.tracker.Observe(it.dir, &it.line))
-		it.line.Recycle() // records copy what they keep
 	}
 }
 

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -173,37 +172,34 @@ func each(m *jsonrpc.Msg, f func(*jsonrpc.Msg)) {
 }
 
 // setUp delivers the held messages to a child that is ready, in order, and
-// forwards from then on. It holds the lock while it writes, so a new client
-// line cannot overtake a held one. Requests that cannot be delivered are
-// returned to be answered.
-func (s *session) setUp(w io.Writer, delivered func([]byte)) (undelivered []pendingCall) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.state = up
-	for i, line := range s.held {
+// forwards from then on. Lines are taken one at a time under the lock but
+// written without it: the child may need its stdout read (which takes the
+// lock) before it reads more of its stdin. Messages that arrive meanwhile are
+// held behind the others, so none overtakes a held one. Requests it answers
+// instead of delivering are returned, with late responses it dropped.
+func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undelivered []pendingCall, late []string) {
+	for {
+		s.mu.Lock()
+		if len(s.held) == 0 {
+			s.state = up
+			s.mu.Unlock()
+			return undelivered, late
+		}
+		line := s.held[0]
+		s.held = s.held[1:]
+		s.heldBytes -= len(line)
 		m := jsonrpc.Peek(line)
 		forward, r := s.route(&m)
+		s.mu.Unlock()
 		undelivered = append(undelivered, r.answer...)
+		late = append(late, r.late...)
 		if !forward {
 			continue
 		}
-		_, err := w.Write(append(line, '\n'))
-		delivered(line[:len(line):len(line)])
-		if err != nil {
-			// The child died already: what was not delivered is answered.
-			for _, rest := range s.held[i+1:] {
-				rm := jsonrpc.Peek(rest)
-				each(&rm, func(m *jsonrpc.Msg) {
-					if m.Kind == jsonrpc.Request {
-						undelivered = append(undelivered, newPending(m))
-					}
-				})
-			}
-			break
-		}
+		// A failed write means the child died: its exit answers what it owed.
+		_ = write(line)
+		delivered(line)
 	}
-	s.held, s.heldBytes = nil, 0
-	return undelivered
 }
 
 // close ends the session: no child will come. Held requests are returned

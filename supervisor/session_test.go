@@ -9,6 +9,14 @@ import (
 	"github.com/mcpshim/mcpshim/jsonrpc"
 )
 
+func writeTo(b *bytes.Buffer) func([]byte) error {
+	return func(line []byte) error {
+		b.Write(line)
+		b.WriteByte('\n')
+		return nil
+	}
+}
+
 func line(s string) *jsonrpc.Line {
 	return &jsonrpc.Line{Data: []byte(s), Msg: jsonrpc.Peek([]byte(s)), Held: true}
 }
@@ -31,7 +39,7 @@ func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
 	}
 	var got bytes.Buffer
 	var delivered int
-	if undelivered := s.setUp(&got, func([]byte) { delivered++ }); len(undelivered) != 0 {
+	if undelivered, _ := s.setUp(writeTo(&got), func([]byte) { delivered++ }); len(undelivered) != 0 {
 		t.Errorf("undelivered %d, want 0", len(undelivered))
 	}
 	lines := strings.Split(strings.TrimSpace(got.String()), "\n")
@@ -47,11 +55,11 @@ func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
 // that died is not sent to the next child.
 func TestSessionDropsLateResponses(t *testing.T) {
 	s := newSession()
-	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	s.setUp(writeTo(&bytes.Buffer{}), func([]byte) {})
 	m := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage"}`))
 	s.fromServer(&m)
 	s.down()
-	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	s.setUp(writeTo(&bytes.Buffer{}), func([]byte) {})
 	fwd, r := s.fromClient(line(`{"jsonrpc":"2.0","id":"s-1","result":{}}`))
 	if fwd || len(r.late) != 1 {
 		t.Errorf("late response: forward=%v late=%v, want dropped", fwd, r.late)
@@ -62,8 +70,42 @@ func TestSessionDropsLateResponses(t *testing.T) {
 // prefix is answered, never forwarded, so a replayed answer cannot be mistaken.
 func TestSessionOwnIDsAreNotTheClients(t *testing.T) {
 	s := newSession()
-	s.setUp(&bytes.Buffer{}, func([]byte) {})
+	s.setUp(writeTo(&bytes.Buffer{}), func([]byte) {})
 	if fwd, r := s.fromClient(line(`{"jsonrpc":"2.0","id":"mcpshim-1-initialize","method":"ping"}`)); fwd || len(r.answer) != 1 {
 		t.Errorf("forward=%v answered=%d, want answered by the shim", fwd, len(r.answer))
+	}
+}
+
+// TestSessionSetUpWritesWithoutTheLock: while held lines are written to the
+// new child, the child's answers can be routed (they take the lock); a write
+// that waits for them must not deadlock.
+func TestSessionSetUpWritesWithoutTheLock(t *testing.T) {
+	s := newSession()
+	s.fromClient(line(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	s.fromClient(line(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
+	done := make(chan struct{})
+	s.setUp(func(l []byte) error {
+		// The child answers before it reads on: the stdout relay needs the lock.
+		go func() {
+			m := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+			s.fromServer(&m)
+			done <- struct{}{}
+		}()
+		<-done
+		return nil
+	}, func([]byte) {})
+}
+
+// TestSwitchWriterCutsAtLines: a child change in the middle of a line drops
+// the rest of that line and says so once.
+func TestSwitchWriterCutsAtLines(t *testing.T) {
+	var a, b bytes.Buffer
+	sw := &switchWriter{}
+	sw.set(&a)
+	sw.Write([]byte("one\ntw"))
+	sw.set(&b)
+	sw.Write([]byte("o-rest\nthree\n"))
+	if a.String() != "one\ntw" || b.String() != "three\n" || !sw.takeCut() || sw.takeCut() {
+		t.Errorf("got %q and %q, want the cut line's rest dropped and one cut reported", a.String(), b.String())
 	}
 }

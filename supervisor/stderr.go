@@ -61,7 +61,13 @@ func forwardStderr(src io.Reader, dst io.Writer, tail *Tail, onLine func([]byte)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
-			dst.Write(chunk)
+			if err != nil && err != bufio.ErrBufferFull && chunk[len(chunk)-1] != '\n' {
+				// The child died mid-line: end it in the same Write, so the
+				// next writer starts clean.
+				dst.Write(append(append([]byte(nil), chunk...), '\n'))
+			} else {
+				dst.Write(chunk)
+			}
 			if err == bufio.ErrBufferFull {
 				if start == nil {
 					start = append([]byte(nil), chunk[:min(len(chunk), maxTailLine)]...)
@@ -71,10 +77,6 @@ func forwardStderr(src io.Reader, dst io.Writer, tail *Tail, onLine func([]byte)
 			line := chunk
 			if start != nil {
 				line, start = start, nil
-			}
-			if err != nil && line[len(line)-1] != '\n' {
-				// The child died mid-line: end it so the next writer starts clean.
-				dst.Write([]byte("\n"))
 			}
 			tail.add(line)
 			if onLine != nil {

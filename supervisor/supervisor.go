@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,7 @@ type Supervisor struct {
 	sess     *session
 	client   *jsonrpc.Wire
 	childIn  *switchWriter
+	toChild  *jsonrpc.Wire // the client's lines and the held ones, one whole line at a time
 	events   chan loopEvent
 	stopping bool                     // no more restarts: the client left or the shim was told to stop
 	runID    atomic.Pointer[runIdent] // the run being supervised; read from the relay goroutines
@@ -90,15 +92,18 @@ func Run(ctx context.Context, cfg Config) int {
 	if cfg.KillGrace <= 0 {
 		cfg.KillGrace = 2 * time.Second
 	}
+	childIn := &switchWriter{}
 	s := &Supervisor{
 		cfg:     cfg,
 		sess:    newSession(),
 		client:  jsonrpc.NewWire(cfg.ClientOut),
-		childIn: &switchWriter{},
+		childIn: childIn,
+		toChild: jsonrpc.NewWire(childIn),
 		events:  make(chan loopEvent, 4),
 		restart: NewRestarter(cfg.Policy),
 		own:     make(chan []byte, 16),
 	}
+	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
 	// The client relay lives as long as the client's stdin: it exits at EOF or
 	// when the process ends (a blocking read of stdin cannot be interrupted).
 	go s.relayClient()
@@ -131,11 +136,11 @@ func (s *Supervisor) say(format string, args ...any) {
 func (s *Supervisor) relayClient() {
 	r := &jsonrpc.Relay{
 		Src:        s.cfg.ClientIn,
-		Dst:        jsonrpc.NewWire(s.childIn),
+		Dst:        s.toChild,
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
 		Observe: func(l *jsonrpc.Line) {
-			if l.Unterminated { // Route never sees the end of a stream
+			if l.Unterminated && !l.Routed { // Route did not see how the stream ended
 				s.cfg.Recorder.Line(phases.FromClient, l)
 			}
 		},
@@ -145,6 +150,15 @@ func (s *Supervisor) relayClient() {
 }
 
 func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
+	if !l.Held && s.childIn.takeCut() {
+		// Its start reached a child that is gone, or nothing: no child has it whole.
+		each(&l.Msg, func(m *jsonrpc.Msg) {
+			if m.Kind == jsonrpc.Request {
+				s.answer(newPending(m), "restarted while the request was being sent")
+			}
+		})
+		return false
+	}
 	forward, r := s.sess.fromClient(l)
 	for _, p := range r.answer {
 		s.answer(p, "is not running")
@@ -315,7 +329,9 @@ func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
 			}
 		case sig := <-s.cfg.Signals:
 			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", sigName(sig)), phases.F("forwarded", false))
-			return false
+			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
+				return false // told to stop: no restart
+			}
 		case <-ctx.Done():
 			return false
 		}
@@ -426,8 +442,15 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 	}
 	s.childIn.set(p.Stdin)
-	for _, pc := range s.sess.setUp(p.Stdin, s.observeDelivered) {
+	undelivered, late := s.sess.setUp(func(line []byte) error {
+		_, err := s.toChild.WriteMessage(line)
+		return err
+	}, s.observeDelivered)
+	for _, pc := range undelivered {
 		s.answer(pc, "could not be reached")
+	}
+	for _, id := range late {
+		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
 	}
 
 	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
@@ -597,8 +620,8 @@ func (s *Supervisor) observeDelivered(line []byte) {
 }
 
 func (s *Supervisor) observeServer(l *jsonrpc.Line) {
-	if l.Unterminated {
-		// Route never sees the end of a stream: record it here.
+	if l.Unterminated && !l.Routed {
+		// Route did not see how the stream ended: record it here.
 		s.cfg.Recorder.Line(phases.FromServer, l)
 		return
 	}
@@ -676,28 +699,60 @@ func lookupEnv(env []string, key string) string {
 	return ""
 }
 
-// switchWriter is the current child's stdin. Writes after the child died are
-// dropped silently: the requests in them are answered by the shim when the
-// child's exit is handled, never re-sent.
+// switchWriter is the current child's stdin. It changes child only between
+// lines: when the child changes (or dies) in the middle of a line, the rest of
+// that line is dropped — its start went elsewhere — and the line is marked cut
+// so that Route answers it. Writes to a dead child are dropped silently: the
+// requests in them are answered when the child's exit is handled, never
+// re-sent.
 type switchWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu   sync.Mutex
+	w    io.Writer
+	mid  bool // the last byte written (or dropped) did not end a line
+	skip bool // drop bytes up to the end of the current line
+	cut  bool // a line was cut since the last takeCut
 }
 
 func (sw *switchWriter) set(w io.Writer) {
 	sw.mu.Lock()
+	if sw.mid {
+		sw.skip, sw.cut = true, true
+	}
 	sw.w = w
 	sw.mu.Unlock()
 }
 
+// takeCut reports whether a line was cut since the last call.
+func (sw *switchWriter) takeCut() bool {
+	sw.mu.Lock()
+	defer sw.mu.Unlock()
+	cut := sw.cut
+	sw.cut = false
+	return cut
+}
+
 func (sw *switchWriter) Write(p []byte) (int, error) {
 	sw.mu.Lock()
-	w := sw.w
-	sw.mu.Unlock()
-	if w != nil {
-		if _, err := w.Write(p); err != nil {
-			sw.set(nil)
+	defer sw.mu.Unlock()
+	n := len(p)
+	if sw.skip {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			return n, nil
+		}
+		p, sw.skip, sw.mid = p[i+1:], false, false
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	sw.mid = p[len(p)-1] != '\n'
+	if sw.w != nil {
+		if _, err := sw.w.Write(p); err != nil {
+			sw.w = nil // the child is gone; set installs the next one
+			if sw.mid {
+				sw.skip, sw.cut = true, true
+			}
 		}
 	}
-	return len(p), nil
+	return n, nil
 }

@@ -688,3 +688,32 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestLastAnswerWithoutNewlineSettles: a server that writes its last answer
+// without a newline and exits: the client gets that answer once, not also
+// the shim's error for it.
+func TestLastAnswerWithoutNewlineSettles(t *testing.T) {
+	s := start(t, true, []string{"--restart", "never"}, "sh", "-c",
+		`read l; printf '%s' '{"jsonrpc":"2.0","id":2,"result":{}}'; exit 1`)
+	s.client.Send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	s.stdin.Close()
+	var lines []string
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		l, err := s.client.ReadLine(ctx)
+		if len(l) > 0 {
+			lines = append(lines, string(l))
+		}
+		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) {
+			break
+		}
+	}
+	if len(lines) != 1 || lines[0] != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+		t.Fatalf("client read %q, want only the server's answer", lines)
+	}
+	s.finish()
+	if find(s.entries(), "pending_failed") != nil {
+		t.Errorf("the shim answered a request the server had answered")
+	}
+}
