@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -58,6 +59,8 @@ type Relay struct {
 	// Observe, when set, gets each line after it was written. It must not
 	// block: it is the hand-off to the recorder.
 	Observe func(*Line)
+	// Progress counts the bytes read so far; it may be read while Run runs.
+	Progress atomic.Int64
 	// DropTorn drops a line the stream ended in the middle of when it was
 	// still held whole and is not a complete JSON value: the half of a
 	// message a dying server wrote. A client reading with a streaming JSON
@@ -128,6 +131,7 @@ func (r *Relay) Run() error {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			started = true
+			r.Progress.Add(int64(len(chunk)))
 		}
 		complete := err == nil
 		if !complete && len(chunk) > 0 {
@@ -282,6 +286,16 @@ func (w *Wire) acquire() {
 	}
 }
 func (w *Wire) release() { w.mu.Unlock() }
+
+// Busy reports whether a line is being written right now (a slow reader at
+// the other end keeps it busy).
+func (w *Wire) Busy() bool {
+	if w.mu.TryLock() {
+		w.mu.Unlock()
+		return false
+	}
+	return true
+}
 
 // writeLocked writes p whole; the caller holds the lock.
 func (w *Wire) writeLocked(p []byte) error {

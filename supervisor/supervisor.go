@@ -410,18 +410,17 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.setHandshake(time.Time{})
 	s.tail = &Tail{}
 	stdoutDone := make(chan error, 1)
-	go func() {
-		r := &jsonrpc.Relay{
-			Src:        p.Stdout,
-			Dst:        s.client,
-			MaxObserve: s.cfg.MaxObserve,
-			Route:      s.routeServer,
-			Observe:    s.observeServer,
-			DropTorn:   true,
-			Keep:       s.keepWhole,
-		}
-		stdoutDone <- r.Run()
-	}()
+	stdout := &jsonrpc.Relay{
+		Src:        p.Stdout,
+		Dst:        s.client,
+		MaxObserve: s.cfg.MaxObserve,
+		Route:      s.routeServer,
+		Observe:    s.observeServer,
+		DropTorn:   true,
+		Keep:       s.keepWhole,
+	}
+	// The child's stdout: relayed until EOF, or until drain closes the pipe.
+	go func() { stdoutDone <- stdout.Run() }()
 	stderrDone := make(chan struct{})
 	pid := p.Pid
 	go func() {
@@ -456,7 +455,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
 	s.childIn.set(nil)
 	// All pipe reads finish before the run is declared over.
-	s.drain(p, stdoutOpen, stderrDone)
+	s.drain(p, stdoutOpen, stderrDone, &stdout.Progress)
 	if guard != nil {
 		guard.Close()
 	}
@@ -562,15 +561,25 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 	}
 }
 
-const drainGrace = 500 * time.Millisecond
+// drainGrace is how long the child's pipes may stay silent after it exited;
+// drainMax bounds the whole drain of a child whose output still moves.
+const (
+	drainGrace = 500 * time.Millisecond
+	drainMax   = time.Minute
+)
 
 // drain waits for the child's pipes to reach EOF. A grandchild holding them
 // open is killed with the group; one that escaped the group is cut off by
 // closing our ends.
-func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}) {
+func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}, progress *atomic.Int64) {
+	start := time.Now()
+	// wait waits d for both pipes to end, and longer while stdout still moves
+	// bytes or is being written to the client: a slow client is not a pipe
+	// held open by a grandchild, and the shim must not exit mid-line.
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
+		last := progress.Load()
 		for out != nil || errDone != nil {
 			select {
 			case <-out:
@@ -578,6 +587,11 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 			case <-errDone:
 				errDone = nil
 			case <-t.C:
+				if now := progress.Load(); (now != last || s.client.Busy()) && time.Since(start) < drainMax {
+					last = now
+					t.Reset(d)
+					continue
+				}
 				return false
 			}
 		}

@@ -296,3 +296,36 @@ func TestProbeInterruptedLeavesNothing(t *testing.T) {
 		t.Errorf("left running: %v", left)
 	}
 }
+
+// TestSlowClientGetsEverything: a server that writes a lot and exits at once
+// to a client that reads slowly: the shim keeps relaying while bytes still
+// move, instead of closing the pipe under them.
+func TestSlowClientGetsEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a slow reader takes seconds")
+	}
+	bin := builtShim(t)
+	const size = 1 << 20
+	cmd := exec.Command(bin, "--ledger", "off", "--quiet", "--restart", "never", "--",
+		"sh", "-c", fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a; echo; exit 0`, size))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	got := 0
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := stdout.Read(buf)
+		got += n
+		if err != nil {
+			break
+		}
+		time.Sleep(120 * time.Millisecond) // 64 KiB at a time: about 2 s for the whole
+	}
+	cmd.Wait()
+	if got != size+1 {
+		t.Fatalf("client read %d bytes, want %d", got, size+1)
+	}
+}
