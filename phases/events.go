@@ -67,6 +67,7 @@ const (
 	PartialLineTerminated = "partial_line_terminated"
 	PartialLineDropped    = "partial_line_dropped" // a dying server's half message, held back from the client
 	UnknownResponse       = "unknown_response"
+	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 
 	// interruption
 	ClientDisconnected = "client_disconnected"

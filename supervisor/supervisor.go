@@ -226,12 +226,18 @@ func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
 }
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
-	if l.Msg.IsResponse() && strings.HasPrefix(string(l.Msg.ID), ownIDPrefix) && l.Held {
+	if l.Msg.IsResponse() && strings.HasPrefix(string(l.Msg.ID), ownIDPrefix) {
 		select {
 		case s.own <- append([]byte(nil), l.Data...):
 		default:
 		}
-		return false
+		if l.Held {
+			return false
+		}
+		// Over a MiB, its start is already with the client, under an id it never
+		// used (clients ignore those): say so rather than pretend.
+		s.emit(phases.Transport, phases.OwnAnswerForwarded, phases.F("request_id", string(l.Msg.ID)), phases.F("bytes", l.Size))
+		return true
 	}
 	answered := s.sess.fromServer(&l.Msg)
 	s.noteHandshake(l)
@@ -618,6 +624,9 @@ func (s *Supervisor) keepWhole(prefix []byte) bool {
 		return true
 	}
 	m := jsonrpc.Peek(prefix)
+	if strings.HasPrefix(string(m.ID), ownIDPrefix) {
+		return true // the shim's own tools/list after a restart
+	}
 	if len(m.ID) > 0 {
 		return s.sess.pendingMethod(m.ID) == "tools/list"
 	}
