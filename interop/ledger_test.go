@@ -197,7 +197,7 @@ func TestLedgerProblems(t *testing.T) {
 		}
 		return out
 	}
-	start := []string{phases.ShimStarted, phases.SpawnRequested, phases.Spawned}
+	start := []string{phases.SpawnRequested, phases.Spawned}
 	list := []string{phases.ToolsListReceived, phases.ToolsListResponded, phases.ToolCallReceived, phases.ToolCallResponded}
 	end := []string{phases.ClientDisconnected, phases.Exited}
 	session := func(hs ...string) []phases.Entry { return ev(slices.Concat(start, hs, list, end)...) }

@@ -82,12 +82,10 @@ const (
 	ReplayFailed             = "replay_failed"
 	ToolsChangedAfterRestart = "tools_changed_after_restart"
 	LateResponseDropped      = "late_response_dropped"
-	MessageHeld              = "message_held"
 	MessageRejected          = "message_rejected"
 
 	// ledger
 	RecordsLost = "records_lost"
-	ShimStarted = "shim_started"
 	ProbeResult = "probe_result" // the outcome of one mcpshim probe of a server
 )
 
@@ -127,7 +125,7 @@ var shimOwned = map[string]bool{
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,
 	ToolCallReceived: true, ToolCallResponded: true, PendingFailed: true, KillRequested: true,
-	RestartScheduled: true, RestartsExhausted: true, RecordsLost: true, ShimStarted: true,
+	RestartScheduled: true, RestartsExhausted: true, RecordsLost: true,
 }
 
 // ShimOwned reports whether only the shim may write event.

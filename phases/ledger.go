@@ -106,9 +106,6 @@ func (l *Ledger) open() error {
 	return nil
 }
 
-// Path is the file the ledger writes.
-func (l *Ledger) Path() string { return l.opts.Path }
-
 // Lost reports how many records were not written and not yet accounted for.
 func (l *Ledger) Lost() uint64 { return l.lost }
 

@@ -26,15 +26,13 @@ type Recorder struct {
 	close    sync.Once
 	mu       sync.Mutex // guards closed against late senders
 	closed   bool
-	lastSeen atomic.Value // string: the tracker's last confirmed event
 }
 
 type item struct {
 	dir    Dir
 	line   jsonrpc.Line
 	rec    *Record
-	notice string        // a line for the person reading the log
-	sync   chan struct{} // closed once everything before it was written
+	notice string // a line for the person reading the log
 }
 
 // RecorderOptions sizes the queue.
@@ -56,7 +54,6 @@ func NewRecorder(l *Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 		opts.MaxBytes = 32 << 20
 	}
 	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices}
-	r.lastSeen.Store("")
 	go r.loop()
 	return r
 }
@@ -111,33 +108,8 @@ func (r *Recorder) send(it item) bool {
 	}
 }
 
-// Sync waits until everything handed over so far is written, or until
-// timeout. It is for moments where order matters to the reader (before exit).
-func (r *Recorder) Sync(timeout time.Duration) {
-	ch := make(chan struct{})
-	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return
-	}
-	select {
-	case r.queue <- item{sync: ch}:
-	case <-time.After(timeout):
-		r.mu.Unlock()
-		return
-	}
-	r.mu.Unlock()
-	select {
-	case <-ch:
-	case <-time.After(timeout):
-	}
-}
-
 // Dropped is how many observations did not fit in the queue.
 func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
-
-// LastEvent is the last event the tracker confirmed (it lags the relay by the queue).
-func (r *Recorder) LastEvent() string { return r.lastSeen.Load().(string) }
 
 // Close drains the queue, writes the lost count and closes the ledger.
 func (r *Recorder) Close() error {
@@ -221,8 +193,6 @@ func (r *Recorder) account(reported *uint64) {
 
 func (r *Recorder) handle(it item) {
 	switch {
-	case it.sync != nil:
-		close(it.sync)
 	case it.notice != "":
 		io.WriteString(r.notices, it.notice)
 	case it.rec != nil:
@@ -258,5 +228,4 @@ func (r *Recorder) write(recs []Record) {
 	for i := range recs {
 		r.ledger.Write(&recs[i])
 	}
-	r.lastSeen.Store(r.tracker.LastEvent())
 }
