@@ -598,7 +598,7 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while tail writes to it.
+// syncBuffer is a bytes.Buffer safe to read while a process or tail writes to it.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -114,8 +114,7 @@ func TestClientStdoutClosed(t *testing.T) {
 func TestTerminalHint(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "--ledger", "off", "--", bin, "fixture", "healthy")
-	var stderr lockedBuffer
-	stderr.b = &bytes.Buffer{}
+	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -144,12 +143,6 @@ func TestTerminalHint(t *testing.T) {
 	if !strings.Contains(stderr.String(), "meant to be launched by an MCP client") {
 		t.Errorf("no terminal hint on stderr:\n%s", stderr.String())
 	}
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func waitOrKill(t *testing.T, cmd *exec.Cmd, d time.Duration) {

@@ -58,7 +58,7 @@ type session struct {
 	client *testfixtures.Client
 	stdin  io.WriteCloser
 	out    *hashTee
-	stderr *bytes.Buffer
+	stderr *syncBuffer
 	ledger string
 }
 
@@ -92,14 +92,14 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 	if argv[0] == "fixture" {
 		argv = append([]string{bin}, argv...)
 	}
-	s := &session{t: t, stderr: &bytes.Buffer{}}
+	s := &session{t: t, stderr: &syncBuffer{}}
 	if shim {
 		s.ledger = filepath.Join(t.TempDir(), "ledger.jsonl")
 		args := append([]string{"--name", "test", "--ledger", s.ledger}, shimFlags...)
 		argv = append(append([]string{bin}, append(args, "--")...), argv...)
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Stderr = &lockedBuffer{b: s.stderr}
+	s.cmd.Stderr = s.stderr
 	s.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
@@ -120,17 +120,6 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 		_ = s.cmd.Wait()
 	})
 	return s
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  *bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
 }
 
 // finish closes the client's stdin and waits for the process, returning its status.
