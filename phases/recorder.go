@@ -138,24 +138,29 @@ func (r *Recorder) loop() {
 	timer.Stop()
 	var reported uint64
 	lastWork := time.Now()
+	// take handles one item; it reports false once the queue is closed.
+	take := func(it item, ok bool) bool {
+		r.account(&reported)
+		if !ok {
+			return false
+		}
+		r.handle(it)
+		lastWork = time.Now()
+		return true
+	}
 	for {
 		// Everything queued so far, without blocking.
-		drained := false
-		for !drained {
+	drain:
+		for {
 			select {
 			case it, ok := <-r.queue:
-				if !ok {
-					r.account(&reported)
+				if !take(it, ok) {
 					return
 				}
-				r.account(&reported)
-				r.handle(it)
-				lastWork = time.Now()
 			default:
-				drained = true
+				break drain
 			}
 		}
-		r.account(&reported)
 		if d, ok := r.tracker.Deadline(); ok && !time.Now().Before(d) {
 			r.write(r.tracker.Expire(time.Now()))
 		}
@@ -170,13 +175,9 @@ func (r *Recorder) loop() {
 		select {
 		case it, ok := <-r.queue:
 			timer.Stop()
-			if !ok {
-				r.account(&reported)
+			if !take(it, ok) {
 				return
 			}
-			r.account(&reported)
-			r.handle(it)
-			lastWork = time.Now()
 		case now := <-timer.C:
 			r.write(r.tracker.Expire(now))
 		}

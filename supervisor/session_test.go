@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpshim/mcpshim/jsonrpc"
 )
@@ -91,7 +92,11 @@ func TestSessionSetUpWritesWithoutTheLock(t *testing.T) {
 			s.fromServer(&m)
 			done <- struct{}{}
 		}()
-		<-done
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatal("routing the child's answer waited for the write: setUp holds the lock while it writes")
+		}
 		return nil
 	}, func([]byte) {})
 }
