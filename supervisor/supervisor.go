@@ -81,8 +81,7 @@ type Supervisor struct {
 	current  io.Writer         // the current child's stdin, for the shim's own requests
 	pages    []json.RawMessage // tools of the pages of the tools/list being answered (lock check)
 	status   int               // when set, the shim's exit status whatever the child's
-	hsAt     time.Time
-	hsMu     sync.Mutex
+	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -413,7 +412,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 	}
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
-	s.setHandshake(time.Time{})
+	s.hsAt.Store(0)
 	s.tail = &Tail{}
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
@@ -661,21 +660,17 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 // restart policy: any successful answer counts (initialize, server/discover,
 // or a modern request).
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
-	if l.Msg.Kind == jsonrpc.Response && s.handshakeAt().IsZero() {
-		s.setHandshake(time.Now())
+	if l.Msg.Kind == jsonrpc.Response && s.hsAt.Load() == 0 {
+		s.hsAt.Store(time.Now().UnixNano())
 	}
 }
 
-func (s *Supervisor) setHandshake(t time.Time) {
-	s.hsMu.Lock()
-	s.hsAt = t
-	s.hsMu.Unlock()
-}
-
+// handshakeAt is when the current run completed a handshake; zero before.
 func (s *Supervisor) handshakeAt() time.Time {
-	s.hsMu.Lock()
-	defer s.hsMu.Unlock()
-	return s.hsAt
+	if ns := s.hsAt.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // egressWord says whether outbound connections of the run are witnessed: a
