@@ -8,14 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/mcpshim/mcpshim/supervisor"
 )
 
 const (
@@ -34,7 +33,8 @@ const (
 // goroutines that read them. Every read happens on those goroutines and is
 // delivered on channels, so the session's deadline bounds every wait.
 type stdioProc struct {
-	cmd      *exec.Cmd
+	proc     *supervisor.Process
+	exited   chan struct{} // closed once the exit time is set
 	stdin    *os.File
 	stdout   *os.File
 	stderr   *os.File
@@ -42,7 +42,6 @@ type stdioProc struct {
 	redact   func(string) string
 
 	wrote   atomic.Bool
-	exited  chan struct{} // closed once Wait returned
 	exitAt  time.Time
 	outDone chan struct{}
 	errDone chan struct{}
@@ -69,80 +68,23 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	for _, k := range keys {
 		env = append(env, k+"="+t.Env[k])
 	}
-	path, err := lookPath(t.Command, lookupEnv(env, "PATH"))
+	proc, err := supervisor.Start(supervisor.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
 	if err != nil {
 		return nil, err
 	}
-
-	var ends [6]*os.File // stdin, stdout and stderr: read end, write end
-	for i := 0; i < len(ends); i += 2 {
-		if ends[i], ends[i+1], err = os.Pipe(); err != nil {
-			closeAll(ends[:i])
-			return nil, fmt.Errorf("spawn %s: %w", t.Name, err)
-		}
-	}
-	inR, inW, outR, outW, errR, errW := ends[0], ends[1], ends[2], ends[3], ends[4], ends[5]
-	cmd := &exec.Cmd{
-		Path:        path,
-		Args:        append([]string{t.Command}, t.Args...),
-		Env:         env,
-		Dir:         t.Dir,
-		Stdin:       inR,
-		Stdout:      outW,
-		Stderr:      errW,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	if err := cmd.Start(); err != nil {
-		closeAll(ends[:])
-		return nil, err
-	}
-	closeAll([]*os.File{inR, outW, errW}) // the child's ends
-
 	p := &stdioProc{
-		cmd: cmd, stdin: inW, stdout: outR, stderr: errR, deadline: deadline,
+		proc: proc, stdin: proc.Stdin, stdout: proc.Stdout, stderr: proc.Stderr, deadline: deadline,
 		redact:  secretRedactor(t.Env),
 		exited:  make(chan struct{}),
 		outDone: make(chan struct{}),
 		errDone: make(chan struct{}),
 		pending: map[int64]chan answer{},
 	}
-	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(cmd.Process.Pid)})
+	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(proc.Pid)})
 	go p.readStdout()
 	go p.readStderr()
 	go p.wait()
 	return p, nil
-}
-
-func closeAll(files []*os.File) {
-	for _, f := range files {
-		f.Close()
-	}
-}
-
-// lookPath finds file in the PATH the server will get, not the probe's own.
-func lookPath(file, path string) (string, error) {
-	if filepath.Base(file) != file || file == "" {
-		return file, nil // a path: starting it reports what is wrong
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := cutEnv(env[i]); ok && k == key {
-			return v
-		}
-	}
-	return ""
 }
 
 func cutEnv(kv string) (string, string, bool) {
@@ -340,7 +282,7 @@ func (p *stdioProc) readStderr() {
 // wait reaps the server. When it is gone but something it started still
 // holds stdout open, the pending requests are failed anyway.
 func (p *stdioProc) wait() {
-	p.cmd.Wait()
+	<-p.proc.Exited()
 	p.exitAt = time.Now()
 	close(p.exited)
 	select {
@@ -374,9 +316,7 @@ func (p *stdioProc) stop(r *Result) {
 		exitedAlone = true
 	default:
 	}
-	pid := p.cmd.Process.Pid
-	syscall.Kill(-pid, syscall.SIGKILL) // the group: whatever the server started dies with it
-	p.cmd.Process.Kill()                // in case the server left its group
+	p.proc.Kill() // the group: whatever the server started dies with it
 	p.stdin.Close()
 	<-p.exited
 	// Every holder of the pipes is dead unless one left the group; do not wait on it.
@@ -390,7 +330,7 @@ func (p *stdioProc) stop(r *Result) {
 	<-p.errDone
 
 	if exitedAlone {
-		r.ExitStatus = p.cmd.ProcessState.String()
+		r.ExitStatus = p.proc.State()
 		r.Timeline = append(r.Timeline, Step{At: p.exitAt, Event: "exited", Detail: r.ExitStatus})
 	} else {
 		r.Timeline = append(r.Timeline, Step{At: p.exitAt, Event: "stopped", Detail: "process group killed"})

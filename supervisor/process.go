@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -79,7 +81,7 @@ type Process struct {
 
 // Spec says what to run.
 type Spec struct {
-	Path string   // resolved by exec.LookPath when it has no slash
+	Path string   // looked up in Env's PATH (the server's, not the shim's) when it has no slash
 	Args []string // without the command
 	Env  []string
 	Dir  string
@@ -90,10 +92,12 @@ type Spec struct {
 // child is reaped, because Pdeathsig fires when the thread that started the
 // child exits, not the process.
 func Start(spec Spec) (*Process, error) {
-	path := spec.Path
-	if lp, err := exec.LookPath(spec.Path); err == nil {
-		path = lp
-	} else if !errors.Is(err, exec.ErrDot) {
+	pathVar := envValue(spec.Env, "PATH")
+	if spec.Env == nil {
+		pathVar = os.Getenv("PATH") // a nil Env inherits the shim's, as in exec
+	}
+	path, err := lookPath(spec.Path, pathVar)
+	if err != nil {
 		return nil, classify(err, spec.Dir)
 	}
 	stdinR, stdinW, err := os.Pipe()
@@ -147,6 +151,34 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
+// lookPath finds file in the PATH the server will get. A name with a slash is
+// left to the start itself, which reports what is wrong with it.
+func lookPath(file, path string) (string, error) {
+	if file == "" || filepath.Base(file) != file {
+		return file, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, file)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
+}
+
+// envValue is the value of key in env (the last one wins, as in exec).
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
 func closeAll(files ...*os.File) {
 	for _, f := range files {
 		f.Close()
@@ -166,6 +198,22 @@ func (p *Process) Status() (code int, signal string) {
 		return -1, SignalName(ws.Signal())
 	}
 	return p.state.ExitCode(), ""
+}
+
+// State describes how the child ended ("exit status 1", "signal: killed").
+// Valid after Exited is closed.
+func (p *Process) State() string {
+	if p.state == nil {
+		return "unknown"
+	}
+	return p.state.String()
+}
+
+// Kill ends the child and its whole process group at once, and the child
+// itself should it have left the group.
+func (p *Process) Kill() {
+	_ = p.Signal(syscall.SIGKILL)
+	_ = syscall.Kill(p.Pid, syscall.SIGKILL)
 }
 
 // ShellStatus is the status a shell would report: the code, or 128+signal.

@@ -384,7 +384,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	spec := s.cfg.Spec
 	fields := []phases.Field{
 		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
-		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(lookupEnv(spec.Env, "PATH"))),
+		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(envValue(spec.Env, "PATH"))),
 		phases.F("generation", s.gen), phases.F("egress", egressWord(s.cfg.Witnessed)),
 	}
 	if prev != "" {
@@ -706,15 +706,6 @@ func envNames(env []string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-func lookupEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
 }
 
 // switchWriter is the current child's stdin. It changes child only between
