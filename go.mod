@@ -1,4 +1,4 @@
-module github.com/mcpshim/mcpshim
+module github.com/mcpshim-dev/mcpshim
 
 go 1.26.8
 

@@ -44,7 +44,7 @@ func setUp(m *testing.M) int {
 		dst *string
 		pkg string
 	}{
-		{&bins.shim, "github.com/mcpshim/mcpshim/cmd/mcpshim"},
+		{&bins.shim, "github.com/mcpshim-dev/mcpshim/cmd/mcpshim"},
 		{&bins.gosdkServer, "./testdata/gosdk-server"},
 		{&bins.mcpgoServer, "./testdata/mcpgo-server"},
 	} {

@@ -17,7 +17,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // exportFiles runs a batch export to r and returns what arrived.

@@ -28,12 +28,12 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 const (
 	// ScopeName is the instrumentation scope of every span.
-	ScopeName = "github.com/mcpshim/mcpshim/otelexport"
+	ScopeName = "github.com/mcpshim-dev/mcpshim/otelexport"
 	// FieldPrefix names the attributes that carry ledger fields.
 	FieldPrefix = "mcpshim."
 	// TraceparentField is the request record field holding the W3C

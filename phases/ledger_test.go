@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 )
 
 func readEntries(t *testing.T, path string) []Entry {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 )
 
 // Recorder is the hand-off between the relay and the ledger: the relay puts

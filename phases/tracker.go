@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 )
 
 // Dir is the direction a line travelled.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
 // The test binary doubles as the servers it probes: with fixtureEnv set,

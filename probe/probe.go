@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Outcome is the verdict on one server.

@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpshim/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
 
 const (

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // memory is the session state a restarted child must be given again so the

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 )
 
 // ServerErrorCode is the JSON-RPC code of the errors the shim answers with.

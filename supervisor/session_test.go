@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 )
 
 func writeTo(b *bytes.Buffer) func([]byte) error {

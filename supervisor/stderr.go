@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // TailLines is how many stderr lines a run keeps for its exited event.

@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Config is everything one shim session needs.

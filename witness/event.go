@@ -6,7 +6,7 @@ package witness
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"io"
 	"regexp"
 	"strconv"

@@ -19,7 +19,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 func main() {

@@ -20,8 +20,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
 const demoUsage = `usage: mcpshim demo [--dir DIR] [--json]

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // TestDemo runs the whole tour through the built binary, as a new user would,

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/witness"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
 // serverEvents folds the phase events a server reports on its stderr (seed

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/mcpshim/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
 // runFixture serves one of the built-in fixture servers on the process's stdio.

@@ -6,7 +6,7 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/mcpshim/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".

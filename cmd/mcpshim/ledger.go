@@ -56,7 +56,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]       every run, newest last

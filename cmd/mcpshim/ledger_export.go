@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mcpshim/mcpshim/otelexport"
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/otelexport"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--otlp-protocol grpc] [--state FILE|off] [--json] [PATH...]

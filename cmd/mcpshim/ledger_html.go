@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Report limits: the page stays small enough for a browser however large the

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // tailPoll is how often tail -f looks for new records: files are polled, the

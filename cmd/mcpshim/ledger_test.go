@@ -18,7 +18,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // lt0 is when the synthetic ledgers start.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
-	"github.com/mcpshim/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
 // TestToolsChangedAfterRestart: the restarted server offers other tools; the

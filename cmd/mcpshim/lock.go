@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcpshim/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]... [flags]

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpshim/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 // reportEntry is seed 003's report server with its token from the environment.

@@ -10,8 +10,8 @@ import (
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
-	"github.com/mcpshim/mcpshim/otelexport"
-	"github.com/mcpshim/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/otelexport"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // otlpCloseGrace is how long a session's end waits for the last spans to

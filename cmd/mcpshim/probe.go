@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpshim/mcpshim/clientconfig"
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 const probeUsage = `usage: mcpshim probe [--config FILE]... [--lock FILE] [flags]

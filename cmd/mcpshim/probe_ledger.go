@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 // probeEvents maps a probe's timeline onto the ledger's vocabulary, seen

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 // fixtureEntry is a config entry running a built-in fixture server as a real process.

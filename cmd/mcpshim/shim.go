@@ -20,11 +20,11 @@ import (
 
 	"github.com/mattn/go-isatty"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/probe"
-	"github.com/mcpshim/mcpshim/supervisor"
-	"github.com/mcpshim/mcpshim/witness"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
 // shimFlags are the flags of `mcpshim [flags] -- COMMAND [ARG...]`.

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim/mcpshim/jsonrpc"
-	"github.com/mcpshim/mcpshim/phases"
-	"github.com/mcpshim/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
 var (

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpshim/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 )
 
 const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run] [--check] [--ledger DIR] [SHIM FLAG...]

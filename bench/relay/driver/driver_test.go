@@ -12,7 +12,7 @@ import (
 func build(t *testing.T, dir, pkg string) string {
 	t.Helper()
 	bin := filepath.Join(dir, filepath.Base(pkg))
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpshim/mcpshim/"+pkg).CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpshim-dev/mcpshim/"+pkg).CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
 	}
