@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // transport carries JSON-RPC to one server. Answers arrive on channels so the
@@ -50,8 +52,9 @@ type answer struct {
 
 // rpcError is a JSON-RPC error object; its message is reported verbatim.
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return e.Message }
@@ -264,20 +267,13 @@ func (s *session) version() string {
 // clientInfo names the probe to servers.
 var clientInfo = Implementation{Name: "mcpshim-probe", Version: "1"}
 
-// Meta keys of the modern era.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-)
+// probeInfo is clientInfo as the modern era's _meta carries it.
+var probeInfo, _ = json.Marshal(clientInfo)
 
-func modernMeta(version string) map[string]any {
-	return map[string]any{
-		metaProtocolVersion:    version,
-		metaClientInfo:         clientInfo,
-		metaClientCapabilities: map[string]any{},
-	}
+// era is what the probe's requests carry in version: the _meta of the
+// modern era, complete (see mcp.Era.Params).
+func era(version string) mcp.Era {
+	return mcp.Era{Version: version, Modern: mcp.IsModern(version), ClientInfo: probeInfo}
 }
 
 // withMeta adds the modern era's per-request _meta to params.
@@ -285,11 +281,25 @@ func (s *session) withMeta(params map[string]any) map[string]any {
 	if !s.modern {
 		return params
 	}
-	if params == nil {
-		params = map[string]any{}
+	return era(ModernVersion).Params(params)
+}
+
+// modernRefusal is a server/discover answer that shows a modern server
+// without a version the probe speaks. 2026-07-28 (basic/versioning): "a
+// recognized modern JSON-RPC error (such as UnsupportedProtocolVersionError)
+// identifies a modern server: the client retries with a supported version
+// rather than falling back"; the probe speaks one modern version, so there is
+// nothing to retry with and nothing to fall back to.
+func modernRefusal(a answer) error {
+	if a.err != nil || a.rpcErr == nil || a.rpcErr.Code != mcp.CodeUnsupportedProtocolVersion {
+		return nil
 	}
-	params["_meta"] = modernMeta(ModernVersion)
-	return params
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(a.rpcErr.Data, &d)
+	return &protocolError{fmt.Sprintf("server/discover: the server is modern but supports %s, not %s (error %d: %s)",
+		strings.Join(d.Supported, ", "), ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
 }
 
 // handshake negotiates an era: server/discover first, then initialize on an
@@ -304,7 +314,7 @@ func (s *session) handshake(ctx context.Context) error {
 			version = forced
 		}
 		s.waiting = "server/discover"
-		disc = s.send(ctx, "server/discover", map[string]any{"_meta": modernMeta(version)}, version)
+		disc = s.send(ctx, "server/discover", era(version).Params(nil), version)
 		if forced != "" {
 			select {
 			case a := <-disc:
@@ -329,8 +339,12 @@ func (s *session) handshake(ctx context.Context) error {
 			if a.err != nil && fatal(a.err) {
 				return a.err
 			}
-			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
-				return nil
+			if err := modernRefusal(a); err != nil {
+				return err
+			}
+			if a.err == nil && a.rpcErr == nil {
+				// A DiscoverResult: the server is modern whatever it lists.
+				return s.acceptDiscover(a, ModernVersion)
 			}
 			disc = nil
 		case <-timer.C:
@@ -368,8 +382,11 @@ func (s *session) handshake(ctx context.Context) error {
 		case a := <-disc:
 			s.received("server/discover", a)
 			disc = nil
-			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
-				return nil
+			if err := modernRefusal(a); err != nil {
+				return err
+			}
+			if a.err == nil && a.rpcErr == nil {
+				return s.acceptDiscover(a, ModernVersion)
 			}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -414,7 +431,7 @@ func (s *session) acceptDiscover(a answer, version string) error {
 	}
 	s.modern, s.r.Protocol, s.caps = true, version, res.Capabilities
 	var info Implementation
-	if raw, ok := res.Meta[metaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
+	if raw, ok := res.Meta[mcp.MetaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
 		s.r.ServerInfo = &info
 	}
 	s.stage = ToolsListNoResponse
@@ -435,9 +452,6 @@ func (s *session) acceptInitialize(a answer) error {
 	return nil
 }
 
-// maxPages bounds tools/list paging against a server whose cursors never end.
-const maxPages = 1000
-
 // listTools reads every page of tools/list. A server that declares
 // capabilities without tools is not asked, as a client would not ask it.
 func (s *session) listTools(ctx context.Context) error {
@@ -445,44 +459,33 @@ func (s *session) listTools(ctx context.Context) error {
 		s.r.Warnings = append(s.r.Warnings, "the server declares no tools capability")
 		return nil
 	}
-	seen := map[string]bool{}
-	cursor := ""
-	for range maxPages {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		a, err := s.call(ctx, "tools/list", params)
+	var pager mcp.Pager
+	cursor, first := "", true
+	for {
+		a, err := s.call(ctx, "tools/list", mcp.CursorParams(cursor, first))
 		if err != nil {
 			return err
 		}
 		if a.rpcErr != nil {
 			return &protocolError{"tools/list: " + a.rpcErr.Message}
 		}
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
+		n := len(pager.Tools)
+		next, more, err := pager.Add(a.result)
+		if err != nil {
+			return &protocolError{err.Error()}
 		}
-		if err := json.Unmarshal(a.result, &page); err != nil {
-			return &protocolError{fmt.Sprintf("tools/list result: %v", err)}
-		}
-		for _, raw := range page.Tools {
+		for _, raw := range pager.Tools[n:] {
 			t, err := NewTool(raw)
 			if err != nil {
 				return &protocolError{fmt.Sprintf("tools/list: %v", err)}
 			}
 			s.r.Tools = append(s.r.Tools, t)
 		}
-		if page.NextCursor == "" {
+		if !more {
 			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "tools_listed", Detail: fmt.Sprintf("%d tools", len(s.r.Tools))})
 			s.stage = CanaryNoResponse
 			return nil
 		}
-		if seen[page.NextCursor] {
-			return &protocolError{fmt.Sprintf("tools/list: cursor %q repeats", page.NextCursor)}
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
+		cursor, first = next, false
 	}
-	return &protocolError{fmt.Sprintf("tools/list: more than %d pages", maxPages)}
 }

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
@@ -156,7 +156,7 @@ func (s *session) call(id, method, params string) string {
 	}
 	for {
 		line, err := s.client.ReadLine(ctx)
-		if m := jsonrpc.Peek(line); m.IsResponse() && !m.Partial && string(m.ID) == id {
+		if m := mcp.Peek(line); m.IsResponse() && !m.Partial && string(m.RawID) == id {
 			return string(line)
 		}
 		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, io.ErrUnexpectedEOF) {

@@ -1,0 +1,387 @@
+package mcp
+
+import "bytes"
+
+// Scanner finds the top-level members of one JSON-RPC line as its bytes go
+// by, in one pass, holding none of them: the line may arrive in chunks of
+// any size, and the id may come after 64 MiB of result (the TypeScript SDK
+// writes `{"result":…,"jsonrpc":"2.0","id":N}`). It keeps the short values it
+// needs (id, method, jsonrpc and a few members of result) and the offsets of
+// the others. A Scanner is reused line after line without allocating.
+//
+// It matches strings and brackets only; whether the line is valid JSON is
+// Valid's business.
+type Scanner struct {
+	pos   int64 // bytes fed since Reset
+	top   byte  // '{', '[', 'x' (not a message) or 0 (nothing yet)
+	depth int
+	done  bool // the top-level value closed
+
+	inStr   bool
+	esc     bool // the last string byte fed was a backslash
+	keyStr  bool // the string being read is a member name
+	scalar  bool // inside a number or literal
+	lv      [3]level
+	keyBuf  []byte
+	keyOver bool
+
+	vals [nMembers]span
+	cap  [nMembers][]byte // captured values of the short members
+}
+
+// level is what the scanner knows about the object at depth 1 or 2.
+type level struct {
+	obj     bool
+	wantKey bool
+	key     member // the member whose value is being read
+}
+
+type span struct {
+	start, end int64 // end is 0 until the value closed
+	found      bool
+}
+
+// member is a member name the scanner cares about; depth-2 members are
+// those of result.
+type member uint8
+
+const (
+	mNone member = iota
+	mJSONRPC
+	mID
+	mMethod
+	mParams
+	mResult
+	mError
+	mIsError    // result.isError
+	mResultType // result.resultType
+	mTask       // result.task: a CreateTaskResult
+	nMembers
+)
+
+// maxCapture bounds a captured value (an id, a method name): longer ones are
+// not a message the shim can answer.
+const maxCapture = 64 << 10
+
+func (m member) captured() bool {
+	return m == mJSONRPC || m == mID || m == mMethod || m == mIsError || m == mResultType
+}
+
+// Reset readies the scanner for the next line, keeping its buffers.
+func (s *Scanner) Reset() {
+	keyBuf := s.keyBuf[:0]
+	caps := s.cap
+	for i := range caps {
+		caps[i] = caps[i][:0]
+	}
+	*s = Scanner{keyBuf: keyBuf, cap: caps}
+}
+
+// Fed is how many bytes were fed since Reset.
+func (s *Scanner) Fed() int64 { return s.pos }
+
+// Write feeds the next bytes of the line. A newline is whitespace to it.
+func (s *Scanner) Write(p []byte) {
+	base := s.pos
+	s.pos += int64(len(p))
+	if s.top == 'x' || s.done {
+		return
+	}
+	for i := 0; i < len(p); i++ {
+		if s.inStr {
+			i = s.string(p, i, base)
+			continue
+		}
+		c := p[i]
+		if s.scalar {
+			if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == ',' || c == '}' || c == ']' {
+				s.scalar = false
+				s.end(base + int64(i))
+			} else {
+				s.capture(p[i : i+1])
+				continue
+			}
+		}
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		case '"':
+			s.inStr = true
+			if s.depth <= 2 && s.depth > 0 && s.lv[s.depth].obj && s.lv[s.depth].wantKey {
+				s.keyStr = true
+				s.keyBuf, s.keyOver = s.keyBuf[:0], false
+			} else {
+				s.start(base + int64(i))
+				s.capture(p[i : i+1])
+			}
+		case '{', '[':
+			if s.depth == 0 {
+				if s.top != 0 {
+					s.top = 'x'
+					return
+				}
+				s.top = c
+			} else {
+				s.start(base + int64(i))
+			}
+			s.depth++
+			if s.depth <= 2 {
+				s.lv[s.depth] = level{obj: c == '{', wantKey: c == '{'}
+			}
+		case '}', ']':
+			if s.depth == 0 {
+				s.top = 'x'
+				return
+			}
+			s.depth--
+			if s.depth == 0 {
+				s.done = true
+				return
+			}
+			s.end(base + int64(i) + 1)
+		case ',':
+			if s.depth <= 2 && s.lv[s.depth].obj {
+				s.lv[s.depth].wantKey = true
+				s.lv[s.depth].key = mNone
+			}
+		case ':':
+		default:
+			if s.depth == 0 {
+				s.top = 'x'
+				return
+			}
+			s.scalar = true
+			s.start(base + int64(i))
+			s.capture(p[i : i+1])
+		}
+	}
+}
+
+// string consumes string bytes from p[i:] and returns the index of the last
+// byte consumed. It jumps from quote to backslash (IndexByte is vectorised):
+// long tool results are mostly string contents.
+func (s *Scanner) string(p []byte, i int, base int64) int {
+	if s.esc {
+		s.esc = false
+		s.strBytes(p[i : i+1])
+		return i
+	}
+	rest := p[i:]
+	q := bytes.IndexByte(rest, '"')
+	seg := rest
+	if q >= 0 {
+		seg = rest[:q]
+	}
+	if b := bytes.IndexByte(seg, '\\'); b >= 0 {
+		// Take the text up to the escape and the escaped byte with it.
+		if b+1 < len(rest) {
+			s.strBytes(rest[:b+2])
+			return i + b + 1
+		}
+		s.strBytes(rest[:b+1])
+		s.esc = true
+		return len(p) - 1
+	}
+	if q < 0 {
+		s.strBytes(rest)
+		return len(p) - 1
+	}
+	s.strBytes(rest[:q+1])
+	s.inStr = false
+	if s.keyStr {
+		s.keyStr = false
+		s.keyEnd()
+	} else {
+		s.end(base + int64(i+q) + 1)
+	}
+	return i + q
+}
+
+func (s *Scanner) strBytes(b []byte) {
+	if s.keyStr {
+		if len(s.keyBuf)+len(b) > 64 {
+			s.keyOver = true
+			return
+		}
+		s.keyBuf = append(s.keyBuf, b...)
+		return
+	}
+	s.capture(b)
+}
+
+// keyEnd names the member whose value comes next.
+func (s *Scanner) keyEnd() {
+	l := &s.lv[s.depth]
+	l.wantKey = false
+	l.key = mNone
+	if s.keyOver || len(s.keyBuf) == 0 {
+		return
+	}
+	k := s.keyBuf[:len(s.keyBuf)-1] // without the closing quote
+	if bytes.IndexByte(k, '\\') >= 0 {
+		q := make([]byte, 0, len(k)+2) // a member name spelled with escapes: rare
+		q = append(append(append(q, '"'), k...), '"')
+		u, ok := unquoteBytes(q)
+		if !ok {
+			return
+		}
+		k = []byte(u)
+	}
+	if s.depth == 1 {
+		switch string(k) {
+		case "jsonrpc":
+			l.key = mJSONRPC
+		case "id":
+			l.key = mID
+		case "method":
+			l.key = mMethod
+		case "params":
+			l.key = mParams
+		case "result":
+			l.key = mResult
+		case "error":
+			l.key = mError
+		}
+		return
+	}
+	if s.lv[1].key != mResult {
+		return
+	}
+	switch string(k) {
+	case "isError":
+		l.key = mIsError
+	case "resultType":
+		l.key = mResultType
+	case "task":
+		l.key = mTask
+	}
+}
+
+// current is the member the value being read belongs to, at depth 1 or 2.
+func (s *Scanner) current() member {
+	if s.depth == 1 || s.depth == 2 {
+		if s.depth == 1 && !s.lv[1].obj {
+			return mNone
+		}
+		if s.depth == 2 && !s.lv[2].obj {
+			return mNone
+		}
+		return s.lv[s.depth].key
+	}
+	return mNone
+}
+
+func (s *Scanner) start(at int64) {
+	if m := s.current(); m != mNone {
+		s.vals[m] = span{start: at, found: true}
+		s.cap[m] = s.cap[m][:0]
+	}
+}
+
+func (s *Scanner) end(at int64) {
+	if m := s.current(); m != mNone {
+		s.vals[m].end = at
+	}
+}
+
+func (s *Scanner) capture(b []byte) {
+	m := s.current()
+	if m == mNone || !m.captured() {
+		return
+	}
+	if len(s.cap[m])+len(b) > maxCapture {
+		s.cap[m] = append(s.cap[m][:0], 0) // not a value a message has: fails to parse
+		return
+	}
+	s.cap[m] = append(s.cap[m], b...)
+}
+
+// value is a member's raw value: aliased from data (the line's first bytes)
+// when it lies within, else the captured copy. nil when absent or unfinished.
+func (s *Scanner) value(m member, data []byte) []byte {
+	v := s.vals[m]
+	if !v.found || v.end == 0 {
+		return nil
+	}
+	if v.end <= int64(len(data)) {
+		return data[v.start:v.end]
+	}
+	if m.captured() {
+		return s.cap[m]
+	}
+	return nil
+}
+
+// Msg is the message the line turned out to be. data is what the caller kept
+// of the line's first bytes (all of it, or a prefix); members that lie
+// within it are sliced from it, the id, method and outcome come from the scan
+// whatever was kept. Call it after the last Write of the line.
+func (s *Scanner) Msg(data []byte) Msg {
+	switch s.top {
+	case '[':
+		return peekBatch(trimSpace(data), s.done && s.pos == int64(len(data)))
+	case '{':
+	default:
+		return Msg{}
+	}
+	m := Msg{Partial: !s.done}
+	version := s.value(mJSONRPC, data)
+	if !bytes.Equal(version, []byte(`"2.0"`)) && !(m.Partial && !s.vals[mJSONRPC].found) {
+		return Msg{}
+	}
+	hasID := s.vals[mID].found
+	if hasID {
+		raw := s.value(mID, data)
+		if raw == nil {
+			if !m.Partial {
+				return Msg{}
+			}
+			hasID = false // the line ended inside the id
+		} else {
+			id, ok := ParseID(raw)
+			if !ok {
+				return Msg{}
+			}
+			m.ID = id
+			if s.vals[mID].end > int64(len(data)) {
+				raw = append([]byte(nil), raw...) // the capture buffer is reused
+			}
+			m.RawID = raw
+		}
+	}
+	if s.vals[mMethod].found {
+		m.Method = methodName(s.value(mMethod, data))
+	}
+	m.Params = s.value(mParams, data)
+	m.Result = s.value(mResult, data)
+	m.Error = s.value(mError, data)
+	m.hasResult = s.vals[mResult].found
+	m.hasError = s.vals[mError].found
+	m.IsError = string(s.value(mIsError, data)) == "true"
+	if rt := s.value(mResultType, data); rt != nil {
+		m.ResultType = methodName(rt)
+	}
+	m.Task = s.vals[mTask].found
+	for _, k := range []member{mParams, mResult, mError} {
+		if v := s.vals[k]; v.found && (v.end == 0 || v.end > int64(len(data))) && v.start < int64(len(data)) {
+			m.Cut, m.CutValue = memberNames[k], data[v.start:]
+		}
+	}
+	switch {
+	case m.Method != "" && hasID:
+		m.Kind = Request
+	case m.Method != "":
+		m.Kind = Notification
+	case m.hasError && hasID:
+		m.Kind = ErrorResponse
+	case m.hasResult && hasID:
+		m.Kind = Response
+	case m.Partial && hasID:
+		// Cut before result or error: a large response whose id came first.
+		m.Kind = Response
+	default:
+		return Msg{Partial: m.Partial}
+	}
+	return m
+}
+
+var memberNames = [nMembers]string{mParams: "params", mResult: "result", mError: "error"}
