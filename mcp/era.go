@@ -102,11 +102,12 @@ func (e Era) Request(id ID, method string, params map[string]any) ([]byte, error
 	return b, nil
 }
 
-// RawRequest builds a request line from params the client itself sent (a
-// replayed initialize): they are passed on as they were.
-func RawRequest(id ID, method string, params []byte) []byte {
+// RawRequest builds a request line from an id and params the client itself
+// sent (a replayed initialize, a reopened subscription): they are passed on
+// as they were.
+func RawRequest(rawID []byte, method string, params []byte) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"method":%q`, id.String(), method)
+	fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%s,"method":%q`, rawID, method)
 	if len(params) > 0 {
 		b.WriteString(`,"params":`)
 		b.Write(params)

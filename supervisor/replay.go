@@ -225,6 +225,15 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 			}
 		}
 	}
+	// The client's subscription streams, under its own ids: the new child's
+	// notifications carry the subscriptionId the client knows, and the answer
+	// that ends a stream goes to the client.
+	for _, l := range s.sess.reopen() {
+		if _, err := s.current.Write(append(mcp.RawRequest(l.id, "subscriptions/listen", l.params), '\n')); err != nil {
+			return fmt.Errorf("subscriptions/listen: %w", err)
+		}
+		replayed = append(replayed, "subscriptions/listen")
+	}
 	s.emit(phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", version), phases.F("modern", modern),
 		phases.F("replayed", replayed), phases.F("latency_ms", time.Since(start)))
 	if before != nil {
@@ -235,7 +244,7 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 
 // raw is a request of the client's own params, replayed as they were.
 func raw(method string, params []byte) func(mcp.ID) ([]byte, error) {
-	return func(id mcp.ID) ([]byte, error) { return mcp.RawRequest(id, method, params), nil }
+	return func(id mcp.ID) ([]byte, error) { return mcp.RawRequest([]byte(id.String()), method, params), nil }
 }
 
 // compareTools lists the new child's tools and, when they differ from what

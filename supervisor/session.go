@@ -15,6 +15,7 @@ type pendingCall struct {
 	id     []byte // as the requester spelled it, to answer with
 	method string
 	tool   string
+	params []byte // a subscriptions/listen's, to open it again on the next child
 }
 
 // session is what the shim must know synchronously about the traffic, as it
@@ -29,6 +30,10 @@ type session struct {
 	clientPending map[mcp.ID]pendingCall // client requests forwarded to the current child
 	serverPending map[mcp.ID]pendingCall // the current child's requests to the client
 	deadServer    map[mcp.ID]string      // requests of dead children the client may still answer
+	// The client's open subscriptions/listen streams while no child runs:
+	// opened again on the next child, answered if none comes. A stream is
+	// not a tool call; opening it twice does no work twice.
+	listens []pendingCall
 }
 
 func newSession() *session {
@@ -85,8 +90,11 @@ func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 
 func newPending(m *mcp.Msg) pendingCall {
 	p := pendingCall{id: append([]byte(nil), m.RawID...), method: m.Method}
-	if m.Method == "tools/call" {
+	switch m.Method {
+	case "tools/call":
 		p.tool = mcp.String(mcp.Member(m.Params, "name"))
+	case "subscriptions/listen":
+		p.params = append([]byte(nil), m.Params...)
 	}
 	return p
 }
@@ -208,6 +216,8 @@ func (s *session) close() (unanswered []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = gone
+	unanswered = append(unanswered, s.listens...)
+	s.listens = nil
 	for _, line := range s.held {
 		m := mcp.Peek(line)
 		each(&m, func(m *mcp.Msg) {
@@ -229,6 +239,10 @@ func (s *session) down() (unanswered, withdrawn []pendingCall) {
 	s.state = starting
 	unanswered = make([]pendingCall, 0, len(s.clientPending))
 	for _, p := range s.clientPending {
+		if p.method == "subscriptions/listen" {
+			s.listens = append(s.listens, p)
+			continue
+		}
 		unanswered = append(unanswered, p)
 	}
 	for id, p := range s.serverPending {
@@ -249,6 +263,21 @@ func (s *session) down() (unanswered, withdrawn []pendingCall) {
 // the server can no longer answer.
 func errorResponse(id []byte, message string, data map[string]any) []byte {
 	return mcp.ErrorLine(id, mcp.CodeServerGone, message, data)
+}
+
+// reopen takes the client's open subscription streams for the next child,
+// registered as forwarded to it.
+func (s *session) reopen() []pendingCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.listens
+	s.listens = nil
+	for _, p := range out {
+		if id, ok := mcp.ParseID(p.id); ok {
+			s.clientPending[id] = p
+		}
+	}
+	return out
 }
 
 // withdraw tells the client that the dead child's requests to it (an

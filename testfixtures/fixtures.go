@@ -42,6 +42,10 @@ type options struct {
 	size                int64
 	sleepFor            time.Duration
 	lines               int
+	peer                string
+	validateMeta        bool
+	emptyCursor         bool
+	endListen           bool
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -127,9 +131,10 @@ var fixtures = map[string]struct {
 			s.crashOnCall = 1
 			return s.run()
 		}},
-	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB)",
+	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB); --peer ts writes the id last",
 		func(o options, st stdio) int {
 			s := newServer("huge-response", st)
+			s.peer = o.peer
 			s.tools = []tool{hugeTool(o.size)}
 			return s.run()
 		}},
@@ -203,6 +208,7 @@ func healthy(name string, o options, st stdio) *server {
 	s.crashOnCall = o.crashOnCall
 	s.crashAfterHandshake = o.crashAfterHandshake
 	s.listChangedAfter = o.listChangedAfter
+	s.peer, s.validateMeta, s.emptyCursor, s.endListen = o.peer, o.validateMeta, o.emptyCursor, o.endListen
 	return s
 }
 
@@ -270,6 +276,10 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.Int64Var(&o.size, "size", 64<<20, "huge-response: bytes in the response line")
 	fs.DurationVar(&o.sleepFor, "for", time.Hour, "sleep: how long to sleep")
 	fs.IntVar(&o.lines, "lines", 200, "stderr-chatty: stderr lines written at start")
+	fs.StringVar(&o.peer, "peer", "", "write answers like this SDK: ts (id last, ids re-serialized by JSON.parse/stringify) or python (json.loads/dumps)")
+	fs.BoolVar(&o.validateMeta, "validate-meta", false, "reject 2026-07-28 requests missing required _meta with -32602, as go-sdk does")
+	fs.BoolVar(&o.emptyCursor, "empty-cursor", false, "page tools/list with \"\" as a valid cursor")
+	fs.BoolVar(&o.endListen, "end-listen", false, "end each subscriptions/listen at once with notifications/cancelled")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

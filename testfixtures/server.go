@@ -18,6 +18,7 @@ const (
 	latestLegacyVersion = "2025-11-25"
 	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
 // legacyVersions are the initialize-era revisions a fixture agrees to echo back.
@@ -85,6 +86,10 @@ type server struct {
 	stdoutLog           string        // written to stdout before every response
 	chatty              bool          // a stderr line, with a token, per request
 	ignoreEOF           bool          // keep running after stdin closes
+	peer                string        // whose JSON library the answers look like (peerGo, peerTS, peerPython)
+	validateMeta        bool          // reject 2026-07-28 requests missing required _meta, as go-sdk does
+	emptyCursor         bool          // page tools/list with "" as the first cursor (a valid cursor in 2026-07-28)
+	endListen           bool          // end each subscriptions/listen at once with notifications/cancelled
 
 	in      *bufio.Reader
 	out     io.Writer
@@ -174,6 +179,9 @@ func (s *server) handle(line []byte) error {
 	if s.chatty {
 		fmt.Fprintf(s.errw, "debug: %s upstream headers: Authorization: Bearer %s\n", m.Method, fakeToken)
 	}
+	if msg := missingMeta(m.Params); s.validateMeta && msg != "" {
+		return s.replyError(m.ID, codeInvalidParams, msg)
+	}
 	switch m.Method {
 	case "initialize":
 		return s.initialize(m)
@@ -185,6 +193,8 @@ func (s *server) handle(line []byte) error {
 		return s.listTools(m)
 	case "tools/call":
 		return s.callTool(m)
+	case "subscriptions/listen":
+		return s.listen(m)
 	}
 	return s.replyError(m.ID, codeMethodNotFound, "Method not found")
 }
@@ -258,12 +268,15 @@ func (s *server) wedge() bool {
 
 func (s *server) listTools(m message) error {
 	var p struct {
-		Cursor string `json:"cursor"`
+		Cursor *string `json:"cursor"`
 	}
 	_ = json.Unmarshal(m.Params, &p) // no params means the first page
+	if s.emptyCursor {
+		return s.listEmptyCursor(m, p.Cursor)
+	}
 	start := 0
-	if p.Cursor != "" {
-		n, err := strconv.Atoi(p.Cursor)
+	if p.Cursor != nil && *p.Cursor != "" {
+		n, err := strconv.Atoi(*p.Cursor)
 		if err != nil || n < 0 || n > len(s.tools) {
 			return s.replyError(m.ID, codeInvalidParams, "invalid cursor")
 		}
@@ -327,14 +340,57 @@ func (s *server) reply(id json.RawMessage, result any) error {
 	if err := s.beginResponse(); err != nil {
 		return err
 	}
-	return s.send(response{JSONRPC: "2.0", ID: id, Result: result})
+	if s.peer == peerTS {
+		return s.send(tsResponse{JSONRPC: "2.0", ID: respell(id, s.peer), Result: result})
+	}
+	return s.send(response{JSONRPC: "2.0", ID: respell(id, s.peer), Result: result})
 }
 
 func (s *server) replyError(id json.RawMessage, code int, msg string) error {
 	if err := s.beginResponse(); err != nil {
 		return err
 	}
-	return s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}})
+	if s.peer == peerTS {
+		return s.send(tsResponse{JSONRPC: "2.0", ID: respell(id, s.peer), Error: &rpcError{Code: code, Message: msg}})
+	}
+	return s.send(response{JSONRPC: "2.0", ID: respell(id, s.peer), Error: &rpcError{Code: code, Message: msg}})
+}
+
+// listen opens a 2026-07-28 subscription stream: acknowledged, and kept
+// open (never answered) unless endListen ends it with notifications/cancelled.
+func (s *server) listen(m message) error {
+	meta := map[string]json.RawMessage{metaSubscriptionID: m.ID}
+	var p struct {
+		Notifications json.RawMessage `json:"notifications"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if err := s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+		"params": map[string]any{"_meta": meta, "notifications": p.Notifications}}); err != nil {
+		return err
+	}
+	if !s.endListen {
+		return nil
+	}
+	return s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": m.ID, "reason": "subscription ended by the server"}})
+}
+
+// listEmptyCursor serves the tools in two pages whose cursor is "": the
+// first page (no cursor member) says nextCursor "", the page at "" ends.
+func (s *server) listEmptyCursor(m message, cursor *string) error {
+	half := len(s.tools) / 2
+	if cursor == nil {
+		return s.reply(m.ID, struct {
+			Tools      []tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}{append([]tool{}, s.tools[:half]...), ""})
+	}
+	if *cursor != "" {
+		return s.replyError(m.ID, codeInvalidParams, "invalid cursor")
+	}
+	return s.reply(m.ID, struct {
+		Tools []tool `json:"tools"`
+	}{append([]tool{}, s.tools[half:]...)})
 }
 
 // send writes v as one line in a single Write, so a message is never interleaved.

@@ -395,7 +395,7 @@ func TestCrashAnswersPendingAndDropsTornLine(t *testing.T) {
 			break
 		}
 	}
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":7,"error":{"code":-32000`) {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":7,"error":{"code":-31000`) {
 		t.Fatalf("got lines %q, want only the shim's error for id 7", lines)
 	}
 	if got := s.finish(); got != 1 {
@@ -421,8 +421,8 @@ func TestRestartReplaysHandshake(t *testing.T) {
 	if r := s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"one"}}`); !strings.Contains(r, `"one"`) {
 		t.Fatalf("call 1 = %s", r)
 	}
-	if r := s.call("4", "tools/call", `{"name":"echo","arguments":{"text":"two"}}`); !strings.Contains(r, `"code":-32000`) {
-		t.Fatalf("call 2 = %s, want the shim's -32000 error", r)
+	if r := s.call("4", "tools/call", `{"name":"echo","arguments":{"text":"two"}}`); !strings.Contains(r, `"code":-31000`) {
+		t.Fatalf("call 2 = %s, want the shim's -31000 error", r)
 	}
 	if r := s.call("5", "tools/call", `{"name":"echo","arguments":{"text":"three"}}`); !strings.Contains(r, `"three"`) {
 		t.Fatalf("call 3 = %s, want an answer from the restarted server", r)
