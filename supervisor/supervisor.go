@@ -181,16 +181,13 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 // not carry on believing the surface is complete — and the shim stops the
 // server and exits 78. It reports whether the line may be forwarded.
 func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
-	var r struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor string            `json:"nextCursor"`
-	}
-	if l.Truncated || l.Msg.Kind != mcp.Response || json.Unmarshal(l.Msg.Result, &r) != nil {
+	page, err := mcp.ParseToolsPage(l.Msg.Result)
+	if l.Truncated || l.Msg.Kind != mcp.Response || err != nil {
 		s.pages = nil
 		return true
 	}
-	s.pages = append(s.pages, r.Tools...)
-	if r.NextCursor != "" {
+	s.pages = append(s.pages, page.Tools...)
+	if page.More {
 		return true
 	}
 	missing := s.cfg.CheckTools(s.pages)

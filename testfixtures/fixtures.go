@@ -46,6 +46,9 @@ type options struct {
 	validateMeta        bool
 	emptyCursor         bool
 	endListen           bool
+	noListChanged       bool
+	refuseDiscover      bool
+	supported           string
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -209,6 +212,10 @@ func healthy(name string, o options, st stdio) *server {
 	s.crashAfterHandshake = o.crashAfterHandshake
 	s.listChangedAfter = o.listChangedAfter
 	s.peer, s.validateMeta, s.emptyCursor, s.endListen = o.peer, o.validateMeta, o.emptyCursor, o.endListen
+	s.noListChanged, s.refuseDiscover = o.noListChanged, o.refuseDiscover
+	if o.supported != "" {
+		s.supported = strings.Split(o.supported, ",")
+	}
 	return s
 }
 
@@ -280,6 +287,9 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.BoolVar(&o.validateMeta, "validate-meta", false, "reject 2026-07-28 requests missing required _meta with -32602, as go-sdk does")
 	fs.BoolVar(&o.emptyCursor, "empty-cursor", false, "page tools/list with \"\" as a valid cursor")
 	fs.BoolVar(&o.endListen, "end-listen", false, "end each subscriptions/listen at once with notifications/cancelled")
+	fs.BoolVar(&o.noListChanged, "no-list-changed", false, "initialize declares tools without listChanged")
+	fs.BoolVar(&o.refuseDiscover, "refuse-discover", false, "server/discover answers -32022 UnsupportedProtocolVersion")
+	fs.StringVar(&o.supported, "supported", "", "comma-separated supportedVersions of server/discover (default 2026-07-28,2025-11-25)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
