@@ -49,6 +49,8 @@ type options struct {
 	noListChanged       bool
 	refuseDiscover      bool
 	supported           string
+	seed                int64
+	record              string
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -182,6 +184,8 @@ var fixtures = map[string]struct {
 			s.tools = []tool{issueLookupTool}
 			return s.run()
 		}},
+	"chaos": {"a random peer: late, re-spelled, reordered answers up to 4 MiB, notifications, server requests, deaths; --seed, --record DIR",
+		func(o options, st stdio) int { return chaos(o.seed, o.record, st) }},
 	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
 		func(o options, st stdio) int {
 			for i := 1; i <= o.lines; i++ {
@@ -289,6 +293,8 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.BoolVar(&o.endListen, "end-listen", false, "end each subscriptions/listen at once with notifications/cancelled")
 	fs.BoolVar(&o.noListChanged, "no-list-changed", false, "initialize declares tools without listChanged")
 	fs.BoolVar(&o.refuseDiscover, "refuse-discover", false, "server/discover answers -32022 UnsupportedProtocolVersion")
+	fs.Int64Var(&o.seed, "seed", 1, "chaos: the random seed (mixed with the pid)")
+	fs.StringVar(&o.record, "record", "", "chaos: a directory to record every line read and written in")
 	fs.StringVar(&o.supported, "supported", "", "comma-separated supportedVersions of server/discover (default 2026-07-28,2025-11-25)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
