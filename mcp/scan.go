@@ -166,6 +166,30 @@ func (s *Scanner) string(p []byte, i int, base int64) int {
 		return i
 	}
 	rest := p[i:]
+	// Short strings (member names, methods, ids) end within a few bytes: a
+	// plain loop beats two IndexByte calls there.
+	for j := 0; j < len(rest) && j < 24; j++ {
+		switch rest[j] {
+		case '"':
+			s.strBytes(rest[:j+1])
+			s.inStr = false
+			if s.keyStr {
+				s.keyStr = false
+				s.keyEnd()
+			} else {
+				s.end(base + int64(i+j) + 1)
+			}
+			return i + j
+		case '\\':
+			if j+1 < len(rest) {
+				s.strBytes(rest[:j+2])
+				return i + j + 1
+			}
+			s.strBytes(rest[:j+1])
+			s.esc = true
+			return len(p) - 1
+		}
+	}
 	q := bytes.IndexByte(rest, '"')
 	seg := rest
 	if q >= 0 {
