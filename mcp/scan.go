@@ -15,7 +15,8 @@ type Scanner struct {
 	pos   int64 // bytes fed since Reset
 	top   byte  // '{', '[', 'x' (not a message) or 0 (nothing yet)
 	depth int
-	done  bool // the top-level value closed
+	done  bool  // the top-level value closed
+	endAt int64 // the offset after its closing bracket
 
 	inStr   bool
 	esc     bool // the last string byte fed was a backslash
@@ -134,7 +135,7 @@ func (s *Scanner) Write(p []byte) {
 			}
 			s.depth--
 			if s.depth == 0 {
-				s.done = true
+				s.done, s.endAt = true, base+int64(i)+1
 				return
 			}
 			s.end(base + int64(i) + 1)
@@ -342,7 +343,7 @@ func (s *Scanner) value(m member, data []byte) []byte {
 func (s *Scanner) Msg(data []byte) Msg {
 	switch s.top {
 	case '[':
-		return peekBatch(trimSpace(data), s.done && s.pos == int64(len(data)))
+		return peekBatch(trimSpace(data), s.done && s.endAt <= int64(len(data)))
 	case '{':
 	default:
 		return Msg{}

@@ -96,3 +96,12 @@ func BenchmarkScanHugeLine(b *testing.B) {
 		}
 	}
 }
+
+func TestScannerBatchWithNewline(t *testing.T) {
+	line := `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`
+	var s Scanner
+	s.Write([]byte(line + "\n")) // as the relay feeds it: the newline too
+	if m := s.Msg([]byte(line)); m.Kind != Batch || m.Partial || len(m.Batch) != 2 {
+		t.Errorf("batch: kind %v partial %v elements %d, want a complete batch of 2", m.Kind, m.Partial, len(m.Batch))
+	}
+}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +24,7 @@ type memory struct {
 	version    string            // the negotiated (legacy) or per-request (modern) protocol version
 	modern     bool              // the client speaks 2026-07-28: no handshake to replay
 	era        mcp.Era           // what the shim's own requests carry (modern: the client's _meta)
+	lastMeta   []byte            // the _meta era was read from: most requests repeat it byte for byte
 	setLevel   []byte            // params of the last logging/setLevel
 	subscribed map[string][]byte // resources/subscribe params by uri
 	listID     mcp.ID            // id of the client's tools/list being answered
@@ -72,10 +74,11 @@ func (m *memory) noteClient(msg *mcp.Msg) {
 			m.listenID, m.listenRaw = msg.ID, append([]byte(nil), msg.RawID...)
 		}
 	}
-	if m.initParams == nil {
+	if meta := mcp.Member(msg.Params, "_meta"); m.initParams == nil && meta != nil && !bytes.Equal(meta, m.lastMeta) {
 		if e, ok := mcp.ModernEra(msg.Params); ok {
 			// The latest request's fields: the shim's own requests speak as the client does now.
 			m.modern, m.version, m.era = true, e.Version, e
+			m.lastMeta = append(m.lastMeta[:0], meta...)
 		}
 	}
 }
