@@ -89,6 +89,10 @@ func (s *Scanner) Write(p []byte) {
 		return
 	}
 	for i := 0; i < len(p); i++ {
+		if s.opaque() {
+			i = s.skipOpaque(p, i, base)
+			continue
+		}
 		if s.inStr {
 			i = s.string(p, i, base)
 			continue
@@ -155,6 +159,59 @@ func (s *Scanner) Write(p []byte) {
 			s.capture(p[i : i+1])
 		}
 	}
+}
+
+// opaque reports whether the scanner is inside a value whose members it
+// does not read: anything below depth 2, and depth 2 outside result.
+func (s *Scanner) opaque() bool {
+	return s.depth > 2 || (s.depth == 2 && (s.lv[1].key != mResult || !s.lv[2].obj))
+}
+
+// skipOpaque matches brackets and skips strings from p[i:] until the
+// scanner is back at a depth it reads, and returns the index of the last
+// byte consumed. Most of a long result goes through here.
+func (s *Scanner) skipOpaque(p []byte, i int, base int64) int {
+	for j := i; j < len(p); j++ {
+		if s.inStr {
+			if s.esc {
+				s.esc = false
+				continue
+			}
+			k := bytes.IndexByte(p[j:], '"')
+			seg := p[j:]
+			if k >= 0 {
+				seg = p[j : j+k]
+			}
+			if b := bytes.IndexByte(seg, '\\'); b >= 0 {
+				if j+b+1 < len(p) {
+					j += b + 1 // the escaped byte
+				} else {
+					s.esc = true
+					j = len(p) - 1
+				}
+				continue
+			}
+			if k < 0 {
+				return len(p) - 1
+			}
+			j += k
+			s.inStr = false
+			continue
+		}
+		switch p[j] {
+		case '"':
+			s.inStr = true
+		case '{', '[':
+			s.depth++
+		case '}', ']':
+			s.depth--
+			if !s.opaque() {
+				s.end(base + int64(j) + 1)
+				return j
+			}
+		}
+	}
+	return len(p) - 1
 }
 
 // string consumes string bytes from p[i:] and returns the index of the last
