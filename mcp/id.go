@@ -266,3 +266,17 @@ func hex4(b []byte) (rune, bool) {
 	n, err := strconv.ParseUint(string(b[:4]), 16, 32)
 	return rune(n), err == nil
 }
+
+// Int is a number id's value when it is an integer (`1`, `1.0`, `1e0`); a
+// string id that spells an integer ("1") is taken too, as lenient peers
+// expect: only the probe, which sends integer ids, reads answers this way.
+func (id ID) Int() (int64, bool) {
+	switch {
+	case id.kind == numberID && id.s == "":
+		return id.n, true
+	case id.kind == stringID:
+		n, err := strconv.ParseInt(id.s, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
