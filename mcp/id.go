@@ -86,6 +86,20 @@ func ParseID(raw []byte) (id ID, ok bool) {
 // parseNumber canonicalizes a JSON number exactly (no float rounding): the
 // significant digits without leading or trailing zeros and a decimal exponent.
 func parseNumber(b []byte) (ID, bool) {
+	if len(b) <= 18 && (b[0] != '0' || len(b) == 1) {
+		// The common id: a plain integer.
+		var n int64
+		for _, c := range b {
+			if c < '0' || c > '9' {
+				n = -1
+				break
+			}
+			n = n*10 + int64(c-'0')
+		}
+		if n >= 0 {
+			return ID{kind: numberID, n: n}, true
+		}
+	}
 	i, neg := 0, false
 	if b[0] == '-' {
 		neg, i = true, 1

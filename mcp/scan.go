@@ -25,6 +25,7 @@ type Scanner struct {
 	lv      [3]level
 	keyBuf  []byte
 	keyOver bool
+	keyEsc  bool // the member name has an escape
 
 	vals [nMembers]span
 	cap  [nMembers][]byte // captured values of the short members
@@ -70,12 +71,14 @@ func (m member) captured() bool {
 
 // Reset readies the scanner for the next line, keeping its buffers.
 func (s *Scanner) Reset() {
-	keyBuf := s.keyBuf[:0]
-	caps := s.cap
-	for i := range caps {
-		caps[i] = caps[i][:0]
+	s.pos, s.top, s.depth, s.done, s.endAt = 0, 0, 0, false, 0
+	s.inStr, s.esc, s.keyStr, s.scalar, s.keyOver, s.keyEsc = false, false, false, false, false, false
+	s.lv = [3]level{}
+	s.vals = [nMembers]span{}
+	s.keyBuf = s.keyBuf[:0]
+	for i := range s.cap {
+		s.cap[i] = s.cap[i][:0]
 	}
-	*s = Scanner{keyBuf: keyBuf, cap: caps}
 }
 
 // Fed is how many bytes were fed since Reset.
@@ -88,11 +91,11 @@ func (s *Scanner) Write(p []byte) {
 	if s.top == 'x' || s.done {
 		return
 	}
-	for i := 0; i < len(p); i++ {
-		if s.opaque() {
-			i = s.skipOpaque(p, i, base)
-			continue
-		}
+	i := 0
+	if s.opaque() {
+		i = s.skipOpaque(p, 0, base) + 1
+	}
+	for ; i < len(p); i++ {
 		if s.inStr {
 			i = s.string(p, i, base)
 			continue
@@ -113,7 +116,7 @@ func (s *Scanner) Write(p []byte) {
 			s.inStr = true
 			if s.depth <= 2 && s.depth > 0 && s.lv[s.depth].obj && s.lv[s.depth].wantKey {
 				s.keyStr = true
-				s.keyBuf, s.keyOver = s.keyBuf[:0], false
+				s.keyBuf, s.keyOver, s.keyEsc = s.keyBuf[:0], false, false
 			} else {
 				s.start(base + int64(i))
 				s.capture(p[i : i+1])
@@ -131,6 +134,9 @@ func (s *Scanner) Write(p []byte) {
 			s.depth++
 			if s.depth <= 2 {
 				s.lv[s.depth] = level{obj: c == '{', wantKey: c == '{'}
+			}
+			if s.opaque() {
+				i = s.skipOpaque(p, i+1, base)
 			}
 		case '}', ']':
 			if s.depth == 0 {
@@ -175,6 +181,25 @@ func (s *Scanner) skipOpaque(p []byte, i int, base int64) int {
 		if s.inStr {
 			if s.esc {
 				s.esc = false
+				continue
+			}
+			// Short strings end within a few bytes: no IndexByte for them.
+			short := false
+			for n := 0; n < 16 && j < len(p); n, j = n+1, j+1 {
+				if c := p[j]; c == '"' {
+					s.inStr, short = false, true
+					break
+				} else if c == '\\' {
+					if j+1 < len(p) {
+						j++
+					} else {
+						s.esc = true
+					}
+					short = true
+					break
+				}
+			}
+			if short || j >= len(p) {
 				continue
 			}
 			k := bytes.IndexByte(p[j:], '"')
@@ -239,6 +264,7 @@ func (s *Scanner) string(p []byte, i int, base int64) int {
 			}
 			return i + j
 		case '\\':
+			s.keyEsc = s.keyEsc || s.keyStr
 			if j+1 < len(rest) {
 				s.strBytes(rest[:j+2])
 				return i + j + 1
@@ -254,6 +280,7 @@ func (s *Scanner) string(p []byte, i int, base int64) int {
 		seg = rest[:q]
 	}
 	if b := bytes.IndexByte(seg, '\\'); b >= 0 {
+		s.keyEsc = s.keyEsc || s.keyStr
 		// Take the text up to the escape and the escaped byte with it.
 		if b+1 < len(rest) {
 			s.strBytes(rest[:b+2])
@@ -299,7 +326,7 @@ func (s *Scanner) keyEnd() {
 		return
 	}
 	k := s.keyBuf[:len(s.keyBuf)-1] // without the closing quote
-	if bytes.IndexByte(k, '\\') >= 0 {
+	if s.keyEsc {
 		q := make([]byte, 0, len(k)+2) // a member name spelled with escapes: rare
 		q = append(append(append(q, '"'), k...), '"')
 		u, ok := unquoteBytes(q)

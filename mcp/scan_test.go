@@ -105,3 +105,20 @@ func TestScannerBatchWithNewline(t *testing.T) {
 		t.Errorf("batch: kind %v partial %v elements %d, want a complete batch of 2", m.Kind, m.Partial, len(m.Batch))
 	}
 }
+
+func TestScannerEscapedMemberName(t *testing.T) {
+	line := `{"jsonrpc":"2.0","\u0069d":4,"result":{"\u0069sError":true}}`
+	for _, n := range []int{1, 3, len(line)} {
+		if m := feed(line, n, len(line)); m.Kind != Response || m.ID != mustID(t, "4") || !m.IsError {
+			t.Errorf("chunks of %d: kind %v id %v isError %v, want response 4 with isError", n, m.Kind, m.ID, m.IsError)
+		}
+	}
+}
+
+func mustID(t *testing.T, raw string) ID {
+	id, ok := ParseID([]byte(raw))
+	if !ok {
+		t.Fatalf("ParseID(%s)", raw)
+	}
+	return id
+}
