@@ -120,3 +120,16 @@ func RawRequest(rawID []byte, method string, params []byte) []byte {
 func NotificationLine(method string) []byte {
 	return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","method":%q}`, method))
 }
+
+// ToolsListChanged builds notifications/tools/list_changed; on a 2026-07-28
+// subscription stream it names the stream: "the server MUST include
+// io.modelcontextprotocol/subscriptionId in _meta so the client can
+// correlate the notification with the originating subscription request".
+// subscription is the listen request's raw id, nil for a legacy session.
+func ToolsListChanged(subscription []byte) []byte {
+	if subscription == nil {
+		return NotificationLine("notifications/tools/list_changed")
+	}
+	return []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"` +
+		MetaSubscriptionID + `":` + string(subscription) + `}}}`)
+}

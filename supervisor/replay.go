@@ -319,17 +319,13 @@ func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[st
 // so the client can correlate the notification with the originating
 // subscription request". m.mu is held.
 func (m *memory) listChangedNote(modern bool) []byte {
-	if !modern {
-		if !m.listChanged {
-			return nil
-		}
-		return mcp.NotificationLine("notifications/tools/list_changed")
+	switch {
+	case !modern && m.listChanged:
+		return mcp.ToolsListChanged(nil)
+	case modern && m.listenRaw != nil:
+		return mcp.ToolsListChanged(m.listenRaw)
 	}
-	if m.listenRaw == nil {
-		return nil
-	}
-	return []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"` +
-		mcp.MetaSubscriptionID + `":` + string(m.listenRaw) + `}}}`)
+	return nil
 }
 
 func ownError(err error, rpcErr []byte) string {
