@@ -272,6 +272,8 @@ func (s *Summary) Add(h *Head) {
 		a.LockMissing = h.Strs("missing")
 	case ToolCallReceived:
 		a.Calls.Received++
+	case ToolCallInputRequired:
+		a.Calls.InputRequired++ // a round that asked for input: the call goes on
 	case ToolCallResponded:
 		ms, hasLatency := h.Float("latency_ms")
 		outcome := h.Str("outcome")
