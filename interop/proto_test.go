@@ -99,3 +99,74 @@ func readLedgerIfAny(path string) []phases.Entry {
 	}
 	return out
 }
+
+// TestRealPeersLongAnswersReSpelledIDs: the TypeScript SDK (server-everything)
+// writes the id after the result and re-spells it through JSON.parse and
+// JSON.stringify; Python's json.dumps re-spells it too. A 3 MiB answer to a
+// re-spelled id is one answer, the call's, and nothing is owed at exit.
+func TestRealPeersLongAnswersReSpelledIDs(t *testing.T) {
+	for _, srv := range servers {
+		if srv.name != "everything" && srv.name != "python" {
+			continue
+		}
+		t.Run(srv.name, func(t *testing.T) {
+			need(t, srv.needs)
+			dir := t.TempDir()
+			run := srv.start(t, dir)
+			ledger := filepath.Join(dir, "ledger.jsonl")
+			cmd := exec.Command(bins.shim, append([]string{"--name", srv.name, "--ledger", ledger, "--restart", "never", "--"}, run.argv...)...)
+			cmd.Env = append(os.Environ(), run.env...)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			c := testfixtures.NewClient(stdin, stdout)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			if _, err := c.Call(ctx, "1", "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"interop","version":"1"}}`); err != nil {
+				t.Fatalf("initialize: %v", err)
+			}
+			c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			ids := []string{`"\u00e9-big"`, `"a\/b"`, `2.0`}
+			big := strings.Repeat("x", 3<<20)
+			for _, raw := range ids {
+				c.Send(`{"jsonrpc":"2.0","id":` + raw + `,"method":"tools/call","params":{"name":"echo","arguments":{"message":"` + big + `"}}}`)
+			}
+			stdin.Close()
+			got := map[mcp.ID]int{}
+			var lines []string
+			for {
+				line, err := c.ReadLine(ctx)
+				if m := mcp.Peek(line); m.IsResponse() {
+					got[m.ID]++
+					lines = append(lines, string(line[:min(len(line), 120)]))
+				}
+				if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) {
+					break
+				}
+			}
+			_ = cmd.Wait()
+			for _, raw := range ids {
+				id, _ := mcp.ParseID([]byte(raw))
+				if got[id] != 1 {
+					t.Errorf("id %s got %d answers, want 1; answers: %q", raw, got[id], lines)
+				}
+			}
+			entries := readLedgerIfAny(ledger)
+			n := 0
+			for _, e := range entries {
+				switch e.Event {
+				case "stdout_noise", "pending_failed", "unknown_response":
+					t.Errorf("%s in the ledger for %s", e.Event, e.Str("request_id"))
+				case "tool_call_responded":
+					n++
+				}
+			}
+			if n != len(ids) {
+				t.Errorf("%d calls recorded answered, want %d; events:%s", n, len(ids), eventList(entries))
+			}
+		})
+	}
+}
