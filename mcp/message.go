@@ -49,8 +49,6 @@ type Msg struct {
 	IsError    bool   // result.isError is true
 	ResultType string // result.resultType ("input_required" in 2026-07-28)
 	Task       bool   // result.task is present: a CreateTaskResult
-
-	hasResult, hasError bool
 }
 
 // IsResponse reports whether m answers a request.

@@ -463,8 +463,7 @@ func (s *Scanner) Msg(data []byte) Msg {
 	m.Params = s.value(mParams, data)
 	m.Result = s.value(mResult, data)
 	m.Error = s.value(mError, data)
-	m.hasResult = s.vals[mResult].found
-	m.hasError = s.vals[mError].found
+	hasResult, hasError := s.vals[mResult].found, s.vals[mError].found
 	m.IsError = string(s.value(mIsError, data)) == "true"
 	if rt := s.value(mResultType, data); rt != nil {
 		m.ResultType = methodName(rt)
@@ -480,9 +479,9 @@ func (s *Scanner) Msg(data []byte) Msg {
 		m.Kind = Request
 	case m.Method != "":
 		m.Kind = Notification
-	case m.hasError && hasID:
+	case hasError && hasID:
 		m.Kind = ErrorResponse
-	case m.hasResult && hasID:
+	case hasResult && hasID:
 		m.Kind = Response
 	case m.Partial && hasID:
 		// Cut before result or error: a large response whose id came first.
