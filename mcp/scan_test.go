@@ -122,3 +122,24 @@ func mustID(t *testing.T, raw string) ID {
 	}
 	return id
 }
+
+// FuzzScannerChunks: however a line is cut into chunks, the scanner learns
+// the same about it.
+func FuzzScannerChunks(f *testing.F) {
+	f.Add([]byte(`{"result":{"content":[{"text":"a\"b\\"}],"isError":true},"jsonrpc":"2.0","id":"\u00e9"}`), uint8(3))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1e0,"method":"tools/call","params":{"name":"x","task":{}}}`), uint8(1))
+	f.Add([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"}]`), uint8(2))
+	f.Fuzz(func(t *testing.T, line []byte, n uint8) {
+		whole := Peek(line)
+		size := int(n%17) + 1
+		var s Scanner
+		for i := 0; i < len(line); i += size {
+			s.Write(line[i:min(i+size, len(line))])
+		}
+		got := s.Msg(line)
+		if got.Kind != whole.Kind || got.ID != whole.ID || got.Method != whole.Method || got.Partial != whole.Partial ||
+			got.IsError != whole.IsError || got.ResultType != whole.ResultType || got.Task != whole.Task {
+			t.Fatalf("chunks of %d: %+v, whole: %+v", size, got, whole)
+		}
+	})
+}
