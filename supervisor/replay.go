@@ -41,6 +41,11 @@ type memory struct {
 
 // noteClient remembers what a forwarded client request sets for the session.
 func (m *memory) noteClient(msg *mcp.Msg) {
+	if msg.Kind == mcp.Notification && msg.Method == "notifications/cancelled" {
+		id, _ := mcp.ParseID(mcp.Member(msg.Params, "requestId"))
+		m.endListen(id) // the client closed its subscription stream
+		return
+	}
 	if msg.Kind != mcp.Request {
 		return
 	}
