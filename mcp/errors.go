@@ -75,3 +75,9 @@ func Cancelled(raw []byte, reason string) []byte {
 // "If the server does not implement the requested version ... it MUST respond
 // with an UnsupportedProtocolVersionError listing the versions it does support".
 const CodeUnsupportedProtocolVersion = -32022
+
+// IsModernError reports whether code is one 2026-07-28 defines (-32020
+// HeaderMismatch, -32021 MissingRequiredClientCapability, -32022
+// UnsupportedProtocolVersion): "a recognized modern JSON-RPC error ...
+// identifies a modern server".
+func IsModernError(code int) bool { return code <= -32020 && code >= -32022 }

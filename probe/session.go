@@ -291,7 +291,7 @@ func (s *session) withMeta(params map[string]any) map[string]any {
 // rather than falling back"; the probe speaks one modern version, so there is
 // nothing to retry with and nothing to fall back to.
 func modernRefusal(a answer) error {
-	if a.err != nil || a.rpcErr == nil || a.rpcErr.Code != mcp.CodeUnsupportedProtocolVersion {
+	if a.err != nil || a.rpcErr == nil || !mcp.IsModernError(a.rpcErr.Code) {
 		return nil
 	}
 	var d struct {
