@@ -298,6 +298,9 @@ func modernRefusal(a answer) error {
 		Supported []string `json:"supported"`
 	}
 	_ = json.Unmarshal(a.rpcErr.Data, &d)
+	if len(d.Supported) == 0 {
+		return &protocolError{fmt.Sprintf("server/discover: a modern server refused it (error %d: %s)", a.rpcErr.Code, a.rpcErr.Message)}
+	}
 	return &protocolError{fmt.Sprintf("server/discover: the server is modern but supports %s, not %s (error %d: %s)",
 		strings.Join(d.Supported, ", "), ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
 }
