@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -39,12 +38,9 @@ func exportFiles(t *testing.T, r *receiver, protocol string, files []string, sta
 }
 
 func TestHealthyRunSpanTree(t *testing.T) {
-	for _, protocol := range []string{ProtocolHTTP, ProtocolGRPC} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, protocol := range []string{ProtocolHTTP, ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
 			r := newHTTPReceiver(t)
-			if protocol == ProtocolGRPC {
-				r = newGRPCReceiver(t)
-			}
 			s := newScript("rates")
 			run := "run_01HEALTHY"
 			s.healthy(run, 4242, "")
@@ -127,11 +123,11 @@ func TestHealthyRunSpanTree(t *testing.T) {
 }
 
 func TestCrashRestartLinksRuns(t *testing.T) {
-	r := newGRPCReceiver(t)
+	r := newHTTPReceiver(t)
 	s := newScript("rates")
 	run1, run2 := "run_01CRASHED", "run_02RESTARTED"
 	s.crashRestart(run1, run2)
-	exportFiles(t, r, ProtocolGRPC, []string{s.write(t)}, "")
+	exportFiles(t, r, ProtocolHTTP, []string{s.write(t)}, "")
 
 	var first, second []gotSpan
 	for _, sp := range r.Spans() {
@@ -232,9 +228,11 @@ func TestTraceparentJoinsAgentTrace(t *testing.T) {
 // A session's records through a real Ledger and the live exporter give the
 // same spans as a batch export of the file that Ledger wrote.
 func TestLiveMatchesBatch(t *testing.T) {
-	live, batch := newGRPCReceiver(t), newHTTPReceiver(t)
+	live, batch := newHTTPReceiver(t), newHTTPReceiver(t)
+	live.gzip.Store(true) // the collector decompresses what OTEL_EXPORTER_OTLP_COMPRESSION=gzip sends
 	ctx := context.Background()
-	exp, err := NewExporter(ctx, Config{Endpoint: live.URL, Protocol: ProtocolGRPC, NoRetry: true})
+	getenv := func(k string) string { return map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}[k] }
+	exp, err := NewExporter(ctx, Config{Endpoint: live.URL, NoRetry: true, Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,12 +429,11 @@ func TestLiveOperationDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
 	exp, err := NewExporter(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLive(exp, LiveOptions{Meter: mp.Meter(ScopeName)})
+	l := NewLive(exp, LiveOptions{Metrics: mexp, Resource: NewResource("rates", "shim_1")})
 	s := newScript("rates")
 	s.healthy("run_01M", 1, "")
 	for i := range s.recs {
@@ -445,8 +442,8 @@ func TestLiveOperationDuration(t *testing.T) {
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := mp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	if st := l.Stats(); st.MetricsError != "" {
+		t.Errorf("metrics export: %s", st.MetricsError)
 	}
 	got := r.Histogram("mcp.server.operation.duration")
 	want := map[string]uint64{"initialize": 1, "tools/list": 1, "tools/call": 2}
