@@ -2,13 +2,13 @@ package otelexport
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 )
 
 // The mcp.server.operation.duration histogram of the MCP semantic
@@ -80,35 +80,23 @@ func (h *histogram) record(v float64, set attribute.Set) {
 	p.min, p.max = min(p.min, v), max(p.max, v)
 }
 
-// metricsData is the histogram's state now, cumulative; nil when empty.
-func (h *histogram) metricsData(res *Resource) *metricspb.MetricsData {
-	if len(h.points) == 0 {
-		return nil
-	}
-	now := unixNano(time.Now())
-	hist := &metricspb.Histogram{AggregationTemporality: metricspb.AggregationTemporality_AGGREGATION_TEMPORALITY_CUMULATIVE}
+// sorted is the points in a stable order, for a stable request.
+func (h *histogram) sorted() []*histPoint {
+	out := make([]*histPoint, 0, len(h.points))
 	for _, p := range h.points {
-		sum, lo, hi := p.sum, p.min, p.max
-		hist.DataPoints = append(hist.DataPoints, &metricspb.HistogramDataPoint{
-			Attributes: keyValues(p.attrs.ToSlice()), StartTimeUnixNano: unixNano(h.start), TimeUnixNano: now,
-			Count: p.count, Sum: &sum, Min: &lo, Max: &hi,
-			BucketCounts: append([]uint64(nil), p.counts...), ExplicitBounds: durationBuckets,
-		})
+		out = append(out, p)
 	}
-	m := &metricspb.Metric{Name: durationName, Description: durationDesc, Unit: "s",
-		Data: &metricspb.Metric_Histogram{Histogram: hist}}
-	return &metricspb.MetricsData{ResourceMetrics: []*metricspb.ResourceMetrics{{
-		Resource: resourceProto(res), SchemaUrl: SchemaURL,
-		ScopeMetrics: []*metricspb.ScopeMetrics{{
-			Scope: &commonpb.InstrumentationScope{Name: ScopeName}, SchemaUrl: SchemaURL, Metrics: []*metricspb.Metric{m}}},
-	}}}
+	slices.SortFunc(out, func(a, b *histPoint) int {
+		return strings.Compare(a.attrs.Encoded(attribute.DefaultEncoder()), b.attrs.Encoded(attribute.DefaultEncoder()))
+	})
+	return out
 }
 
-// ExportMetrics sends the histogram's state, if it has any.
+// exportMetrics sends the histogram's state, if it has any.
 func (e *Exporter) exportMetrics(ctx context.Context, h *histogram, res *Resource) error {
-	md := h.metricsData(res)
-	if md == nil {
+	body := metricsRequest(h, res, time.Now())
+	if body == nil {
 		return nil
 	}
-	return e.post(ctx, md)
+	return e.post(ctx, body)
 }

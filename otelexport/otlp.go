@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,27 +16,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/trace"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
-	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 )
 
-// OTLP over HTTP with protobuf bodies, on net/http and the generated OTLP
-// message types: no OpenTelemetry SDK and no gRPC, which would add about 10 MB
-// and most of the start-up time to every shim, OTLP or not.
-//
-// "The request body is a Protobuf-encoded ExportTraceServiceRequest
-// message" (OTLP specification, OTLP/HTTP Request). ExportTraceServiceRequest
-// and TracesData have the same one field (1: repeated ResourceSpans), so a
-// marshalled TracesData is that request byte for byte; the collector package,
-// which would link gRPC, is not needed (nor for metrics: MetricsData and
-// ExportMetricsServiceRequest, likewise).
+// OTLP over HTTP with protobuf bodies (wire.go), on net/http: no
+// OpenTelemetry SDK and no gRPC, which added 7 MB and 180 packages to every
+// shim's binary and start-up, OTLP or not. "The request body is a
+// Protobuf-encoded ExportTraceServiceRequest message" (OTLP specification,
+// OTLP/HTTP Request), POSTed to /v1/traces as application/x-protobuf.
 
 // ProtocolHTTP is the OTLP protocol, as OTEL_EXPORTER_OTLP_PROTOCOL spells it.
 const ProtocolHTTP = "http/protobuf"
@@ -202,7 +189,7 @@ func (e *Exporter) ExportSpans(ctx context.Context, spans []*Span) error {
 	if len(spans) == 0 {
 		return nil
 	}
-	return e.post(ctx, tracesData(spans))
+	return e.post(ctx, tracesRequest(spans))
 }
 
 // Shutdown closes the idle connection; an exporter is not used after it.
@@ -220,11 +207,7 @@ const (
 	retryMax     = 8 * time.Second
 )
 
-func (e *Exporter) post(ctx context.Context, m proto.Message) error {
-	body, err := proto.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("otlp encode: %w", err)
-	}
+func (e *Exporter) post(ctx context.Context, body []byte) error {
 	if e.gzip {
 		var b bytes.Buffer
 		zw := gzip.NewWriter(&b)
@@ -289,139 +272,38 @@ func (e *Exporter) once(ctx context.Context, body []byte) (after time.Duration, 
 // a failure with (field 2, a string), as ": message"; "" when there is none.
 func statusMessage(b []byte) string {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
+		key, n := binary.Uvarint(b)
+		if n <= 0 {
 			return ""
 		}
 		b = b[n:]
-		if num == 2 && typ == protowire.BytesType {
-			v, n := protowire.ConsumeBytes(b)
-			if n < 0 {
+		var size uint64
+		switch key & 7 {
+		case wireVarint:
+			if _, n = binary.Uvarint(b); n <= 0 {
 				return ""
 			}
-			return ": " + strings.ToValidUTF8(string(v), "?")
-		}
-		n = protowire.ConsumeFieldValue(num, typ, b)
-		if n < 0 {
+			size = uint64(n)
+		case wireFixed64:
+			size = 8
+		case wireFixed32:
+			size = 4
+		case wireBytes:
+			l, n := binary.Uvarint(b)
+			if n <= 0 || l > uint64(len(b)-n) {
+				return ""
+			}
+			if key>>3 == 2 {
+				return ": " + strings.ToValidUTF8(string(b[n:n+int(l)]), "?")
+			}
+			b, size = b[n:], l
+		default:
 			return ""
 		}
-		b = b[n:]
+		if size > uint64(len(b)) {
+			return ""
+		}
+		b = b[size:]
 	}
 	return ""
-}
-
-// tracesData groups spans by resource under the one instrumentation scope.
-func tracesData(spans []*Span) *tracepb.TracesData {
-	out := &tracepb.TracesData{}
-	scopes := map[*Resource]*tracepb.ScopeSpans{}
-	for _, s := range spans {
-		ss := scopes[s.Resource]
-		if ss == nil {
-			ss = &tracepb.ScopeSpans{Scope: &commonpb.InstrumentationScope{Name: ScopeName}, SchemaUrl: SchemaURL}
-			rs := &tracepb.ResourceSpans{Resource: resourceProto(s.Resource), ScopeSpans: []*tracepb.ScopeSpans{ss}, SchemaUrl: SchemaURL}
-			out.ResourceSpans = append(out.ResourceSpans, rs)
-			scopes[s.Resource] = ss
-		}
-		ss.Spans = append(ss.Spans, spanProto(s))
-	}
-	return out
-}
-
-func resourceProto(r *Resource) *resourcepb.Resource {
-	if r == nil {
-		return &resourcepb.Resource{}
-	}
-	return &resourcepb.Resource{Attributes: keyValues(r.Attributes)}
-}
-
-func spanProto(s *Span) *tracepb.Span {
-	sc := s.SpanContext
-	tid, sid := sc.TraceID(), sc.SpanID()
-	p := &tracepb.Span{
-		TraceId:            tid[:],
-		SpanId:             sid[:],
-		TraceState:         sc.TraceState().String(),
-		Name:               s.Name,
-		Kind:               tracepb.Span_SpanKind(s.SpanKind), // the API's numbering is the protocol's
-		StartTimeUnixNano:  unixNano(s.StartTime),
-		EndTimeUnixNano:    unixNano(s.EndTime),
-		Attributes:         keyValues(s.Attributes),
-		DroppedEventsCount: uint32(s.DroppedEvents),
-		Flags:              spanFlags(s.Parent),
-		Status:             &tracepb.Status{},
-	}
-	if s.Parent.SpanID().IsValid() {
-		psid := s.Parent.SpanID()
-		p.ParentSpanId = psid[:]
-	}
-	if s.Status.Code == codes.Error {
-		p.Status = &tracepb.Status{Code: tracepb.Status_STATUS_CODE_ERROR, Message: s.Status.Description}
-	}
-	for _, ev := range s.Events {
-		p.Events = append(p.Events, &tracepb.Span_Event{TimeUnixNano: unixNano(ev.Time), Name: ev.Name, Attributes: keyValues(ev.Attributes)})
-	}
-	for _, l := range s.Links {
-		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		p.Links = append(p.Links, &tracepb.Span_Link{TraceId: ltid[:], SpanId: lsid[:], TraceState: l.SpanContext.TraceState().String(),
-			Attributes: keyValues(l.Attributes), Flags: spanFlags(l.SpanContext)})
-	}
-	return p
-}
-
-// spanFlags says whether the parent (or linked) context is remote: "bits
-// 8 and 9 represent the 3 states of whether a span's parent is remote".
-func spanFlags(sc trace.SpanContext) uint32 {
-	f := uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK)
-	if sc.IsRemote() {
-		f |= uint32(tracepb.SpanFlags_SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK)
-	}
-	return f
-}
-
-func unixNano(t time.Time) uint64 {
-	if t.IsZero() {
-		return 0
-	}
-	return uint64(t.UnixNano())
-}
-
-func keyValues(kvs []attribute.KeyValue) []*commonpb.KeyValue {
-	if len(kvs) == 0 {
-		return nil
-	}
-	out := make([]*commonpb.KeyValue, 0, len(kvs))
-	for _, kv := range kvs {
-		out = append(out, &commonpb.KeyValue{Key: string(kv.Key), Value: anyValue(kv.Value)})
-	}
-	return out
-}
-
-func anyValue(v attribute.Value) *commonpb.AnyValue {
-	switch v.Type() {
-	case attribute.BOOL:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_BoolValue{BoolValue: v.AsBool()}}
-	case attribute.INT64:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v.AsInt64()}}
-	case attribute.FLOAT64:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v.AsFloat64()}}
-	case attribute.STRING:
-		return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.AsString()}}
-	case attribute.BOOLSLICE:
-		return array(v.AsBoolSlice(), func(b bool) *commonpb.AnyValue { return anyValue(attribute.BoolValue(b)) })
-	case attribute.INT64SLICE:
-		return array(v.AsInt64Slice(), func(i int64) *commonpb.AnyValue { return anyValue(attribute.Int64Value(i)) })
-	case attribute.FLOAT64SLICE:
-		return array(v.AsFloat64Slice(), func(f float64) *commonpb.AnyValue { return anyValue(attribute.Float64Value(f)) })
-	case attribute.STRINGSLICE:
-		return array(v.AsStringSlice(), func(s string) *commonpb.AnyValue { return anyValue(attribute.StringValue(s)) })
-	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v.Emit()}}
-}
-
-func array[T any](xs []T, one func(T) *commonpb.AnyValue) *commonpb.AnyValue {
-	vals := make([]*commonpb.AnyValue, len(xs))
-	for i, x := range xs {
-		vals[i] = one(x)
-	}
-	return &commonpb.AnyValue{Value: &commonpb.AnyValue_ArrayValue{ArrayValue: &commonpb.ArrayValue{Values: vals}}}
 }
