@@ -43,8 +43,15 @@ while [ "$i" -le "$RUNS" ]; do
 		(cd probe && "$OUT/bin/probe.test" -test.run '^$' -test.bench 'Fleet100/parallel-0' -test.benchtime 1x) |
 			tee -a "$OUT/run-$i.txt" |
 			awk '/wall-s\/op/ { for (f = 1; f < NF; f++) { if ($(f+1) == "wall-s/op") w = $f; if ($(f+1) == "cpu-s/op") c = $f * 1000 } }
-				END { if (w != "") { printf "probe_wall\tmcpshim\t%s\nprobe_cpu\tmcpshim\t%s\n", w, c } }' >>"$OUT/run-$i/rows.tsv"
-		echo "load average after the probe: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/run-$i.txt"
+				END { if (w != "") { printf "probe_wall\tmcpshim\t%s\nprobe_cpu\tmcpshim\t%s\n", w, c / 97 } }' >>"$OUT/run-$i/rows.tsv"
+		# The same fleet through seed 000's Python probe (16 workers, initialize only).
+		if command -v python3 >/dev/null; then
+			(cd probe && MCPSHIM_PROBE_TEST_FIXTURE=1 python3 ../bench/probe/seedprobe.py 100 3 2 -- \
+				"$OUT/bin/probe.test" fixture healthy ';;' "$OUT/bin/probe.test" fixture silent) |
+				tee -a "$OUT/run-$i.txt" |
+				awk '{ printf "probe_seed_wall\tmcpshim\t%s\nprobe_seed_cpu\tmcpshim\t%s\n", $1, $2 * 1000 / 97 }' >>"$OUT/run-$i/rows.tsv"
+		fi
+		echo "load average after the probes: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$OUT/run-$i.txt"
 	fi
 	rows="$rows $OUT/run-$i/rows.tsv"
 	i=$((i + 1))
