@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -476,4 +478,54 @@ func BenchmarkOnRecord(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*ms)
 	defer cancel()
 	l.Close(ctx)
+}
+
+// The standard variables reach the request: a signal's own endpoint is used
+// as it is, headers are percent-decoded; a 503 is retried (batch export)
+// and a 400 is not, with the collector's message in the error.
+func TestExporterEnvAndRetry(t *testing.T) {
+	var mu sync.Mutex
+	var got []*http.Request
+	status := []int{http.StatusServiceUnavailable, http.StatusOK}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+		code := http.StatusBadRequest
+		if len(status) > 0 {
+			code, status = status[0], status[1:]
+		}
+		w.WriteHeader(code)
+		if code == http.StatusBadRequest {
+			w.Write(stringField(nil, 2, "bad span"))
+		}
+	}))
+	defer srv.Close()
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/custom/path",
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        "http://127.0.0.1:1",
+		"OTEL_EXPORTER_OTLP_HEADERS":         "api-key=s%20ecret, x-tenant = a",
+	}
+	exp, err := NewExporter(context.Background(), Config{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := &Span{Name: "x", SpanContext: rootContext("run_1"), Resource: NewResource("s", "")}
+	if err := exp.ExportSpans(context.Background(), []*Span{span}); err != nil {
+		t.Fatalf("export after one 503: %v", err)
+	}
+	err = exp.ExportSpans(context.Background(), []*Span{span})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400: bad span") {
+		t.Errorf("export answered 400: got %v, want an error with HTTP 400: bad span", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("got %d requests, want 3 (a 503 retried once, a 400 not retried)", len(got))
+	}
+	r := got[0]
+	if r.URL.Path != "/custom/path" || r.Header.Get("Api-Key") != "s ecret" || r.Header.Get("X-Tenant") != "a" ||
+		r.Header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("request %s %v: want /custom/path, api-key \"s ecret\", x-tenant a, application/x-protobuf", r.URL.Path, r.Header)
+	}
 }

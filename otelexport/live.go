@@ -302,10 +302,11 @@ func (l *Live) measure(spans []*Span) {
 	}
 }
 
-// exportMetrics sends the histogram so far. Its failure is the metrics'
-// own (MetricsError): the spans' counts stay the spans'.
+// exportMetrics sends the histogram so far, unless a failed collector is
+// being given time (it runs on the loop, which must not wait on it). Its
+// failure is the metrics' own (MetricsError): the spans' counts stay the spans'.
 func (l *Live) exportMetrics() {
-	if l.duration == nil {
+	if l.duration == nil || time.Now().Before(l.retryAt) {
 		return
 	}
 	if err := l.opts.Metrics.exportMetrics(l.ctx, l.duration, l.opts.Resource); err != nil {
