@@ -1,9 +1,11 @@
 #!/bin/sh
 # relay.sh measures every row of issue 14's table. It builds the echo server,
-# the bare relay, mcpshim (stripped, as released) and the driver, then runs the
+# the bare relay, mcpshim (static and stripped, CGO_ENABLED=0 -ldflags='-s -w',
+# as mcpsnoop's releases are built) and the driver, then runs the
 # driver RUNS times (default 3: the machine may be shared) and the probe
 # benchmark after each, and prints the summary: median and range over the runs.
-#   PEER_MCPSNOOP=/path/to/mcpsnoop  adds the peer, trace on and off
+#   PEER_MCPSNOOP=/path/to/mcpsnoop  adds the peer, trace on and off; build it as
+#     its release is: CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' ./cmd/mcpsnoop
 #   MCPSHIM=/path/to/mcpshim         measures that build instead (e.g. main's)
 #   PROBE=0                          skips the probe benchmark
 # Output goes to stdout and to $OUT/run-N.txt; ledgers, stderr logs and the
@@ -21,7 +23,9 @@ go build -o "$OUT/bin/bare" ./bench/relay/bare
 go build -o "$OUT/bin/driver" ./bench/relay/driver
 shim=${MCPSHIM:-}
 if [ -z "$shim" ]; then
-	go build -trimpath -ldflags='-s -w' -o "$OUT/bin/mcpshim" ./cmd/mcpshim
+	# Static: with cgo, the net package's resolver links libc and ld.so, 1.7 MiB
+	# of idle RSS and a slower exec.
+	CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$OUT/bin/mcpshim" ./cmd/mcpshim
 	shim="$OUT/bin/mcpshim"
 fi
 if [ "${PROBE:-1}" != 0 ]; then
