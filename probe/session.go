@@ -103,37 +103,61 @@ type session struct {
 }
 
 func probeOnce(ctx context.Context, t Target, opts Options) Result {
-	r := Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
+	return begin(ctx, t, opts).finish()
+}
 
-	var tr transport
+// attempt is one probe of one server, between its start and its verdict.
+type attempt struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	t      Target
+	opts   Options
+	r      Result
+	tr     transport // nil when the server could not be started
+}
+
+// begin starts an attempt: a stdio server is spawned here and its deadline
+// starts now, so a caller that begins every attempt before finishing any
+// gives every server its whole deadline from the probe's start.
+func begin(ctx context.Context, t Target, opts Options) *attempt {
+	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}}
+	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
-		r.Transport = "http"
-		tr = newHTTPTransport(t)
-	} else {
-		deadline, _ := ctx.Deadline()
-		p, err := startStdio(t, opts.Env, deadline, &r)
-		if err != nil {
-			r.Outcome, r.Detail, r.Elapsed = Exited, err.Error(), time.Since(r.Started)
-			r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
-			return r
-		}
-		tr = p
+		a.r.Transport = "http"
+		a.tr = newHTTPTransport(t)
+		return a
 	}
-	s := &session{target: t, opts: opts, tr: tr, r: &r, stage: SpawnedNoInitialize, waiting: "initialize"}
-	err := s.run(ctx)
+	deadline, _ := a.ctx.Deadline()
+	p, err := startStdio(t, opts.Env, deadline, &a.r)
+	if err != nil {
+		a.r.Outcome, a.r.Detail, a.r.Elapsed = Exited, err.Error(), time.Since(a.r.Started)
+		a.r.Timeline = append(a.r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
+		return a
+	}
+	a.tr = p
+	return a
+}
+
+// finish holds the conversation, stops the server and judges it.
+func (a *attempt) finish() Result {
+	defer a.cancel()
+	r := &a.r
+	if a.tr == nil {
+		return *r
+	}
+	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: "initialize"}
+	err := s.run(a.ctx)
 	r.Elapsed = time.Since(r.Started)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "deadline", Method: s.waiting})
 	}
-	cancel() // requests still in flight end now, not at the deadline
-	tr.stop(&r)
-	if p, ok := tr.(*stdioProc); ok {
+	a.cancel() // requests still in flight end now, not at the deadline
+	a.tr.stop(r)
+	if p, ok := a.tr.(*stdioProc); ok {
 		s.noise = p.firstNoise()
 	}
 	s.judge(err)
-	return r
+	return *r
 }
 
 // run drives the probe to a verdict: nil means READY.

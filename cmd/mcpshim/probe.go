@@ -90,7 +90,7 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		f.timeout = d
 		return nil
 	})
-	fs.IntVar(&f.parallel, "parallel", 16, "servers probed at once")
+	fs.IntVar(&f.parallel, "parallel", 0, "servers alive at once (0: all, started before any answer is read, as a client starts them)")
 	fs.IntVar(&f.retries, "retries", 1, "further attempts after a TIMEOUT or UNREACHABLE")
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
