@@ -127,7 +127,7 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	}
 	files := slices.Clone(configs)
 	if len(files) == 0 {
-		files = clientconfig.Find(cwd, c.getenv("HOME"))
+		files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv)
 		if len(files) == 0 {
 			return nil, fmt.Errorf("no client config in %s or $HOME (.mcp.json, ~/.claude.json, Claude Desktop, .cursor/mcp.json, .vscode/mcp.json); name one with --config", cwd)
 		}
