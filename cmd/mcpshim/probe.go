@@ -145,6 +145,18 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	seen := map[string]string{} // server name -> the file of the entry that counts
 	var used []clientconfig.Server
 	for _, s := range servers {
+		if s.Disabled {
+			f.notes = append(f.notes, fmt.Sprintf("%s: %s is disabled in its client; not probed", s.File, s.Name))
+			continue
+		}
+		if s.Wrapped {
+			// The client starts mcpshim with these flags: one it refuses
+			// fails the server however healthy the command behind it is.
+			if err := checkShimArgs(s.ShimArgs); err != nil {
+				problems = append(problems, clientconfig.Problem{File: s.File, Server: s.Name,
+					Msg: fmt.Sprintf("runs mcpshim with flags it refuses (%v): mcpshim unwrap --server %s, then wrap again", err, s.Name)})
+			}
+		}
 		if first, ok := seen[s.Name]; ok {
 			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", s.File, s.Name, first))
 			continue
