@@ -31,8 +31,9 @@ each under one deadline that bounds every read, and sorts them into outcomes:
   PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
   UNREACHABLE     a remote server refused the connection or did not resolve
   AUTH_REQUIRED   a remote server answered 401 or 403
-The failures a person can fix come first, with the reason verbatim; timeouts
-are a count unless -v. Every probed server is stopped afterwards, with its
+Every server gets a line: the failures a person can fix first, with the
+reason verbatim, then timeouts and unreachable servers, then the READY ones.
+The last line counts them and ends with the exit status. Every probed server is stopped afterwards, with its
 whole process group.
 
 Without --config, the files are the ones the clients read for the current
@@ -319,7 +320,7 @@ type probeReport struct {
 	Results   []probe.Result  `json:"results"`
 	Lock      *lockReport     `json:"lock,omitempty"`
 	SinceLast *sinceLast      `json:"since_last,omitempty"`
-	Elapsed   float64         `json:"elapsed_s"`
+	ElapsedMS float64         `json:"elapsed_ms"`
 	Exit      int             `json:"exit"`
 }
 
@@ -410,7 +411,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(c.stderr, "mcpshim probe: cache not saved: %v\n", err)
 		}
 	}
-	rep.Elapsed = time.Since(start).Seconds()
+	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Exit = probeExit(&rep)
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -474,6 +475,13 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 		if r.ExitStatus != "" && r.Outcome == probe.Exited {
 			detail += " (" + r.ExitStatus + ")"
 		}
+		if r.Outcome == probe.Timeout && r.LastEvent != "" && !verbose {
+			stderr := "stderr silent"
+			if r.StderrActive {
+				stderr = "stderr active: still starting?" // a cold npx install is slow, not dead
+			}
+			detail += fmt.Sprintf(" (last event %s, %s)", r.LastEvent, stderr)
+		}
 		if r.Cached {
 			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
 		}
@@ -505,7 +513,6 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 		}
 	}
 	counts := map[probe.Outcome]int{}
-	var timeouts []string
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		counts[r.Outcome]++
@@ -513,18 +520,13 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 			line(r)
 		}
 	}
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		switch {
-		case fixable(r):
-		case r.Outcome == probe.Timeout && !verbose:
-			timeouts = append(timeouts, r.Server)
-		case r.Outcome == probe.Ready, r.Outcome.Retryable():
-			line(r)
+	// Then the ones only time may fix, each named, then the READY ones.
+	for _, retryable := range []bool{true, false} {
+		for i := range rep.Results {
+			if r := &rep.Results[i]; !fixable(r) && r.Outcome.Retryable() == retryable {
+				line(r)
+			}
 		}
-	}
-	if len(timeouts) > 0 {
-		fmt.Fprintf(w, "%-15s %s (-v for details)\n", probe.Timeout, plural(len(timeouts), "server"))
 	}
 	if l := rep.Lock; l != nil {
 		printLockCheck(w, l)
@@ -532,6 +534,12 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
 		fmt.Fprintf(w, "since the last probe: %d READY before, %s no longer: %s\n", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", "))
 	}
+	fmt.Fprintln(w, probeSummary(rep, counts))
+}
+
+// probeSummary is the last line: the counts, then everything probeExit
+// counted against the fleet, then the exit status, so the line and $? agree.
+func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	var parts []string
 	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
 		if counts[o] > 0 {
@@ -541,7 +549,37 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 	if len(rep.Problems) > 0 {
 		parts = append(parts, plural(len(rep.Problems), "config problem"))
 	}
-	fmt.Fprintf(w, "%s in %.2fs: %s\n", plural(len(rep.Results), "server"), rep.Elapsed, strings.Join(parts, ", "))
+	canaries := 0
+	for i := range rep.Results {
+		if rep.Results[i].CanaryFailed() {
+			canaries++
+		}
+	}
+	if canaries > 0 {
+		parts = append(parts, fmt.Sprintf("%d with a failed canary", canaries))
+	}
+	if l := rep.Lock; l != nil {
+		failed := l.Error != ""
+		for _, d := range l.Drifts {
+			failed = failed || d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable()
+		}
+		if failed {
+			parts = append(parts, "lock FAILED")
+		} else {
+			parts = append(parts, "lock holds")
+		}
+	}
+	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
+		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
+	}
+	verdict := "exit 0"
+	switch rep.Exit {
+	case exitConfig:
+		verdict = "exit 78: fix the above"
+	case exitTempFail:
+		verdict = "exit 75: only time may fix it, try again"
+	}
+	return fmt.Sprintf("%s in %.2fs: %s; %s", plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), verdict)
 }
 
 func printLockCheck(w io.Writer, l *lockReport) {
