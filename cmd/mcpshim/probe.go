@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -91,11 +92,19 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		f.timeout = d
 		return nil
 	})
-	fs.IntVar(&f.parallel, "parallel", 16, "servers probed at once")
+	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "servers started at once (default: the CPUs, 2 to 16)")
 	fs.IntVar(&f.retries, "retries", 1, "further attempts after a TIMEOUT or UNREACHABLE")
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
+}
+
+// defaultParallel is one server starting per CPU. A cold npx or uvx start is
+// CPU-bound: ten npx servers started together on 2 CPUs took 7-10 s each, all
+// past the 5 s deadline, and 2 at a time 1-3 s each, in the same wall time
+// (README, "probe").
+func defaultParallel() int {
+	return min(max(runtime.NumCPU(), 2), 16)
 }
 
 // fleet is what the client configs say to probe.

@@ -269,7 +269,7 @@ func TestProbeFleetIsParallel(t *testing.T) {
 		servers[n] = fixtureEntry(t, "healthy")
 	}
 	cfg := writeMCPConfig(t, t.TempDir(), servers)
-	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "1s", "--retries", "0")
+	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "1s", "--retries", "0", "--parallel", "16")
 	if code != exitTempFail || len(rep.Results) != 7 {
 		t.Fatalf("fleet of 3 silent and 4 healthy: got exit %d with %d results, want 75 with 7", code, len(rep.Results))
 	}
