@@ -98,9 +98,16 @@ func runLedger(ctx context.Context, c *cli, args []string) int {
 			return l.prune(args[1:])
 		case "export":
 			return runLedgerExport(ctx, c, args[1:])
-		case "help":
+		case "help", "-h", "--help":
 			fmt.Fprintf(c.stdout, ledgerUsage, phases.DefaultDir(c.getenv))
 			return 0
+		}
+		// A word that is neither a subcommand nor a file: a typo.
+		if _, err := os.Stat(args[0]); err != nil && !strings.HasPrefix(args[0], "-") {
+			if s := suggest(args[0], strings.Fields(ledgerSubcommands)); s != "" {
+				fmt.Fprintf(c.stderr, "mcpshim ledger: no subcommand or ledger file %q; did you mean %s?\n", args[0], s)
+				return exitUsage
+			}
 		}
 	}
 	return l.list(args)
@@ -138,7 +145,7 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	fs.Usage = func() {
 		fmt.Fprintf(l.c.stderr, ledgerUsage, phases.DefaultDir(l.c.getenv))
 		fmt.Fprintf(l.c.stderr, "\nflags of %s:\n", title)
-		fs.PrintDefaults()
+		printFlags(l.c.stderr, fs)
 	}
 	fs.BoolVar(&l.json, "json", false, "print one JSON document")
 	var since, outcome string
@@ -355,6 +362,19 @@ func resolve(runs []phases.Run, arg string) (*phases.Run, error) {
 			}
 			return nil, fmt.Errorf("%w %q: %d runs match (%s…)", errAmbiguousRun, arg, len(found), strings.Join(ids, ", "))
 		}
+	}
+	// A typo: the run whose id, cut to arg's length, is nearest.
+	best, bestD := "", 3
+	for i := range runs {
+		id := strings.TrimPrefix(runs[i].ID, "run_")
+		for _, p := range [][2]string{{want, id[:min(len(want), len(id))]}, {suffix, id[max(0, len(id)-len(suffix)):]}} {
+			if d := editDistance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
+				best, bestD = runs[i].ID, d
+			}
+		}
+	}
+	if best != "" {
+		return nil, fmt.Errorf("%w %q; did you mean %s?", errNoRun, arg, best)
 	}
 	return nil, fmt.Errorf("%w %q", errNoRun, arg)
 }

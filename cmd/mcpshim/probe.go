@@ -34,12 +34,17 @@ each under one deadline that bounds every read, and sorts them into outcomes:
   AUTH_REQUIRED   a remote server answered 401 or 403
 Every server gets a line: the failures a person can fix first, with the
 reason verbatim, then timeouts and unreachable servers, then the READY ones.
-The last line counts them and ends with the exit status. Every probed server is stopped afterwards, with its
-whole process group.
+The last line counts them and ends with the exit status. Every probed server
+is stopped afterwards, with its whole process group.
 
 Without --config, the files are the ones the clients read for the current
-directory and $HOME: .mcp.json, ~/.claude.json, Claude Desktop's config,
-.cursor/mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json.
+directory and $HOME, and the first line names those found: Claude Code
+(.mcp.json, ~/.claude.json), Claude Desktop, Cursor (.cursor/mcp.json,
+~/.cursor/mcp.json), VS Code (.vscode/mcp.json, the user mcp.json), Windsurf
+(~/.codeium/windsurf/mcp_config.json), Codex (.codex/config.toml,
+~/.codex/config.toml or $CODEX_HOME), Gemini CLI (.gemini/settings.json,
+~/.gemini/settings.json), Cline, Zed (.zed/settings.json,
+~/.config/zed/settings.json). Entries a client has disabled are not probed.
 
 Results are cached under $XDG_CACHE_HOME/mcpshim (READY 15 min, EXITED and
 PROTOCOL_ERROR 1 h, TIMEOUT never); --fresh, --lock and a canary re-probe.
@@ -139,7 +144,7 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	if len(files) == 0 {
 		files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv)
 		if len(files) == 0 {
-			return nil, fmt.Errorf("no client config in %s or $HOME (.mcp.json, ~/.claude.json, Claude Desktop, .cursor/mcp.json, .vscode/mcp.json); name one with --config", cwd)
+			return nil, fmt.Errorf("no client config in %s or $HOME (mcpshim probe --help lists where each client keeps its own); name one with --config", cwd)
 		}
 	}
 	servers, problems, err := clientconfig.Load(files, c.lookupEnv)

@@ -161,7 +161,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	f.register(fs, c)
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, shimUsage)
-		fs.PrintDefaults()
+		printFlags(c.stderr, fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
