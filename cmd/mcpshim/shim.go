@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -308,7 +309,11 @@ func ledgerPath(c *cli, flagValue, name string) string {
 	case "":
 		return phases.DefaultPath(c.getenv, name)
 	}
-	if st, err := os.Stat(flagValue); (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) {
+	// A path that does not exist yet is a file only when it is named like
+	// one (server.jsonl): --ledger /var/log/mcp means a directory, slash or not.
+	st, err := os.Stat(flagValue)
+	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
+		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
 		return filepath.Join(flagValue, name+".jsonl")
 	}
 	return flagValue
@@ -370,12 +375,10 @@ func deriveName(command []string) string {
 }
 
 func scriptName(a string) string {
-	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image
-	if strings.HasPrefix(a, "@") {
-		if i := strings.LastIndexByte(a, '@'); i > 0 {
-			a = a[:i]
-		}
-	} else if i := strings.IndexByte(a, '@'); i > 0 {
+	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image. A version's @
+	// is in the last path element, not after a slash: the @ of
+	// node_modules/@scope/pkg/dist/index.js is the scope's.
+	if i := strings.LastIndexByte(a, '@'); i > 0 && a[i-1] != '/' && i > strings.LastIndexByte(a, '/') {
 		a = a[:i]
 	}
 	if i := strings.LastIndexByte(a, ':'); i > strings.LastIndexByte(a, '/') {
