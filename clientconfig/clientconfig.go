@@ -1,7 +1,9 @@
 // Package clientconfig reads the MCP server entries of the configs clients
-// already have (Claude Code, Claude Desktop, Cursor, VS Code), expands their
+// already have (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Codex,
+// Gemini CLI, Cline, Zed), in the places each client reads, expands their
 // variables the way each client does, and rewrites entries to run behind
-// mcpshim without disturbing the rest of the file.
+// mcpshim without disturbing the rest of the file: JSON, JSON with comments
+// and Codex's TOML, by splicing only the command and args values.
 package clientconfig
 
 import (
