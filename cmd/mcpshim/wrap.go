@@ -327,7 +327,11 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			wf.Entries = append(wf.Entries, wrapEntry{Server: e.Server, Project: e.Project, Result: word, Reason: e.Reason})
 		}
 		if otherProjects > 0 {
-			fmt.Fprintf(c.stderr, "%s: %s of other projects left alone (run %s in the project, or --all-projects)\n", p.file, plural(otherProjects, "entry"), cmd)
+			entries := "entries"
+			if otherProjects == 1 {
+				entries = "entry"
+			}
+			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.file, otherProjects, entries, cmd)
 		}
 		rep.Files = append(rep.Files, wf)
 		last := &rep.Files[len(rep.Files)-1]

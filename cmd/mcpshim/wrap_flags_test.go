@@ -135,3 +135,22 @@ func TestBakedFlagsTheShimRefuses(t *testing.T) {
 		t.Errorf("probe: exit %d, stdout:\n%s\nwant %d, bad's flags named as a config problem, good READY", code, stdout, exitConfig)
 	}
 }
+
+// TestWrapOnlyThisProject: in ~/.claude.json, wrap touches the user's
+// entries and the current directory's project, not every project's, unless
+// --all-projects.
+func TestWrapOnlyThisProject(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	claude := filepath.Join(home, ".claude.json")
+	writeWrapFile(t, claude, `{"mcpServers": {"user": {"command": "u"}}, "projects": {"`+project+`": {"mcpServers": {"here": {"command": "h"}}}, "/elsewhere": {"mcpServers": {"there": {"command": "t"}}}}}`, 0o600)
+	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	code, _, stderr := runBuilt(t, project, env, "wrap")
+	got := readWrapFile(t, claude)
+	if code != 0 || !strings.Contains(got, `"--name", "user", "--", "u"`) || !strings.Contains(got, `"--name", "here", "--", "h"`) ||
+		!strings.Contains(got, `"there": {"command": "t"}`) || !strings.Contains(stderr, "1 entry of other projects left alone") {
+		t.Fatalf("wrap in %s: exit %d, stderr %s\n%s\nwant user and here wrapped, there left alone and said so", project, code, stderr, got)
+	}
+	if code, _, _ := runBuilt(t, project, env, "wrap", "--all-projects"); code != 0 || !strings.Contains(readWrapFile(t, claude), `"--name", "there", "--", "t"`) {
+		t.Errorf("wrap --all-projects: exit %d, want there wrapped too:\n%s", code, readWrapFile(t, claude))
+	}
+}
