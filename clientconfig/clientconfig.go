@@ -86,10 +86,12 @@ func (d dialect) section() string {
 	return "mcpServers"
 }
 
-// jsonc says the client reads its file with comments and trailing commas
-// allowed (VS Code and Zed write them; Gemini CLI strips comments); the
-// others parse strict JSON, where a comment would break the client.
-func (d dialect) jsonc() bool { return d == vsCode || d == zed || d == gemini }
+// comments says the client reads its file with comments allowed (VS Code
+// and Zed write them; Gemini CLI strips them before JSON.parse), commas the
+// same for trailing commas (VS Code and Zed only); the others parse strict
+// JSON, where either would break the client.
+func (d dialect) comments() bool { return d == vsCode || d == zed || d == gemini }
+func (d dialect) commas() bool   { return d == vsCode || d == zed }
 
 // dialectOf names the dialect from the path and, for a file under another
 // name, from its top-level key.
@@ -226,7 +228,7 @@ func readDoc(file string, data []byte) (*value, dialect, error) {
 	if d == codex {
 		doc, err = parseTOML(file, data)
 	} else {
-		doc, err = parse(file, data, d.jsonc(), clientName[d])
+		doc, err = parseWith(file, data, d.comments(), d.commas(), clientName[d])
 	}
 	if err != nil {
 		return nil, 0, err

@@ -74,13 +74,20 @@ func (e *SyntaxError) Error() string {
 type parser struct {
 	data   []byte
 	pos    int
-	jsonc  bool
+	jsonc  bool // comments allowed
+	commas bool // trailing commas allowed
 	file   string
 	client string // whose parser refuses comments, for the message
 }
 
 func parse(file string, data []byte, jsonc bool, client string) (*value, error) {
-	p := &parser{data: data, jsonc: jsonc, file: file, client: client}
+	return parseWith(file, data, jsonc, jsonc, client)
+}
+
+// parseWith allows comments and trailing commas separately: Gemini CLI strips
+// comments and then calls JSON.parse, which refuses a trailing comma.
+func parseWith(file string, data []byte, comments, commas bool, client string) (*value, error) {
+	p := &parser{data: data, jsonc: comments, commas: commas, file: file, client: client}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		p.pos = 3 // a UTF-8 byte order mark: editors write it, JSON ignores it
 	}
@@ -203,7 +210,7 @@ func (p *parser) object() (*value, error) {
 		if err := p.space(); err != nil {
 			return nil, err
 		}
-		if p.pos < len(p.data) && p.data[p.pos] == '}' && (len(v.members) == 0 || p.jsonc) {
+		if p.pos < len(p.data) && p.data[p.pos] == '}' && (len(v.members) == 0 || p.commas) {
 			p.pos++
 			v.end = p.pos
 			return v, nil
@@ -254,7 +261,7 @@ func (p *parser) array() (*value, error) {
 		if err := p.space(); err != nil {
 			return nil, err
 		}
-		if p.pos < len(p.data) && p.data[p.pos] == ']' && (len(v.elems) == 0 || p.jsonc) {
+		if p.pos < len(p.data) && p.data[p.pos] == ']' && (len(v.elems) == 0 || p.commas) {
 			p.pos++
 			v.end = p.pos
 			return v, nil

@@ -267,6 +267,7 @@ func TestWrapRefuses(t *testing.T) {
 	tests := []struct{ file, in, err string }{
 		{".mcp.json", "{\n  // mine\n  \"mcpServers\": {}\n}", ".mcp.json:2:3: comment: Claude Code reads this file as strict JSON, which has no comments; remove it"},
 		{"/w/.cursor/mcp.json", "{\"mcpServers\": {} /* VS Code would allow this */}", "/w/.cursor/mcp.json:1:19: comment: Cursor reads this file as strict JSON, which has no comments; remove it"},
+		{"/w/.gemini/settings.json", "{\"mcpServers\": {}, // comments pass\n}", "/w/.gemini/settings.json:2:1: unexpected '}', want a quoted key"},
 		{"/w/config.toml", "[mcp_servers.a]\ncommand = \"x\"\ncommand = \"y\"\n", "/w/config.toml:3:15: Key 'mcp_servers.a.command' has already been defined."},
 		{".mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}", ".mcp.json:1:39: unexpected end of file in object, want ',' or '}'"},
 		{".mcp.json", "[]", ".mcp.json:1:1: the top-level value is not an object"},
