@@ -400,8 +400,14 @@ func (x *expander) server(e entry) (Server, []string) {
 		s.Headers = strMap(headersKey)
 		return s, probs
 	}
-	if c := obj.get("command"); c != nil && c.kind == kindObject {
-		return Server{}, append(probs, `command is an object (Zed's older {"command": {"path": ...}} form): write command, args and env at the top of the entry`)
+	if c := obj.get("command"); x.d == zed && c != nil && c.kind == kindObject {
+		// Zed's older form: "command": {"path": ..., "args": [...], "env": {...}}.
+		if c.get("path") == nil {
+			return Server{}, append(probs, "command has no path")
+		}
+		in, p := x.server(entry{name: e.name, project: e.project, obj: zedCommand(obj, x.d)})
+		in.Disabled = s.Disabled
+		return in, append(probs, p...)
 	}
 	s.Command = str("command", "command")
 	if s.Command == "" {

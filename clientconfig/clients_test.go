@@ -51,6 +51,7 @@ func TestClientFixtures(t *testing.T) {
 		}, nil},
 		{"zed", []string{"project/.zed/settings.json", "home/.config/zed/settings.json"}, []string{
 			"postgres stdio postgres-mcp disabled",
+			"legacy stdio legacy-mcp",
 			"memory stdio npx",
 			"remote http https://remote.example.test/mcp",
 		}, nil},

@@ -166,7 +166,7 @@ func rewrite(file string, data []byte, sc Scope, edit func(obj *value, name stri
 			ent.Result, ent.Reason = SkippedBroken, "the entry is not an object"
 		} else {
 			var edits []splice
-			edits, ent.Result, ent.Reason = edit(e.obj, e.name, d)
+			edits, ent.Result, ent.Reason = edit(zedCommand(e.obj, d), e.name, d)
 			all = append(all, edits...)
 		}
 		done = append(done, ent)
@@ -277,4 +277,22 @@ func apply(data []byte, edits []splice) []byte {
 		last = e.end
 	}
 	return append(out, data[last:]...)
+}
+
+// zedCommand returns, for Zed's older entry form "command": {"path": ...,
+// "args": [...]}, that inner object with "path" read as "command", so the
+// rewrite splices inside it; any other entry as it is.
+func zedCommand(obj *value, d dialect) *value {
+	c := obj.get("command")
+	if d != zed || c == nil || c.kind != kindObject || c.get("path") == nil {
+		return obj
+	}
+	inner := &value{kind: kindObject, start: c.start, end: c.end}
+	for _, m := range c.members {
+		if m.key == "path" {
+			m.key = "command"
+		}
+		inner.members = append(inner.members, m)
+	}
+	return inner
 }
