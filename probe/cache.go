@@ -93,7 +93,8 @@ func fingerprint(t Target, opts Options) string {
 // volatileEnv are variables a shell changes from one prompt to the next,
 // which no server's outcome depends on.
 var volatileEnv = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true, "COLUMNS": true, "LINES": true,
-	"TERM_SESSION_ID": true, "WINDOWID": true, "SSH_AUTH_SOCK": true}
+	"TERM_SESSION_ID": true, "WINDOWID": true, "SSH_AUTH_SOCK": true, "SSH_CONNECTION": true, "SSH_CLIENT": true,
+	"SSH_TTY": true, "TMUX_PANE": true, "XDG_SESSION_ID": true, "TERM_PROGRAM_VERSION": true}
 
 func envList(m map[string]string) []string {
 	out := make([]string, 0, len(m))
