@@ -43,7 +43,7 @@ while [ "$i" -le "$RUNS" ]; do
 	ls -l "$OUT/run-$i"/*.jsonl >>"$OUT/run-$i.txt" 2>/dev/null || true
 	rm -f "$OUT/run-$i"/*.jsonl
 	if [ "${PROBE:-1}" != 0 ]; then
-		# 100 fixture servers, 3 silent, a 2 s deadline, the default --parallel (all at once).
+		# 100 fixture servers, 3 silent, a 2 s deadline, --parallel 0 (all at once).
 		(cd probe && "$OUT/bin/probe.test" -test.run '^$' -test.bench 'Fleet100/parallel-0' -test.benchtime 1x) |
 			tee -a "$OUT/run-$i.txt" |
 			awk '/wall-s\/op/ { for (f = 1; f < NF; f++) { if ($(f+1) == "wall-s/op") w = $f; if ($(f+1) == "cpu-s/op") c = $f * 1000 } }

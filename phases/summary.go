@@ -125,6 +125,7 @@ func (a mark) before(b mark) bool {
 // steps) and the verdict is the same.
 type runAgg struct {
 	Run
+	remoteOutcome, remoteDetail    string // a probe of a remote server: its verdict, since no process ran
 	first, last, spawnAt, exitAt   mark
 	lastEventAt                    mark
 	handshake, initFailed          mark
@@ -206,6 +207,10 @@ func (s *Summary) Add(h *Head) {
 		}
 		a.PreviousRun = h.Str("previous_run")
 		a.Egress = h.Str("egress")
+	case ProbeResult:
+		if h.Str("transport") == "http" {
+			a.remoteOutcome, a.remoteDetail = h.Str("outcome"), h.Str("detail")
+		}
 	case Spawned:
 		if h.PID > 0 {
 			a.PID = h.PID
@@ -422,6 +427,9 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 		r.Outcome = OutcomeRunning
 	default:
 		r.Outcome = OutcomeUnrecorded
+	}
+	if a.remoteOutcome != "" {
+		r.Outcome, r.Error = a.remoteOutcome, a.remoteDetail
 	}
 	r.StopReason = a.killReason
 	if r.StopReason == "" && a.disconnectedReason != "" {

@@ -12,6 +12,7 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
@@ -125,7 +126,7 @@ type Result struct {
 	Outcome    Outcome         `json:"outcome"`
 	Detail     string          `json:"detail"` // the reason, verbatim where the server gave one
 	Started    time.Time       `json:"started"`
-	Elapsed    time.Duration   `json:"elapsed_ns"`
+	Elapsed    time.Duration   `json:"-"` // as elapsed_ms in JSON, the unit of every duration mcpshim writes
 	Attempts   int             `json:"attempts"`
 	Protocol   string          `json:"protocol,omitempty"`
 	ServerInfo *Implementation `json:"server_info,omitempty"`
@@ -142,6 +143,27 @@ type Result struct {
 
 	Timeline []Step `json:"timeline"`
 	Cached   bool   `json:"cached,omitempty"`
+}
+
+// resultJSON is Result with its duration in milliseconds.
+type resultJSON struct {
+	ElapsedMS float64 `json:"elapsed_ms"`
+	*resultFields
+}
+
+type resultFields Result // Result without its methods, so encoding it does not recurse
+
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, resultFields: (*resultFields)(&r)})
+}
+
+func (r *Result) UnmarshalJSON(data []byte) error {
+	v := resultJSON{resultFields: (*resultFields)(r)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	r.Elapsed = time.Duration(v.ElapsedMS * float64(time.Millisecond))
+	return nil
 }
 
 // ToolNames returns the listed tool names, sorted.

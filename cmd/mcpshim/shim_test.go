@@ -620,6 +620,8 @@ func TestDeriveName(t *testing.T) {
 		"python3 ./report_server.py":                                          "report_server",
 		"docker run -i --rm -e TOKEN ghcr.io/github/github-mcp-server:latest": "github-mcp-server",
 		"/usr/local/bin/my-server --flag":                                     "my-server",
+		"node /home/dev/app/node_modules/@acme/server-memory/dist/index.js":   "server-memory",
+		"npx -y mcp-remote@latest https://x.test/mcp":                         "mcp-remote",
 	}
 	for cmd, want := range cases {
 		if got := deriveName(strings.Fields(cmd)); got != want {
