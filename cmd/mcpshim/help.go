@@ -3,14 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
 
 const helpText = `mcpshim: see what happened to a stdio MCP server.
 
@@ -24,7 +20,7 @@ Commands:
   mcpshim lock [--out FILE] ...           pin the expected tool surface
   mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
   mcpshim demo                            a scripted tour against built-in fixture servers
-  mcpshim version
+  mcpshim version [--json]
 `
 
 func runHelp(c *cli, args []string) int {
@@ -36,18 +32,6 @@ func runHelp(c *cli, args []string) int {
 	fs.SetOutput(c.stdout)
 	fs.PrintDefaults()
 	fmt.Fprintln(c.stdout, "\nEach command has -h: mcpshim ledger -h, mcpshim probe -h, ...")
-	return 0
-}
-
-func runVersion(c *cli) int {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	fmt.Fprintf(c.stdout, "mcpshim %s\n", v)
 	return 0
 }
 
