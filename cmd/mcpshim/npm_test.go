@@ -149,3 +149,34 @@ func TestNPMLauncher(t *testing.T) {
 		}
 	})
 }
+
+// TestWrapNotesNpxCache: wrap run from npx's cache says that the path it
+// bakes in may vanish; run from anywhere else, it says nothing of the kind.
+func TestWrapNotesNpxCache(t *testing.T) {
+	bin := builtShim(t)
+	home := t.TempDir()
+	cached := filepath.Join(home, ".npm", "_npx", "0123456789abcdef", "node_modules", "@mcpshim", "linux-x64", "bin", "mcpshim")
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(cached), 0o755)
+	if err := os.WriteFile(cached, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(home, ".mcp.json")
+	os.WriteFile(config, []byte(`{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}}`+"\n"), 0o600)
+	for _, tc := range []struct {
+		bin  string
+		note bool
+	}{{cached, true}, {bin, false}} {
+		cmd := exec.Command(tc.bin, "wrap", "--dry-run", "--config", config)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		note := strings.Contains(stderr.String(), "is in npx's cache, which npm may clear or move")
+		if err != nil || note != tc.note || !strings.Contains(stdout.String(), tc.bin) {
+			t.Errorf("%s wrap --dry-run: %v, note %v (want %v), diff with its path %v\nstderr: %s", tc.bin, err, note, tc.note, strings.Contains(stdout.String(), tc.bin), stderr.String())
+		}
+	}
+}
