@@ -6,6 +6,7 @@
 # network and run through npx. Publishes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
 
 # v2.17.0 is the newest GoReleaser that builds with Go 1.26 (v2.18 needs 1.27).
@@ -14,7 +15,8 @@ CYCLONEDX=github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
 
 fail() { echo "release check: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+registry=
+trap '[ -z "$registry" ] || kill "$registry"; rm -rf "$tmp"' EXIT
 json() { node -p "const v = JSON.parse(require('fs').readFileSync('$1')); $2"; }
 
 echo "== release tools"
@@ -124,12 +126,19 @@ direct=0
 "$bin" --name release-check --ledger "$tmp/ledger.jsonl" --restart never -- sh -c 'exit 3' </dev/null 2>/dev/null || direct=$?
 [ "$status" = "$direct" ] || fail "npx mcpshim exits $status for a server that exits 3, the binary $direct"
 
-echo "== npx -y from the tarballs into an empty cache"
+echo "== npx -y mcpshim, as a client config writes it"
+# From a loopback registry serving the tarballs (npm/registry.js), into an empty cache.
 cd "$tmp"
-npx_y="npx -y --offline --cache $tmp/npx-cache -p $main_tgz -p $platform_tgz"
-got=$($npx_y mcpshim --version)
+node "$root/npm/registry.js" "$tmp/tgz" >"$tmp/registry.url" &
+registry=$!
+until [ -s "$tmp/registry.url" ]; do kill -0 "$registry" || fail "npm/registry.js did not start"; sleep 0.1; done
+npx_y="npx -y --registry $(cat "$tmp/registry.url") --fetch-retries=0 --cache $tmp/npx-cache mcpshim"
+got=$($npx_y --version)
 [ "$got" = "$("$bin" version)" ] || fail "npx -y mcpshim --version says $got"
+$npx_y --name release-check --ledger "$tmp/ledger.jsonl" -- "$bin" fixture healthy <"$tmp/client.jsonl" >"$tmp/npx-y.out" 2>"$tmp/npx-y.err" ||
+	{ cat "$tmp/npx-y.err"; fail "the wrapped server failed through npx -y"; }
+cmp "$tmp/direct.out" "$tmp/npx-y.out" || fail "npx -y mcpshim changed the server's bytes"
 echo '{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}}' >"$tmp/mcp.json"
-$npx_y mcpshim wrap --dry-run --config "$tmp/mcp.json" 2>&1 >/dev/null | grep -q "in npx's cache" ||
+$npx_y wrap --dry-run --config "$tmp/mcp.json" 2>&1 >/dev/null | grep -q "in npx's cache" ||
 	fail "mcpshim wrap run from npx's cache does not say that the path may move"
-echo "npx -y mcpshim: $got; its wrap warns about npx's cache"
+echo "npx -y mcpshim: $got; the server's bytes unchanged; its wrap warns about npx's cache"
