@@ -139,6 +139,7 @@ $npx_y --name release-check --ledger "$tmp/ledger.jsonl" -- "$bin" fixture healt
 	{ cat "$tmp/npx-y.err"; fail "the wrapped server failed through npx -y"; }
 cmp "$tmp/direct.out" "$tmp/npx-y.out" || fail "npx -y mcpshim changed the server's bytes"
 echo '{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}}' >"$tmp/mcp.json"
-$npx_y wrap --dry-run --config "$tmp/mcp.json" 2>&1 >/dev/null | grep -q "in npx's cache" ||
+$npx_y wrap --dry-run --config "$tmp/mcp.json" 2>"$tmp/wrap.err" >/dev/null
+grep -q "in npx's cache" "$tmp/wrap.err" ||
 	fail "mcpshim wrap run from npx's cache does not say that the path may move"
 echo "npx -y mcpshim: $got; the server's bytes unchanged; its wrap warns about npx's cache"
