@@ -53,6 +53,11 @@ func npmInstall(t *testing.T, bin string, withoutPlatform bool) []string {
 	return []string{node, launcher}
 }
 
+func readFile(name string) string {
+	b, _ := os.ReadFile(name)
+	return string(b)
+}
+
 // exchange runs argv with input on stdin and returns what it wrote on
 // stdout and how it ended.
 func exchange(t *testing.T, argv []string, input []byte) ([]byte, string, *os.ProcessState) {
@@ -139,6 +144,58 @@ func TestNPMLauncher(t *testing.T) {
 		st, stderr := end(append(npx, args...))
 		if st.String() != direct.String() || !strings.Contains(stderr, "signal_received") {
 			t.Errorf("launcher after SIGTERM: %v, want the binary's %v and its signal_received event\nstderr: %s", st, direct, stderr)
+		}
+	})
+
+	t.Run("orphaned", func(t *testing.T) {
+		// npx runs the launcher through sh -c; a SIGTERM to npx ends npm and
+		// that shell only. The launcher must then stop the binary.
+		orphanLedger := filepath.Join(t.TempDir(), "orphan.jsonl")
+		argv := append(npx, "--name", "npm", "--ledger", orphanLedger, "--restart", "never", "--", bin, "fixture", "healthy")
+		quoted := make([]string, len(argv))
+		for i, a := range argv {
+			quoted[i] = "'" + a + "'"
+		}
+		sh := exec.Command("sh", "-c", strings.Join(quoted, " ")+"; :")
+		// Files, not exec's pipes: Wait for sh must neither close our ends
+		// nor wait for the launcher, which holds them too.
+		r, stdin, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdin.Close()
+		stdout, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stdout.Close()
+		stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sh.Stdin, sh.Stdout, sh.Stderr = r, w, stderr
+		err = sh.Start()
+		r.Close()
+		w.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"npm","version":"1"}}}`+"\n")
+		if _, err := stdout.Read(make([]byte, 1)); err != nil {
+			t.Fatalf("no answer to initialize through sh -c: %v", err)
+		}
+		sh.Process.Kill()
+		sh.Wait()
+		// The binary, signalled, exits; the launcher with it; stdout closes.
+		done := make(chan error, 1)
+		go func() { _, err := io.Copy(io.Discard, stdout); done <- err }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("the launcher's binary still holds stdout 60s after its parent died")
+		}
+		if b, _ := os.ReadFile(orphanLedger); !bytes.Contains(b, []byte(`"signal_received"`)) {
+			t.Errorf("the ledger has no signal_received after the launcher's parent died:\n%s\nstderr: %s", b, readFile(stderr.Name()))
 		}
 	})
 

@@ -4,7 +4,8 @@
 // runs the native binary in it with this process's stdin, stdout and stderr,
 // which stay the MCP wire, byte for byte: nothing here reads or writes them.
 // The binary's exit status, or the signal that ended it, becomes this
-// process's; the signals a client sends to stop its server are passed on.
+// process's; the signals a client sends to stop its server are passed on, and
+// the binary is stopped if this process is orphaned.
 'use strict';
 
 const { spawn } = require('child_process');
@@ -39,6 +40,14 @@ const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });
 const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'];
 const forward = (signal) => child.kill(signal);
 for (const signal of forwarded) process.on(signal, forward);
+
+// npx runs this through `sh -c`, and a SIGTERM sent to npx ends npm and that
+// shell without reaching us: when the parent goes, stop the binary as if the
+// client had signalled it.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) child.kill('SIGTERM');
+}, 500).unref();
 
 child.on('error', (err) => {
   fail(err.code === 'ENOENT' ? 127 : 126, `run ${bin}: ${err.message}`);
