@@ -45,9 +45,12 @@ for (const signal of forwarded) process.on(signal, forward);
 // shell without reaching us: when the parent goes, stop the binary as if the
 // client had signalled it.
 const parent = process.ppid;
-setInterval(() => {
-  if (process.ppid !== parent) child.kill('SIGTERM');
-}, 500).unref();
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  child.kill('SIGTERM');
+}, 500);
+orphaned.unref();
 
 child.on('error', (err) => {
   fail(err.code === 'ENOENT' ? 127 : 126, `run ${bin}: ${err.message}`);
