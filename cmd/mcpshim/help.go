@@ -6,14 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
-
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
 
 const helpText = `mcpshim: see what happened to a stdio MCP server.
 
@@ -30,7 +26,7 @@ Commands:
   mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
   mcpshim demo                            a scripted tour against built-in fixture servers
   mcpshim completion bash|zsh|fish        a shell completion script
-  mcpshim version
+  mcpshim version [--json]
 
 mcpshim help COMMAND (or mcpshim COMMAND --help) shows a command's usage.
 Exit statuses: 64 a usage error, 78 a configuration a person must fix,
@@ -42,12 +38,12 @@ Exit statuses: 64 a usage error, 78 a configuration a person must fix,
 func runHelp(c *cli, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion":
+		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion", "version":
 			// The command prints its usage for --help; here it goes to stdout.
 			out := *c
 			out.stderr = c.stdout
 			return run(context.Background(), append([]string{args[0]}, append(args[1:], "--help")...), c.env, c.stdin, out.stdout, out.stderr)
-		case "version", "help":
+		case "help":
 			fmt.Fprintf(c.stdout, "usage: mcpshim %s\n", args[0])
 			return 0
 		}
@@ -66,18 +62,6 @@ func runHelp(c *cli, args []string) int {
 	var f shimFlags
 	f.register(fs, c)
 	printFlags(c.stdout, fs)
-	return 0
-}
-
-func runVersion(c *cli) int {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	fmt.Fprintf(c.stdout, "mcpshim %s\n", v)
 	return 0
 }
 

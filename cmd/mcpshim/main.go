@@ -81,7 +81,7 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 		case "help", "-h", "-help", "--help":
 			return runHelp(c, args[1:])
 		case "version", "-version", "--version":
-			return runVersion(c)
+			return runVersion(c, args[1:])
 		case "completion":
 			return runCompletion(c, sub)
 		}

@@ -65,6 +65,18 @@ var wrapExecutable = func() (string, error) {
 	return filepath.EvalSymlinks(p)
 }
 
+// npxCacheNote warns when self, the path wrap bakes in, is in npx's cache
+// (~/.npm/_npx/HASH/...): npm may clear that cache or install the next version
+// under another hash, and the entries would then fail to start.
+func npxCacheNote(self string) string {
+	if !strings.Contains(filepath.ToSlash(self), "/_npx/") {
+		return ""
+	}
+	return fmt.Sprintf("%s is in npx's cache, which npm may clear or move; for a path that stays, "+
+		"install mcpshim (npm install -g mcpshim, a release archive, or go install) and run its wrap, "+
+		`or write "command": "npx", "args": ["-y", "mcpshim", "--name", NAME, "--", ...] into the entries`, self)
+}
+
 type wrapOptions struct {
 	configs     []string
 	servers     []string
@@ -252,6 +264,9 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	if !unwrap {
 		if self, err = wrapExecutable(); err != nil {
 			return done(fail(1, "find mcpshim's own path: %v", err))
+		}
+		if note := npxCacheNote(self); note != "" {
+			fmt.Fprintf(c.stderr, "mcpshim wrap: %s\n", note)
 		}
 	}
 
