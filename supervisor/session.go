@@ -31,16 +31,28 @@ type pendingCall struct {
 // lossy, copy for the ledger.
 type session struct {
 	mu            sync.Mutex
+	changed       sync.Cond // state, live or held changed
 	state         childState
-	held          [][]byte // client lines waiting for a child, in order
+	live          bool       // a child process runs or is about to: a full hold waits for it instead of refusing
+	held          []heldLine // client lines waiting for a child, in order
 	heldBytes     int
+	owed          map[string]bool        // ids the shim answered for the last dead child: its late answers are dropped
 	clientPending map[string]pendingCall // client requests forwarded to the current child
 	serverPending map[string]pendingCall // the current child's requests to the client
 	deadServer    map[string]string      // requests of dead children the client may still answer
 }
 
+// heldLine is a client line kept until a child is up; open marks the
+// client's last bytes, which had no newline.
+type heldLine struct {
+	data []byte
+	open bool
+}
+
 func newSession() *session {
-	return &session{clientPending: map[string]pendingCall{}, serverPending: map[string]pendingCall{}, deadServer: map[string]string{}}
+	s := &session{clientPending: map[string]pendingCall{}, serverPending: map[string]pendingCall{}, deadServer: map[string]string{}, owed: map[string]bool{}, live: true}
+	s.changed.L = &s.mu
+	return s
 }
 
 // childState says where client messages go.
@@ -52,7 +64,11 @@ const (
 	gone                       // no child will come: the shim answers
 )
 
-// Bounds of the messages held while a child starts.
+// Bounds of the messages held while no child is up. While a child process
+// runs (it is starting, or the held lines are being delivered to it) a full
+// hold is backpressure: the client's line waits, and so does the client.
+// Only across a restart, with no process to wait for, is a line past the
+// bounds refused.
 const (
 	maxHeld      = 1024
 	maxHeldBytes = 16 << 20
@@ -63,7 +79,7 @@ type routed struct {
 	answer  []pendingCall // requests to answer with an error instead of forwarding
 	late    []string      // late responses to a dead child's requests (ids), dropped
 	held    bool          // kept until a child is up
-	dropped bool          // a notification that could not be held
+	dropped bool          // a line that is not a request and could not be held
 }
 
 // fromClient registers the client's requests and settles its responses,
@@ -72,23 +88,50 @@ type routed struct {
 func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for s.state == starting && s.live && l.Held && !s.room(len(l.Data)) {
+		s.changed.Wait()
+	}
 	if s.state != up {
-		if s.state == starting && l.Held && len(s.held) < maxHeld && s.heldBytes+len(l.Data) <= maxHeldBytes {
-			s.held = append(s.held, append([]byte(nil), l.Data...))
+		if s.state == starting && l.Held && s.room(len(l.Data)) {
+			s.held = append(s.held, heldLine{data: append([]byte(nil), l.Data...), open: l.Unterminated})
 			s.heldBytes += len(l.Data)
 			return false, routed{held: true}
 		}
+		r.dropped = true
 		each(&l.Msg, func(m *jsonrpc.Msg) {
-			switch m.Kind {
-			case jsonrpc.Request:
+			if m.Kind == jsonrpc.Request {
 				r.answer = append(r.answer, newPending(m))
-			case jsonrpc.Notification:
-				r.dropped = true
+				r.dropped = false
 			}
 		})
 		return false, r
 	}
 	return s.route(&l.Msg)
+}
+
+// room reports whether a line of n bytes may be held; s.mu is held.
+func (s *session) room(n int) bool {
+	return len(s.held) < maxHeld && s.heldBytes+n <= maxHeldBytes
+}
+
+// waitReady waits while a running child is being set up: a line too long to
+// hold goes to it once the held lines before it were delivered.
+func (s *session) waitReady() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.state == starting && s.live {
+		s.changed.Wait()
+	}
+}
+
+// spawned says a child process runs: lines wait for it rather than being
+// refused. The dead child's owed ids are forgotten.
+func (s *session) spawned() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live = true
+	s.owed = map[string]bool{}
+	s.changed.Broadcast()
 }
 
 func newPending(m *jsonrpc.Msg) pendingCall {
@@ -146,9 +189,15 @@ func (s *session) pendingMethod(id []byte) string {
 
 // fromServer settles the client's requests and registers the child's own.
 // For a single response it returns the method of the request it answers.
-func (s *session) fromServer(m *jsonrpc.Msg) (answered string) {
+// late is set for a single response to a request the shim already
+// answered itself, when the child was declared dead: it must not be a second answer.
+func (s *session) fromServer(m *jsonrpc.Msg) (answered string, late bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m.IsResponse() && s.owed[string(m.ID)] {
+		delete(s.owed, string(m.ID))
+		return "", true
+	}
 	each(m, func(m *jsonrpc.Msg) {
 		switch {
 		case m.IsResponse():
@@ -158,7 +207,7 @@ func (s *session) fromServer(m *jsonrpc.Msg) (answered string) {
 			s.serverPending[string(m.ID)] = pendingCall{id: append([]byte(nil), m.ID...), method: m.Method}
 		}
 	})
-	return answered
+	return answered, false
 }
 
 func each(m *jsonrpc.Msg, f func(*jsonrpc.Msg)) {
@@ -177,18 +226,25 @@ func each(m *jsonrpc.Msg, f func(*jsonrpc.Msg)) {
 // lock) before it reads more of its stdin. Messages that arrive meanwhile are
 // held behind the others, so none overtakes a held one. Requests it answers
 // instead of delivering are returned, with late responses it dropped.
-func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undelivered []pendingCall, late []string) {
+//
+// A line is handed to delivered (recorded) before it is written, as Route
+// does for the others: recorded after, the child's fast answer could reach
+// the ledger before its request.
+func (s *session) setUp(write func(line []byte, open bool) error, delivered func([]byte)) (undelivered []pendingCall, late []string) {
 	for {
 		s.mu.Lock()
 		if len(s.held) == 0 {
 			s.state = up
+			s.changed.Broadcast()
 			s.mu.Unlock()
 			return undelivered, late
 		}
-		line := s.held[0]
+		h := s.held[0]
+		s.held[0] = heldLine{}
 		s.held = s.held[1:]
-		s.heldBytes -= len(line)
-		m := jsonrpc.Peek(line)
+		s.heldBytes -= len(h.data)
+		s.changed.Broadcast()
+		m := jsonrpc.Peek(h.data)
 		forward, r := s.route(&m)
 		s.mu.Unlock()
 		undelivered = append(undelivered, r.answer...)
@@ -196,9 +252,9 @@ func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undel
 		if !forward {
 			continue
 		}
+		delivered(h.data)
 		// A failed write means the child died: its exit answers what it owed.
-		_ = write(line)
-		delivered(line)
+		_ = write(h.data, h.open)
 	}
 }
 
@@ -208,8 +264,10 @@ func (s *session) close() (unanswered []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = gone
-	for _, line := range s.held {
-		m := jsonrpc.Peek(line)
+	s.live = false
+	s.changed.Broadcast()
+	for _, h := range s.held {
+		m := jsonrpc.Peek(h.data)
 		each(&m, func(m *jsonrpc.Msg) {
 			if m.Kind == jsonrpc.Request {
 				unanswered = append(unanswered, newPending(m))
@@ -227,9 +285,12 @@ func (s *session) down() []pendingCall {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = starting
+	s.live = false
+	s.changed.Broadcast()
 	out := make([]pendingCall, 0, len(s.clientPending))
-	for _, p := range s.clientPending {
+	for id, p := range s.clientPending {
 		out = append(out, p)
+		s.owed[id] = true
 	}
 	for id, p := range s.serverPending {
 		s.deadServer[id] = p.method
