@@ -215,6 +215,11 @@ func (r *Relay) Run() error {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
 			} else if int(l.Size) <= hold && err == bufio.ErrBufferFull {
+				if l.Data == nil {
+					// A line longer than the reader's buffer: take its held prefix
+					// at once rather than by doubling appends, garbage on every long line.
+					l.Data = make([]byte, 0, hold)
+				}
 				observe(chunk)
 			} else if err != bufio.ErrBufferFull && len(l.Data)+len(chunk) <= hold {
 				// The stream ended inside a held line: the end of Run decides.
