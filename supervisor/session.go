@@ -88,8 +88,12 @@ type routed struct {
 func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.state == starting && s.live && l.Held && !s.room(len(l.Data)) {
-		s.changed.Wait()
+	if s.state == starting && s.live && l.Held && !s.room(len(l.Data)) {
+		// Wait for the child to be up, not just for room: refilling the hold
+		// line by line as it drains would send the whole stream through it.
+		for s.state == starting && s.live {
+			s.changed.Wait()
+		}
 	}
 	if s.state != up {
 		if s.state == starting && l.Held && s.room(len(l.Data)) {
