@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -227,5 +228,118 @@ func TestServerStderrLongLineWhole(t *testing.T) {
 	}
 	if !strings.Contains(log, "stdout_noise") {
 		t.Errorf("no stdout_noise event in the log")
+	}
+}
+
+// TestStreamPropertyOneAnswerEach: a server that answers in any order, with
+// either key order and results up to 2 MiB, and dies now and then (sometimes
+// in the middle of an answer) while the client keeps sending requests: every
+// request gets exactly one answer, and the client never reads a line that is
+// not one whole JSON value.
+func TestStreamPropertyOneAnswerEach(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a server many times")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3 for the flaky server")
+	}
+	for seed := 1; seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) { streamProperty(t, seed) })
+	}
+}
+
+func streamProperty(t *testing.T, seed int) {
+	const requests = 300
+	server, _ := filepath.Abs("testdata/stream/flaky_server.py")
+	cmd, ledger := shimCmd(t, []string{"--max-restarts", "1000", "--backoff", "1ms", "--backoff-max", "5ms", "--quiet"},
+		"python3", server, fmt.Sprint(seed))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex // guards answers and bad
+	answers := map[string]int{}
+	var bad []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		br := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := br.ReadBytes('\n')
+			mu.Lock()
+			if len(line) > 0 && err == nil {
+				m := jsonrpc.Peek(line)
+				switch {
+				case !jsonrpc.Valid(line):
+					bad = append(bad, fmt.Sprintf("%.80q", line))
+				case m.IsResponse():
+					answers[string(m.ID)]++
+				}
+			}
+			if err != nil && len(line) > 0 {
+				bad = append(bad, fmt.Sprintf("unterminated %.80q", line))
+			}
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":`+initParams+`}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	// Waves of requests, each waited for (asking the server for what it
+	// deferred), so that the server dies in many of them.
+	deadline := time.Now().Add(90 * time.Second)
+	for i := 1; i <= requests; i++ {
+		fmt.Fprintf(stdin, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"i":%d}}}`+"\n", i, i)
+		if i%7 == 0 {
+			io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`+"\n")
+		}
+		for i%30 == 0 || i == requests {
+			mu.Lock()
+			n := len(answers)
+			mu.Unlock()
+			if n >= i+1 || time.Now().After(deadline) {
+				break
+			}
+			io.WriteString(stdin, `{"jsonrpc":"2.0","method":"flush"}`+"\n")
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	stdin.Close()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		t.Fatal("the shim's stdout did not end within 120 s")
+	}
+	cmd.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	restarts := 0
+	for _, e := range readLedger(t, ledger) {
+		if e.Event == phases.RestartScheduled {
+			restarts++
+		}
+	}
+	t.Logf("seed %d: %d restarts", seed, restarts)
+	if restarts == 0 {
+		count := map[string]int{}
+		for _, e := range readLedger(t, ledger) {
+			count[e.Event]++
+		}
+		t.Logf("events: %v", count)
+	}
+	if len(bad) > 0 {
+		t.Errorf("the client read %d lines that are not one JSON value, first %s", len(bad), bad[0])
+	}
+	for i := 0; i <= requests; i++ {
+		if n := answers[strconv.Itoa(i)]; n != 1 {
+			t.Errorf("request %d got %d answers, want 1", i, n)
+		}
+		delete(answers, strconv.Itoa(i))
+	}
+	if len(answers) > 0 {
+		t.Errorf("answers for ids never sent: %v", answers)
 	}
 }
