@@ -165,9 +165,6 @@ func (r *Relay) Run() error {
 		werr := r.Dst.writeLocked(batch)
 		r.Dst.release()
 		batch = batch[:0]
-		if len(batch) == 0 && cap(batch) > 4*readSize {
-			batch = nil // a burst of long held lines: do not keep their buffer
-		}
 		if werr != nil {
 			observed = observed[:0]
 			return fmt.Errorf("%w: %w", ErrWrite, werr)
@@ -283,10 +280,26 @@ func (r *Relay) Run() error {
 				if r.Observe != nil {
 					r.Observe(&l)
 				}
-			case l.Forwarded:
-				if heldLen > 0 {
-					batch = append(batch, l.Data[:heldLen]...)
+			case l.Forwarded && heldLen > 0:
+				// A line that took several reads: written from the held copy, not
+				// copied again into the batch.
+				if ferr := flush(); ferr != nil {
+					return ferr
 				}
+				r.Dst.acquire()
+				werr := r.Dst.writeLocked(l.Data[:heldLen])
+				if werr == nil {
+					werr = r.Dst.writeLocked(chunk)
+				}
+				r.Dst.release()
+				if werr != nil {
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+				l.End = time.Now()
+				if r.Observe != nil {
+					r.Observe(&l)
+				}
+			case l.Forwarded:
 				batch = append(batch, chunk...)
 				l.End = time.Now()
 				observed = append(observed, l)
