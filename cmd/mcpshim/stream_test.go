@@ -343,3 +343,40 @@ func streamProperty(t *testing.T, seed int) {
 		t.Errorf("answers for ids never sent: %v", answers)
 	}
 }
+
+// TestHoldAcrossRestartBounded: while no server process runs (a restart
+// delay), client lines are held up to the bound; past it a request gets an
+// error at once and every other line is recorded as message_rejected.
+func TestHoldAcrossRestartBounded(t *testing.T) {
+	s := start(t, true, []string{"--backoff", "30s", "--backoff-max", "30s"}, "fixture", "healthy", "--crash-on-call", "1")
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	// The first crash is restarted at once, the second after a delay the test
+	// does not wait out.
+	for _, id := range []string{"2", "3"} {
+		if m := jsonrpc.Peek([]byte(s.call(id, "tools/call", `{"name":"echo","arguments":{"text":"x"}}`))); m.Kind != jsonrpc.ErrorResponse {
+			t.Fatalf("call %s: got %v, want the shim's error for a crashed server", id, m.Kind)
+		}
+	}
+	const extra = 50
+	for i := range 1024 + extra {
+		if err := s.client.Send(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":%d}}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m := jsonrpc.Peek([]byte(s.call("4", "ping", `{}`))); m.Kind != jsonrpc.ErrorResponse {
+		t.Fatalf("a request past the bound: got %v, want an error", m.Kind)
+	}
+	s.finish()
+	rejected := 0
+	for _, e := range s.entries() {
+		if e.Event == phases.MessageRejected {
+			rejected++
+		}
+	}
+	if rejected != extra {
+		t.Errorf("got %d message_rejected, want %d (one per line past the bound)", rejected, extra)
+	}
+}
