@@ -627,7 +627,11 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 	}
 	if !wait(drainGrace) {
 		_ = p.Signal(syscall.SIGKILL)
-		pay()
+		if !s.client.Busy() {
+			// Not while a line still goes out (a holder outside the group may
+			// stream one without end): the errors follow once our ends are closed.
+			pay()
+		}
 		if !wait(drainGrace) {
 			p.Stdout.Close()
 			p.Stderr.Close()
