@@ -32,7 +32,9 @@ type Line struct {
 	// in the middle of, unless that line is a complete JSON value.
 	Routed bool
 	Msg    Msg
-	End    time.Time // last byte written
+	// End is when the line's last bytes were read; the lines one read
+	// brought share one reading of the clock.
+	End time.Time
 }
 
 // Relay copies Src to Dst line by line, byte for byte: every byte read is
@@ -111,6 +113,8 @@ func (r *Relay) Run() error {
 		slab      []byte
 		batch     []byte // whole lines routed and not yet written
 		observed  []Line // their observations, handed over once written
+		clock     time.Time
+		reading   = true // the next ReadSlice reads from Src: read the clock after it
 	)
 	limit, decided := maxObs, r.Keep == nil // how much of this line is observed
 	reset := func() {
@@ -197,6 +201,10 @@ func (r *Relay) Run() error {
 	}
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if reading || err != nil {
+			clock = time.Now()
+		}
+		reading = err != nil
 		if len(chunk) > 0 {
 			started = true
 			r.Progress.Add(int64(len(chunk)))
@@ -260,6 +268,7 @@ func (r *Relay) Run() error {
 				l.Msg.Partial = true
 			}
 			l.Forwarded = true
+			l.End = clock
 			l.Held = !streaming && !l.Truncated
 			l.Routed = r.Route != nil
 			if r.Route != nil && !r.Route(&l) && l.Held {
@@ -276,7 +285,6 @@ func (r *Relay) Run() error {
 				if werr != nil {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
-				l.End = time.Now()
 				if r.Observe != nil {
 					r.Observe(&l)
 				}
@@ -295,23 +303,20 @@ func (r *Relay) Run() error {
 				if werr != nil {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
-				l.End = time.Now()
 				if r.Observe != nil {
 					r.Observe(&l)
 				}
 			case l.Forwarded:
 				batch = append(batch, chunk...)
-				l.End = time.Now()
 				observed = append(observed, l)
 			default:
-				l.End = time.Now()
 				if len(batch) == 0 && r.Observe != nil {
 					r.Observe(&l)
 				} else {
 					observed = append(observed, l) // after the lines before it
 				}
 			}
-			if len(batch) >= readSize || !more() {
+			if reading = !more(); reading || len(batch) >= readSize {
 				if ferr := flush(); ferr != nil {
 					return ferr
 				}
@@ -329,6 +334,7 @@ func (r *Relay) Run() error {
 		if started {
 			l.Unterminated = true
 			l.Forwarded = true
+			l.End = clock
 			l.Msg = Peek(l.Data)
 			l.Msg.Partial = true
 			parked := false
@@ -350,7 +356,6 @@ func (r *Relay) Run() error {
 				}
 			}
 			l.Held = false
-			l.End = time.Now()
 			if streaming {
 				r.Dst.markOpen()
 				r.Dst.release()

@@ -223,7 +223,6 @@ const exitConfig = 78
 // its last bytes are written (a non-blocking enqueue): recorded after the
 // write, a fast answer could reach the ledger before its request.
 func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
-	l.End = time.Now()
 	s.cfg.Recorder.Line(dir, l)
 }
 
