@@ -31,7 +31,7 @@ type pendingCall struct {
 // lossy, copy for the ledger.
 type session struct {
 	mu            sync.Mutex
-	changed       sync.Cond // state, live or held changed
+	changed       sync.Cond // state or live changed
 	state         childState
 	live          bool       // a child process runs or is about to: a full hold waits for it instead of refusing
 	held          []heldLine // client lines waiting for a child, in order
@@ -247,7 +247,6 @@ func (s *session) setUp(write func(line []byte, open bool) error, delivered func
 		s.held[0] = heldLine{}
 		s.held = s.held[1:]
 		s.heldBytes -= len(h.data)
-		s.changed.Broadcast()
 		m := jsonrpc.Peek(h.data)
 		forward, r := s.route(&m)
 		s.mu.Unlock()
