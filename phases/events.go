@@ -74,6 +74,7 @@ const (
 	PartialLineDropped    = "partial_line_dropped" // a dying server's half message, held back from the client
 	UnknownResponse       = "unknown_response"
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
+	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 
 	// interruption
 	ClientDisconnected = "client_disconnected"
