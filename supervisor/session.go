@@ -37,6 +37,9 @@ type session struct {
 	// opened again on the next child, answered if none comes. A stream is
 	// not a tool call; opening it twice does no work twice.
 	listens []pendingCall
+	// Streams opened again on this child: the client's stream never closed,
+	// so the child's acknowledgement of each is not the client's to read.
+	reopened map[mcp.ID]bool
 }
 
 // heldLine is a client line kept until a child is up; open marks the
@@ -334,12 +337,30 @@ func (s *session) reopen() []pendingCall {
 	defer s.mu.Unlock()
 	out := s.listens
 	s.listens = nil
+	s.reopened = map[mcp.ID]bool{}
 	for _, p := range out {
 		if id, ok := mcp.ParseID(p.id); ok {
 			s.clientPending[id] = p
+			s.reopened[id] = true
 		}
 	}
 	return out
+}
+
+// reacknowledged reports whether m is the child's acknowledgement of a
+// stream reopen gave it, once per stream: the client had its own already.
+func (s *session) reacknowledged(m *mcp.Msg) bool {
+	if m.Kind != mcp.Notification || m.Method != "notifications/subscriptions/acknowledged" {
+		return false
+	}
+	id, ok := mcp.ParseID(mcp.Member(mcp.Member(m.Params, "_meta"), mcp.MetaSubscriptionID))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok || !s.reopened[id] {
+		return false
+	}
+	delete(s.reopened, id)
+	return true
 }
 
 // withdraw tells the client that the dead child's requests to it (an

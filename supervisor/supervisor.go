@@ -249,6 +249,11 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		s.mem.endListen(id) // the server ended the client's subscription stream
 	}
 	s.noteHandshake(l)
+	if l.Held && s.sess.reacknowledged(&l.Msg) {
+		l.Forwarded = false
+		s.record(phases.FromServer, l)
+		return false
+	}
 	if s.cfg.DivertNoise && l.Msg.Kind == mcp.Noise && l.Held {
 		l.Forwarded = false
 		s.record(phases.FromServer, l)
