@@ -33,8 +33,10 @@ type Line struct {
 	// Held is set while Route runs when the whole line is still in memory,
 	// unwritten: only then can Route swallow it.
 	Held bool
-	// Routed says Route saw the line. It does not see a line the stream ended
-	// in the middle of, unless that line is a complete JSON value.
+	// Routed says Route saw the line. A line the stream ended in the middle
+	// of is routed too (Unterminated, Msg.Partial), so the client's last bytes
+	// can wait for a child like any line; with ParkTorn a torn one that is not
+	// a complete JSON value is parked instead.
 	Routed bool
 	// Msg is what the line is: classified by the scanner from every byte of
 	// the line, whatever Data kept of it.
@@ -349,7 +351,7 @@ func (r *Relay) Run() error {
 				if r.ParkTorn && !mcp.Valid(l.Data) {
 					l.Forwarded = false
 					parked = true
-				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil && mcp.Valid(l.Data); l.Routed && !r.Route(&l) && l.Held {
+				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil; l.Routed && !r.Route(&l) && l.Held {
 					// A complete last message without its newline is still a message:
 					// Route settles it (or swallows it) like any other.
 					l.Forwarded = false
