@@ -56,27 +56,65 @@ type shimFlags struct {
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.name, "name", c.getenv("MCPSHIM_NAME"), "the server's label in the ledger and events (env MCPSHIM_NAME; default: derived from the command)")
 	fs.StringVar(&f.ledger, "ledger", c.getenv("MCPSHIM_LEDGER"), "the ledger file, JSON lines (env MCPSHIM_LEDGER; default $XDG_STATE_HOME/mcpshim/NAME.jsonl); a directory puts NAME.jsonl in it; \"off\" disables it")
-	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes")
-	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill)")
+	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes (at least 4096)")
+	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill); 0 turns it off, at most 24h")
 	fs.StringVar(&f.capture, "capture", "meta", "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies")
 	fs.BoolVar(&f.divertNoise, "divert-noise", false, "send non-JSON lines of the server's stdout to stderr instead of the client")
 	fs.StringVar(&f.logFormat, "log-format", "text", "shim events on stderr: text or json")
 	fs.BoolVar(&f.quiet, "quiet", false, "no shim events on stderr (the server's stderr still flows)")
-	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at; longer lines are relayed whole and marked truncated")
-	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL")
+	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at, 65536 to 1073741824; longer lines are relayed whole and marked truncated")
+	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL (0 to 1h)")
 	p := supervisor.DefaultPolicy()
 	fs.StringVar(&f.restart, "restart", "on-failure", "restart the server: on-failure, always or never")
-	fs.DurationVar(&f.backoff, "backoff", p.Backoff, "delay before the second restart, doubling after (the first is immediate)")
-	fs.DurationVar(&f.backoffMax, "backoff-max", p.BackoffMax, "the longest delay between restarts")
-	fs.IntVar(&f.maxRestarts, "max-restarts", p.MaxRestarts, "give up after this many restarts within --restart-window")
-	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in")
-	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count")
+	fs.DurationVar(&f.backoff, "backoff", p.Backoff, "delay before the second restart, doubling after (the first is immediate); 0 to --backoff-max")
+	fs.DurationVar(&f.backoffMax, "backoff-max", p.BackoffMax, "the longest delay between restarts, at most 24h")
+	fs.IntVar(&f.maxRestarts, "max-restarts", p.MaxRestarts, "give up after this many restarts within --restart-window (0 to 1000000)")
+	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in, more than 0")
+	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count (0 or more)")
 	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
 	fs.StringVar(&f.lock, "lock", "", "a tool-surface lock (mcpshim lock) to check each complete tools/list against")
 	fs.StringVar(&f.lockMode, "lock-mode", "warn", "warn: record and print missing locked tools; enforce: also fail the server for the client and exit 78")
 	f.otlp.register(fs, "also stream the ledger")
 	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
 	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
+}
+
+// Bounds of the numeric flags, stated in their --help text.
+const (
+	minMaxObserve    = 64 << 10 // a request's envelope must fit in what the tap sees
+	maxMaxObserve    = 1 << 30
+	minLedgerMaxSize = 4096
+	maxDelay         = 24 * time.Hour
+	maxKillGrace     = time.Hour
+	maxMaxRestarts   = 1_000_000
+)
+
+// validate checks every numeric flag against its bounds, so that a bad value
+// is a usage error at start and never a panic or a quietly broken session
+// later (--max-observe 9000000000000000000 once failed the first long line).
+func (f *shimFlags) validate() error {
+	checks := []struct {
+		bad        bool
+		flag, want string
+		value      any
+	}{
+		{f.maxObserve < minMaxObserve || f.maxObserve > maxMaxObserve, "max-observe", fmt.Sprintf("%d to %d bytes", minMaxObserve, maxMaxObserve), f.maxObserve},
+		{f.ledgerMaxSize < minLedgerMaxSize, "ledger-max-size", fmt.Sprintf("at least %d bytes", minLedgerMaxSize), f.ledgerMaxSize},
+		{f.handshakeTimeout < 0 || f.handshakeTimeout > maxDelay, "handshake-timeout", "0 (off) to 24h", f.handshakeTimeout},
+		{f.killGrace < 0 || f.killGrace > maxKillGrace, "kill-grace", "0 to 1h", f.killGrace},
+		{f.backoffMax < 0 || f.backoffMax > maxDelay, "backoff-max", "0 to 24h", f.backoffMax},
+		{f.backoff < 0, "backoff", "0 or more", f.backoff},
+		{f.backoff > f.backoffMax, "backoff-max", fmt.Sprintf("at least --backoff (%v)", f.backoff), f.backoffMax},
+		{f.maxRestarts < 0 || f.maxRestarts > maxMaxRestarts, "max-restarts", fmt.Sprintf("0 to %d", maxMaxRestarts), f.maxRestarts},
+		{f.restartWindow <= 0 || f.restartWindow > 365*maxDelay, "restart-window", "more than 0, at most 8760h", f.restartWindow},
+		{f.stableAfter < 0, "stable-after", "0 or more", f.stableAfter},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return fmt.Errorf("--%s %v: want %s", c.flag, c.value, c.want)
+		}
+	}
+	return nil
 }
 
 func (f *shimFlags) policy() (supervisor.Policy, error) {
@@ -129,6 +167,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim: "+format+"\n", args...)
 		fmt.Fprintln(c.stderr, "usage: mcpshim [flags] -- COMMAND [ARG...] (mcpshim -h lists the flags)")
 		return exitUsage
+	}
+	if err := f.validate(); err != nil {
+		return usage("%v", err)
 	}
 	policy, err := f.policy()
 	if err != nil {

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// runBinary runs the built mcpshim with args and stdin, returning its status,
+// stdout and stderr.
+func runBinary(t *testing.T, env []string, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(builtShim(t), args...)
+	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1"), env...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("run mcpshim %q: %v", args, err)
+	}
+	return cmd.ProcessState.ExitCode(), out.String(), errb.String()
+}
+
+// TestFlagValuesValidated: a bad value is a usage error (64) naming the flag
+// and its bounds, never a panic and never a session that silently misbehaves.
+func TestFlagValuesValidated(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--max-observe", "9000000000000000000"}, "--max-observe 9000000000000000000"},
+		{[]string{"--max-observe", "1"}, "--max-observe 1"},
+		{[]string{"--max-observe", "-5"}, "--max-observe -5"},
+		{[]string{"--ledger-max-size", "-1"}, "--ledger-max-size -1"},
+		{[]string{"--ledger-max-size", "10"}, "--ledger-max-size 10"},
+		{[]string{"--handshake-timeout", "-1s"}, "--handshake-timeout -1s"},
+		{[]string{"--kill-grace", "-1s"}, "--kill-grace -1s"},
+		{[]string{"--backoff", "-10ms"}, "--backoff -10ms"},
+		{[]string{"--backoff-max", "-1m"}, "--backoff-max -1m"},
+		{[]string{"--backoff", "1m", "--backoff-max", "1s"}, "--backoff-max 1s"},
+		{[]string{"--max-restarts", "-1"}, "--max-restarts -1"},
+		{[]string{"--restart-window", "0s"}, "--restart-window 0s"},
+		{[]string{"--stable-after", "-1h"}, "--stable-after -1h"},
+		{[]string{"--max-observe", "lots"}, "invalid value"},
+	}
+	for _, tt := range tests {
+		args := append(append([]string{"--ledger", "off"}, tt.args...), "--", builtShim(t), "fixture", "healthy")
+		status, stdout, stderr := runBinary(t, nil, "", args...)
+		if status != exitUsage || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "panic") || stdout != "" {
+			t.Errorf("mcpshim %s: status %d, stderr %q, stdout %q; want status 64 and a message naming %q", strings.Join(args, " "), status, stderr, stdout, tt.want)
+		}
+	}
+	// The bounds are in --help.
+	_, stdout, help := runBinary(t, nil, "", "-h")
+	help += stdout
+	for _, want := range []string{"65536 to 1073741824", "at least 4096"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("mcpshim -h does not state the bound %q:\n%s", want, help)
+		}
+	}
+}
