@@ -2,10 +2,13 @@ package phases
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +58,37 @@ type Ledger struct {
 // DefaultPath returns $XDG_STATE_HOME/mcpshim/<name>.jsonl, or
 // ~/.local/state/mcpshim/<name>.jsonl when XDG_STATE_HOME is unset.
 func DefaultPath(getenv func(string) string, name string) string {
-	return filepath.Join(DefaultDir(getenv), name+".jsonl")
+	return PathIn(DefaultDir(getenv), name)
+}
+
+// PathIn is the ledger of the server called name in dir: dir/FileName(name).jsonl,
+// always directly inside dir whatever the name (--name ../../x once wrote
+// two directories up).
+func PathIn(dir, name string) string {
+	return filepath.Join(dir, FileName(name)+".jsonl")
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// maxFileName leaves room under the usual 255-byte limit for ".jsonl" and a
+// rotation stamp.
+const maxFileName = 160
+
+// FileName maps a server name to a safe file name: letters, digits, '.', '_'
+// and '-' only (so no separator and no control), no leading dot or dash (so
+// neither hidden, nor "..", nor a flag), never empty, and short enough for
+// any file system; a long name keeps its start and a digest of the whole, so
+// two long names stay apart.
+func FileName(name string) string {
+	s := strings.Trim(unsafeFileChars.ReplaceAllString(name, "-"), "-.")
+	if len(s) > maxFileName {
+		sum := sha256.Sum256([]byte(name))
+		s = s[:maxFileName-9] + "-" + hex.EncodeToString(sum[:4])
+	}
+	if s == "" {
+		return "server"
+	}
+	return s
 }
 
 // DefaultDir is the directory of default ledgers.

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -61,6 +63,41 @@ func TestFlagValuesValidated(t *testing.T) {
 	for _, want := range []string{"65536 to 1073741824", "at least 4096"} {
 		if !strings.Contains(help, want) {
 			t.Errorf("mcpshim -h does not state the bound %q:\n%s", want, help)
+		}
+	}
+}
+
+// TestNameStaysInLedgerDir: a --name with separators, dots or controls names
+// a file inside the ledger directory, never outside it.
+func TestNameStaysInLedgerDir(t *testing.T) {
+	for _, name := range []string{"../../x", "/etc/passwd", ".hidden", "..", "a/../../b", "evil\x1b]0;t\x07", strings.Repeat("n", 400)} {
+		root := t.TempDir()
+		state := filepath.Join(root, "state", "deep")
+		dir := filepath.Join(root, "dir")
+		for _, ledger := range []string{"", dir + "/"} {
+			args := []string{"--name", name, "--", builtShim(t), "fixture", "healthy"}
+			if ledger != "" {
+				args = append([]string{"--ledger", ledger}, args...)
+			}
+			status, _, stderr := runBinary(t, []string{"XDG_STATE_HOME=" + state}, "", args...)
+			if status != 0 {
+				t.Fatalf("mcpshim %q: status %d, want 0; stderr:\n%s", args, status, stderr)
+			}
+			want := filepath.Join(state, "mcpshim")
+			if ledger != "" {
+				want = dir
+			}
+			var files []string
+			filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					files = append(files, p)
+				}
+				return nil
+			})
+			if len(files) != 1 || filepath.Dir(files[0]) != want || strings.HasPrefix(filepath.Base(files[0]), ".") || len(filepath.Base(files[0])) > 255 {
+				t.Errorf("--name %q --ledger %q wrote %q, want one visible file in %s", name, ledger, files, want)
+			}
+			os.RemoveAll(root)
 		}
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -309,7 +308,7 @@ func ledgerPath(c *cli, flagValue, name string) string {
 		return phases.DefaultPath(c.getenv, name)
 	}
 	if st, err := os.Stat(flagValue); (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) {
-		return filepath.Join(flagValue, name+".jsonl")
+		return phases.PathIn(flagValue, name)
 	}
 	return flagValue
 }
@@ -366,7 +365,7 @@ func deriveName(command []string) string {
 			}
 		}
 	}
-	return sanitize(name)
+	return phases.FileName(name)
 }
 
 func scriptName(a string) string {
@@ -395,14 +394,4 @@ func scriptName(a string) string {
 		}
 	}
 	return filepath.Base(a)
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func sanitize(s string) string {
-	s = strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.")
-	if s == "" {
-		return "server"
-	}
-	return s
 }
