@@ -51,6 +51,8 @@ type Ledger struct {
 	seq     uint64
 	lost    uint64 // records not written since the last records_lost
 	failing bool   // the last write failed; said once on stderr
+	opened  os.FileInfo
+	checked time.Time // when the path was last compared with the open file
 	buf     bytes.Buffer
 	line    bytes.Buffer
 }
@@ -135,8 +137,31 @@ func (l *Ledger) open() error {
 		f.Close()
 		return err
 	}
-	l.f, l.size = f, st.Size()
+	l.f, l.size, l.opened, l.checked = f, st.Size(), st, time.Now()
 	return nil
+}
+
+// checkEvery is how often the ledger's path is compared with the open file.
+const checkEvery = 2 * time.Second
+
+// reopenIfMoved notices that the file at the ledger's path is no longer the
+// one open (deleted, renamed away, replaced), says so, and reopens the path:
+// records written to an unlinked inode are lost to every reader. It looks at
+// most every checkEvery, on the recorder's goroutine, before a write.
+func (l *Ledger) reopenIfMoved() {
+	if time.Since(l.checked) < checkEvery {
+		return
+	}
+	l.checked = time.Now()
+	if st, err := os.Stat(l.opts.Path); err == nil && os.SameFile(st, l.opened) {
+		return
+	}
+	l.say("ledger %s was deleted or replaced while the shim ran; reopening it (records since then went to the old file)", l.opts.Path)
+	l.f.Close()
+	l.f = nil
+	if err := l.open(); err != nil {
+		l.say("ledger %s: cannot reopen: %v; lost records are counted", l.opts.Path, err)
+	}
 }
 
 // Lost reports how many records were not written and not yet accounted for.
@@ -192,6 +217,9 @@ func (l *Ledger) writeLost(run string, pid int) {
 func (l *Ledger) append(line []byte) {
 	if l.opts.Path == "" {
 		return
+	}
+	if l.f != nil {
+		l.reopenIfMoved()
 	}
 	if l.f == nil {
 		if err := l.open(); err != nil {

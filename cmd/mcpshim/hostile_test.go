@@ -7,8 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -140,5 +142,52 @@ func TestBadShebang(t *testing.T) {
 		if got := failed.Str("error_class"); got != tt.class || !strings.Contains(failed.Str("hint"), tt.hintWants) {
 			t.Errorf("mcpshim -- %s: spawn_failed error_class=%q hint=%q, want %q and a hint naming %q", tt.command, got, failed.Str("hint"), tt.class, tt.hintWants)
 		}
+	}
+}
+
+// TestLedgerUnlinkedOrReplaced: a ledger deleted or renamed while the shim
+// runs is noticed, said once on stderr, and reopened at its path, so the
+// records that follow are not written into a file nobody can read.
+func TestLedgerUnlinkedOrReplaced(t *testing.T) {
+	s := start(t, true, nil, "fixture", "healthy")
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	id := 10
+	// waitFor calls tools/list until the file at the ledger path has a
+	// tools_list_responded for a call made after the move.
+	waitFor := func(what string) {
+		t.Helper()
+		first := id
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			id++
+			s.call(strconv.Itoa(id), "tools/list", `{}`)
+			data, _ := os.ReadFile(s.ledger)
+			for _, line := range bytes.Split(data, []byte("\n")) {
+				if e, err := phases.Decode(line); err == nil && e.Event == phases.ToolsListResponded && e.Str("request_id") != "" {
+					if n, _ := strconv.Atoi(e.Str("request_id")); n > first {
+						return
+					}
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // pacing the calls, not a wait for the assertion
+		}
+		t.Fatalf("after the ledger was %s, no record reached %s in 30s; stderr:\n%s", what, s.ledger, s.stderr)
+	}
+	if err := os.Remove(s.ledger); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("deleted")
+	if err := os.Rename(s.ledger, s.ledger+".moved"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("renamed")
+	if status := s.finish(); status != 0 {
+		t.Fatalf("shim exit status %d, want 0; stderr:\n%s", status, s.stderr)
+	}
+	if n := strings.Count(s.stderr.String(), "was deleted or replaced"); n != 2 {
+		t.Errorf("stderr says the ledger was deleted or replaced %d times, want 2 (once for each):\n%s", n, s.stderr)
 	}
 }
