@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // DefaultMaxSize is the size past which a ledger file is rotated.
@@ -322,13 +324,14 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool) {
 	if r.Origin != "" {
 		origin = " (" + r.Origin + ")"
 	}
-	fmt.Fprintf(buf, "mcpshim[%s] %s%s%s %s %s%s%s%s", r.Server, dim, r.Time.Local().Format("15:04:05.000"), reset, r.Phase, bold, r.Event, reset, origin)
+	fmt.Fprintf(buf, "mcpshim[%s] %s%s%s %s %s%s%s%s", termsafe.String(r.Server), dim, r.Time.Local().Format("15:04:05.000"), reset,
+		termsafe.String(string(r.Phase)), bold, termsafe.String(r.Event), reset, termsafe.String(origin))
 	for _, f := range r.Fields {
 		if consoleSkip[f.Key] {
 			continue
 		}
 		buf.WriteByte(' ')
-		buf.WriteString(f.Key)
+		buf.WriteString(termsafe.String(f.Key))
 		buf.WriteByte('=')
 		writeValue(buf, f.Value)
 	}
@@ -344,7 +347,7 @@ func writeValue(buf *bytes.Buffer, v any) {
 		if v == "" || strings.ContainsAny(v, " \t\"=") || !utf8.ValidString(v) {
 			buf.WriteString(strconv.Quote(v))
 		} else {
-			buf.WriteString(v)
+			buf.WriteString(termsafe.String(v))
 		}
 	case time.Duration:
 		buf.WriteString(strconv.FormatFloat(float64(v.Microseconds())/1000, 'f', -1, 64))
@@ -363,7 +366,7 @@ func writeValue(buf *bytes.Buffer, v any) {
 			if i > 0 {
 				buf.WriteByte(' ')
 			}
-			buf.WriteString(f.Key + "=")
+			buf.WriteString(termsafe.String(f.Key) + "=")
 			writeValue(buf, f.Value)
 		}
 		buf.WriteByte('}')

@@ -57,6 +57,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]       every run, newest last
@@ -512,7 +513,7 @@ func (l *ledgerCmd) show(args []string) int {
 	}
 	p := painter(l.color)
 	w := l.c.stdout
-	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, r.ID), r.Server, r.Generation, r.PID, r.Shim)
+	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
 	fmt.Fprintf(w, "started %s · lasted %s · %s", r.Start.In(l.loc).Format("2006-01-02 15:04:05.000 MST"),
 		phases.FormatMS(r.DurationMS), p.paint(outcomeStyle(r.Outcome), r.Outcome))
 	if r.Alive {
@@ -530,7 +531,7 @@ func (l *ledgerCmd) show(args []string) int {
 			}
 			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, d.short[link.id], about)
 		} else {
-			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, link.id)
+			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
 	}
 	var phase phases.Phase
@@ -538,7 +539,7 @@ func (l *ledgerCmd) show(args []string) int {
 		e := &es[i]
 		if e.Phase != phase || i == 0 {
 			phase = e.Phase
-			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, string(phase)))
+			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
 		}
 		text := fieldsText(e, 60, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
@@ -546,21 +547,21 @@ func (l *ledgerCmd) show(args []string) int {
 		}
 		origin := ""
 		if e.Origin != "" {
-			origin = p.paint(styleDim, " ["+e.Origin+"]")
+			origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
 		}
-		line := fmt.Sprintf("  %s  %s%s  %s", p.paint(styleDim, offset(e.Time.Sub(es[0].Time))), p.paint(eventStyle(e), e.Event), origin, text)
+		line := fmt.Sprintf("  %s  %s%s  %s", p.paint(styleDim, offset(e.Time.Sub(es[0].Time))), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, text)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	if len(r.StderrTail) > 0 {
 		fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, "stderr tail"))
 		for _, s := range r.StderrTail {
-			fmt.Fprintf(w, "  | %s\n", s)
+			fmt.Fprintf(w, "  | %s\n", termsafe.String(s))
 		}
 	}
 	if d.skipped > 0 {
 		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
 	}
-	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), phases.Diagnosis(r))
+	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(phases.Diagnosis(r)))
 	return 0
 }
 
@@ -658,10 +659,10 @@ func (l *ledgerCmd) why(args []string) int {
 		if n > 0 {
 			fmt.Fprintln(l.c.stdout)
 		}
-		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, r.Server), d.short[r.ID],
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
 			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(r.Outcome), r.Outcome))
 		for _, a := range answers {
-			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer)), a.Reason)
+			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer)), termsafe.String(a.Reason))
 			if a.Evidence != nil {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, "evidence: "+oneLine(l.evidenceLine(a.Evidence), 110)))
 			}
@@ -980,7 +981,7 @@ func (l *ledgerCmd) evidenceLine(e *phases.Entry) string {
 		}
 		fields = strings.Join(parts, " ")
 	}
-	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Time.In(l.loc).Format("15:04:05.000"), e.Phase, e.Event, fields))
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Time.In(l.loc).Format("15:04:05.000"), termsafe.String(string(e.Phase)), termsafe.String(e.Event), fields))
 }
 
 // fieldsText prints an event's fields as key=value in name order, each value
@@ -994,7 +995,7 @@ func fieldsText(e *phases.Entry, width int, skip ...string) string {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(k)
+		b.WriteString(termsafe.String(k))
 		b.WriteByte('=')
 		b.WriteString(oneLine(valueText(e.Fields[k]), width))
 	}
@@ -1016,7 +1017,7 @@ func valueText(v any) string {
 		if v == "" || strings.ContainsAny(v, " \"=\t\n") {
 			return strconv.Quote(v)
 		}
-		return v
+		return termsafe.String(v)
 	case json.Number:
 		return v.String()
 	case nil:
@@ -1031,7 +1032,7 @@ func valueText(v any) string {
 
 // oneLine makes s one line of at most width runes.
 func oneLine(s string, width int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.String(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
@@ -1131,6 +1132,9 @@ func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 func (t *table) write(w io.Writer, p painter) {
 	var widths []int
 	for _, row := range t.rows {
+		for i := range row {
+			row[i].text = termsafe.String(row[i].text) // before the widths: escapes are wider
+		}
 		for i, c := range row {
 			if i >= len(widths) {
 				widths = append(widths, 0)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // tailPoll is how often tail -f looks for new records: files are polled, the
@@ -229,9 +230,9 @@ func (l *ledgerCmd) printRecord(r *tailRecord) {
 	}
 	origin := ""
 	if e.Origin != "" {
-		origin = p.paint(styleDim, " ["+e.Origin+"]")
+		origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
 	}
 	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.paint(styleDim, e.Time.In(l.loc).Format("15:04:05.000")),
-		p.paint(styleBold, e.Server), run, e.Phase, p.paint(eventStyle(e), e.Event), origin, fieldsText(e, 80))
+		p.paint(styleBold, termsafe.String(e.Server)), termsafe.String(run), termsafe.String(string(e.Phase)), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, fieldsText(e, 80))
 	fmt.Fprintln(l.c.stdout, strings.TrimRight(line, " "))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const probeUsage = `usage: mcpshim probe [--config FILE]... [--lock FILE] [flags]
@@ -282,7 +283,7 @@ func (p *progress) draw(elapsed time.Duration) {
 	if len(waiting) > 60 {
 		waiting = append(waiting[:59], '…')
 	}
-	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), string(waiting))
+	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), termsafe.String(string(waiting)))
 }
 
 func (p *progress) done(r probe.Result) {
@@ -346,7 +347,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	for _, spec := range canarySpecs {
 		cn, err := probe.ParseCanary(spec)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+			fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
 			return exitUsage
 		}
 		canaries = append(canaries, cn)
@@ -355,7 +356,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	start := time.Now()
 	fl, err := loadFleet(c, pf.configs)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+		fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
 		return exitConfig
 	}
 	fl.ledger = pf.ledger
@@ -406,7 +407,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 		enc.Encode(rep)
 		return rep.Exit
 	}
-	printProbe(c.stdout, &rep, pf.verbose)
+	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose)
 	return rep.Exit
 }
 

@@ -132,6 +132,7 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 // runWrap is `mcpshim wrap` and, with unwrap, `mcpshim unwrap`. Every file is
 // read and rewritten in memory first; if any is refused, none is written.
 func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
+	c = c.safeOutput()
 	cmd := "wrap"
 	if unwrap {
 		cmd = "unwrap"
