@@ -235,14 +235,14 @@ func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Lin
 			_ = json.Unmarshal(m.Params, &params)
 			t.hs = hsInitReceived
 			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]Field{F("request_id", id),
-				F("protocol_version", params.ProtocolVersion), F("client_name", params.ClientInfo.Name),
-				F("client_version", params.ClientInfo.Version)}, t.body(l)...)...))
+				F("protocol_version", params.ProtocolVersion), F("client_name", Redact(params.ClientInfo.Name)),
+				F("client_version", Redact(params.ClientInfo.Version))}, t.body(l)...)...))
 		case "server/discover":
 			ver, client := metaInfo(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", client)))
+			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", Redact(client))))
 		case "tools/list":
 			if t.modern(now, m, &out); len(jsonrpc.Member(m.Params, "cursor")) == 0 {
 				t.listTools = map[string]string{}
@@ -375,7 +375,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Li
 			t.deadline = time.Time{}
 		}
 		return []Record{t.rec(now, Handshake, InitializeResponded, append([]Field{F("request_id", id), F("protocol_version", r.ProtocolVersion),
-			F("server_name", r.ServerInfo.Name), F("server_version", r.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+			F("server_name", Redact(r.ServerInfo.Name)), F("server_version", Redact(r.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
 	case "server/discover":
 		if failed {
 			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
@@ -391,7 +391,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Li
 		t.hs = hsDone
 		t.deadline = time.Time{}
 		return []Record{t.rec(now, Handshake, DiscoverResponded, F("request_id", id), F("supported_versions", r.SupportedVersions),
-			F("server_name", r.Meta.ServerInfo.Name), F("server_version", r.Meta.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency)}
+			F("server_name", Redact(r.Meta.ServerInfo.Name)), F("server_version", Redact(r.Meta.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency)}
 	case "tools/list":
 		if failed {
 			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}

@@ -209,6 +209,7 @@ func Probe(ctx context.Context, t Target, opts Options) Result {
 	var r Result
 	for attempt := 1; ; attempt++ {
 		r = probeOnce(ctx, t, opts)
+		r.redact(secretRedactor(t.Env))
 		r.Attempts = attempt
 		if !r.Outcome.Retryable() || attempt > opts.Retries || ctx.Err() != nil {
 			return r

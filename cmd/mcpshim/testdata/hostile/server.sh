@@ -11,7 +11,7 @@ while IFS= read -r line; do
 	*'"initialize"'*)
 		printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"srv %s","version":"1"}}}\n' "$id" "$HOSTILE_JSON" ;;
 	*'"tools/list"'*)
-		printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ok_tool","description":"d","inputSchema":{"type":"object"}},{"name":"t %s","description":"%s","inputSchema":{"type":"object"}}]}}\n' "$id" "$HOSTILE_JSON" "$HOSTILE_JSON" ;;
+		printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[{"name":"ok_tool","description":"d","inputSchema":{"type":"object"}},{"name":"t %s","description":"%s","inputSchema":{"type":"object"}}]}}\n' "$id" "${HOSTILE_TOOL-$HOSTILE_JSON}" "$HOSTILE_JSON" ;;
 	*'"tools/call"'*)
 		printf 'stderr during call %s\n' "$HOSTILE_RAW" >&2
 		printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"body %s"}]}}\n' "$id" "$HOSTILE_JSON" ;;
