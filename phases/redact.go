@@ -56,7 +56,8 @@ var rules = []rule{
 	{name: "name=value, name: value, \"name\":\"value\"", fold: true, hints: secretWordHints, re: regexp.MustCompile(`\b` + secretKey + `\\?"?\s*[=:]\s*(?P<s>` + value + `|[^\s"'&,;\\]+)`)},
 	{name: "Bearer credential", fold: true, hints: []string{"bearer"}, re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)`)},
 	{name: "token/basic credential", fold: true, hints: []string{"token", "basic"}, re: regexp.MustCompile(`(?i)\b(?:token|basic)\s+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)`), keep: notRandom},
-	{name: "JWT", hints: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`)},
+	// A JWT, also one cut short: base64url JSON, which starts {" = eyJ.
+	{name: "JWT", hints: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*){0,2}`)},
 	{name: "OpenAI, Anthropic, DeepSeek sk-", hints: []string{"sk-"}, re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},
 	{name: "GitHub", hints: []string{"gh", "github_pat_"}, re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})`)},
 	{name: "GitLab", hints: []string{"gl", "GR1348941"}, re: regexp.MustCompile(`\b(?:gl(?:pat|dt|rt|ptt|soat|oas|cbt|imt|ft|agent|ffct)-[A-Za-z0-9_-]{16,}|GR1348941[A-Za-z0-9_-]{20,})`)},

@@ -149,3 +149,16 @@ func BenchmarkRedact(b *testing.B) {
 		})
 	}
 }
+
+// TestPreviewRedactsBeforeItCuts: a token that crosses the preview's end
+// does not leave its first half behind.
+func TestPreviewRedactsBeforeItCuts(t *testing.T) {
+	for _, token := range []string{"ghp_abcdefghijklmnopqrstuvwxyz0123456789", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "sk_live_abcdefghij0123456789"} {
+		for cut := 1; cut < len(token); cut++ {
+			line := strings.Repeat("x", 100-cut) + " " + token + " tail"
+			if got := Preview([]byte(line), 101); strings.Contains(got, token[:min(cut, len(token))]) && cut > 3 {
+				t.Errorf("Preview(%q, 101) = %q: keeps the token's first %d bytes", line, got, cut)
+			}
+		}
+	}
+}

@@ -489,9 +489,19 @@ func keys(m map[string]json.RawMessage) []string {
 }
 
 // Preview returns at most n bytes of b as valid UTF-8 text, redacted.
+// It redacts before it cuts, over previewSlack bytes more: a token cut at n
+// would no longer match its rule and keep its first half.
 func Preview(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
+	if len(b) > n+previewSlack {
+		b = b[:n+previewSlack]
 	}
-	return Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
+	s := Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") // a rune cut in two goes
+	}
+	return s
 }
+
+// previewSlack is longer than any token a rule knows but a PEM block, which
+// its rule takes to the end of the text.
+const previewSlack = 512
