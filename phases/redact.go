@@ -1,6 +1,8 @@
 package phases
 
 import (
+	"bytes"
+	"encoding/base64"
 	"regexp"
 	"strings"
 	"unicode"
@@ -22,8 +24,8 @@ const value = `\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|'[^']*'`
 
 // secretKey matches names whose value is a credential: api_key, X-Api-Key,
 // access_token, _authToken, client_secret, password, pass, X-Amz-Signature,
-// sig, credentials, auth, cookie, session.
-const secretKey = `[A-Za-z0-9_.-]*(?i:key|token|secret|password|passwd|pass|pwd|signature|sig|credentials?|auth|cookie|session|bearer)`
+// sig, credentials, auth, cookie, session, session_id, connect.sid, jwt.
+const secretKey = `[A-Za-z0-9_.-]*(?i:key|token|secret|password|passwd|pass|pwd|signature|sig|credentials?|auth|cookie|session|session_?id|sid|jwt|bearer)`
 
 var secretKeyName = regexp.MustCompile(`^` + secretKey + `$`)
 
@@ -41,7 +43,10 @@ type rule struct {
 }
 
 // secretWordHints are the words secretKey and secretFlag look for.
-var secretWordHints = []string{"key", "token", "secret", "pass", "pwd", "sig", "credential", "creds", "auth", "cookie", "session", "bearer", "pat", "jwt"}
+var secretWordHints = []string{"key", "token", "secret", "pass", "pwd", "sig", "credential", "creds", "auth", "cookie", "session", "sid", "bearer", "pat", "jwt"}
+
+// flagHints add mysql's -p to them.
+var flagHints = append([]string{"-p"}, secretWordHints...)
 
 var rules = []rule{
 	{name: "PEM private key", hints: []string{"PRIVATE KEY"}, re: regexp.MustCompile(`(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY-----|$)`)},
@@ -52,10 +57,13 @@ var rules = []rule{
 	// with '/' or '@' in it. A host:port/path@x is not userinfo.
 	{name: "URL userinfo", hints: []string{"://"}, re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://(?P<s>[^\s/?#@:"'\\]*(?::[^\s"'\\]*)?)@`), keep: isHostPort},
 	// --token X and --token=X inside free text and shell -c strings.
-	{name: "secret flag in text", fold: true, hints: secretWordHints, re: regexp.MustCompile(`(?:^|[\s"'(=;|&])(?P<flag>--?[A-Za-z][A-Za-z0-9_.-]*)(?:=|\s+)(?P<s>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'\\;|&)]+)`), keep: notSecretFlag},
-	{name: "name=value, name: value, \"name\":\"value\"", fold: true, hints: secretWordHints, re: regexp.MustCompile(`\b` + secretKey + `\\?"?\s*[=:]\s*(?P<s>` + value + `|[^\s"'&,;\\]+)`)},
+	{name: "secret flag in text", fold: true, hints: flagHints, re: regexp.MustCompile(`(?:^|[\s"'(=;|&])(?P<flag>--?[A-Za-z][A-Za-z0-9_.-]*)(?:=|\s+)(?P<s>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'\\;|&)]+)`), keep: notSecretFlag},
+	{name: "name=value, name: value, \"name\":\"value\"", fold: true, hints: secretWordHints, re: regexp.MustCompile(`\b` + secretKey + `\\?"?\s*(?:=>|[=:])\s*(?P<s>` + value + `|[^\s"'&,;\\]+)`)},
 	{name: "Bearer credential", fold: true, hints: []string{"bearer"}, re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)`)},
-	{name: "token/basic credential", fold: true, hints: []string{"token", "basic"}, re: regexp.MustCompile(`(?i)\b(?:token|basic)\s+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)`), keep: notRandom},
+	{name: "token/secret/password credential", fold: true, hints: []string{"token", "secret", "key", "pass"},
+		re: regexp.MustCompile(`(?i)\b(?:token|secret|api[ _-]?key|passphrase|password|passwd)\s+(?P<s>[A-Za-z0-9._~+/-]{8,}=*)`), keep: notRandom},
+	// Basic credentials: anything long and random, or base64 of user:password.
+	{name: "Basic credential", fold: true, hints: []string{"basic"}, re: regexp.MustCompile(`(?i)\bbasic\s+(?P<s>[A-Za-z0-9+/]{4,}=*)`), keep: notBasic},
 	// A JWT, also one cut short: base64url JSON, which starts {" = eyJ.
 	{name: "JWT", hints: []string{"eyJ"}, re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*){0,2}`)},
 	{name: "OpenAI, Anthropic, DeepSeek sk-", hints: []string{"sk-"}, re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{16,}`)},
@@ -191,7 +199,16 @@ func isHostPort(g []string) bool {
 // notSecretFlag spares a flag whose name is not secret, and a "value" that is
 // the next flag.
 func notSecretFlag(g []string) bool {
+	if g[1] == "-p" {
+		return portOrPackage(g[2])
+	}
 	return !secretFlag(strings.TrimLeft(g[1], "-")) || strings.HasPrefix(g[2], "-") || g[2] == Redacted
+}
+
+// portOrPackage is a -p value that is not a password: a port mapping
+// (8080:80/tcp) or a scoped package (npx -p @scope/pkg).
+func portOrPackage(v string) bool {
+	return strings.HasPrefix(v, "@") || strings.Trim(v, "0123456789:./tcpud") == ""
 }
 
 // notRandom spares a word that does not look generated: a credential has a
@@ -199,6 +216,13 @@ func notSecretFlag(g []string) bool {
 func notRandom(g []string) bool {
 	digit, upper, lower := classes(g[1])
 	return !(digit || len(g[1]) >= 16 && upper && lower)
+}
+
+func notBasic(g []string) bool {
+	if b, err := base64.StdEncoding.DecodeString(g[1]); err == nil && bytes.IndexByte(b, ':') > 0 {
+		return false
+	}
+	return len(g[1]) < 8 || notRandom(g)
 }
 
 func classes(s string) (digit, upper, lower bool) {
@@ -229,6 +253,9 @@ func RedactArgs(args []string) []string {
 		if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && secretFlag(strings.TrimLeft(name, "-")) && v != "" {
 			out[i] = name + "=" + Redacted
 		}
+		if v, ok := strings.CutPrefix(a, "-p"); ok && v != "" && !portOrPackage(v) { // mysql -pSECRET
+			out[i] = "-p" + Redacted
+		}
 		if i == 0 || strings.HasPrefix(a, "--") {
 			continue
 		}
@@ -236,7 +263,7 @@ func RedactArgs(args []string) []string {
 		if strings.Contains(prev, "=") || !strings.HasPrefix(prev, "-") {
 			continue
 		}
-		if prev == "-p" && !strings.HasPrefix(a, "@") && strings.Trim(a, "0123456789:./tcpud") != "" || secretFlag(strings.TrimLeft(prev, "-")) {
+		if prev == "-p" && !portOrPackage(a) || secretFlag(strings.TrimLeft(prev, "-")) {
 			out[i] = Redacted
 		}
 	}
