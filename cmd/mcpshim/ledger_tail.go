@@ -33,7 +33,7 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 	var n int
 	pos, err := l.flags("tail", args, filterServer, func(fs *flag.FlagSet) {
 		fs.BoolVar(&follow, "f", false, "keep printing new records as they are written")
-		fs.IntVar(&n, "n", 20, "print the last `N` records first")
+		intFlag(fs, &n, "n", 20, 0, 1_000_000, "print the last `N` records first")
 	})
 	if err != nil {
 		return usageStatus(err)

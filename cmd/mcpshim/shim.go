@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -114,6 +115,23 @@ func (f *shimFlags) validate() error {
 		}
 	}
 	return nil
+}
+
+// intFlag defines an int flag that refuses a value outside lo..hi when it is
+// parsed (a usage error, exit 64), with the bounds in its help text.
+func intFlag(fs *flag.FlagSet, p *int, name string, value, lo, hi int, usage string) {
+	*p = value
+	fs.Func(name, fmt.Sprintf("%s, %d to %d (default %d)", usage, lo, hi, value), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("want a whole number")
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("want %d to %d", lo, hi)
+		}
+		*p = n
+		return nil
+	})
 }
 
 func (f *shimFlags) policy() (supervisor.Policy, error) {
