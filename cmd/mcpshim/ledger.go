@@ -529,7 +529,7 @@ func (l *ledgerCmd) show(args []string) int {
 			if o.Detail != "" {
 				about += ", " + oneLine(o.Detail, 80)
 			}
-			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, d.short[link.id], about)
+			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
 		} else {
 			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -63,13 +64,29 @@ func TestNothingServerWroteDrivesTheTerminal(t *testing.T) {
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, "hostile.jsonl")
 	env := []string{"HOSTILE_RAW=" + raw, "HOSTILE_JSON=" + jsonEscaped(raw), "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HOME=" + dir}
-	client := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
-{"jsonrpc":"2.0","method":"notifications/initialized"}
-{"jsonrpc":"2.0","id":2,"method":"tools/list"}
-{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{}}}
-{"jsonrpc":"2.0","id":4,"method":"ping"}
-`
-	_, _, stderr := runBinary(t, env, client, "--name", "srv"+raw, "--ledger", ledger, "--capture", "full", "--", script, "--flag", raw)
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	// The server ends on its own while the client is still there, so the
+	// shim says how, quoting its last stderr line.
+	s := start(t, true, []string{"--name", "srv" + raw, "--ledger", ledger, "--capture", "full", "--restart", "never"}, script, "--flag", raw)
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	s.call("2", "tools/list", `{}`)
+	s.call("3", "tools/call", `{"name":"t","arguments":{}}`)
+	s.call("4", "ping", `{}`)
+	s.call("5", "die", `{}`)
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.stderr.String(), "last stderr line") && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.finish()
+	stderr := s.stderr.String()
+	if !strings.Contains(stderr, "last stderr line") {
+		t.Errorf("the shim did not say how the server ended; stderr:\n%q", stderr)
+	}
 	var own []string
 	for _, line := range strings.Split(stderr, "\n") {
 		if strings.HasPrefix(line, "mcpshim") {

@@ -15,6 +15,9 @@ while IFS= read -r line; do
 	*'"tools/call"'*)
 		printf 'stderr during call %s\n' "$HOSTILE_RAW" >&2
 		printf '{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"body %s"}]}}\n' "$id" "$HOSTILE_JSON" ;;
+	*'"die"'*)
+		printf 'dying %s\n' "$HOSTILE_RAW" >&2
+		exit 3 ;;
 	*'"id"'*)
 		printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no %s"}}\n' "$id" "$HOSTILE_JSON" ;;
 	esac
