@@ -64,10 +64,9 @@ func TestNothingServerWroteDrivesTheTerminal(t *testing.T) {
 	dir := t.TempDir()
 	ledger := filepath.Join(dir, "hostile.jsonl")
 	env := []string{"HOSTILE_RAW=" + raw, "HOSTILE_JSON=" + jsonEscaped(raw), "XDG_CACHE_HOME=" + filepath.Join(dir, "cache"), "HOME=" + dir}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	builtShim(t)                 // before the environment changes: its go build needs the real cache
+	t.Setenv("HOSTILE_RAW", raw) // start passes the test's environment on
+	t.Setenv("HOSTILE_JSON", jsonEscaped(raw))
 	// The server ends on its own while the client is still there, so the
 	// shim says how, quoting its last stderr line.
 	s := start(t, true, []string{"--name", "srv" + raw, "--ledger", ledger, "--capture", "full", "--restart", "never"}, script, "--flag", raw)
