@@ -38,12 +38,12 @@ func String(s string) string {
 	return string(appendEscaped(b, s[i:], false))
 }
 
-func appendEscaped(b []byte, s string, keepNewline bool) []byte {
+func appendEscaped(b []byte, s string, keepLines bool) []byte {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case keepNewline && r == '\n':
-			b = append(b, '\n')
+		case keepLines && (r == '\n' || r == '\t'):
+			b = append(b, byte(r))
 		case r == utf8.RuneError && n == 1:
 			b = append(b, `\x`...)
 			b = append(b, hex[s[i]>>4], hex[s[i]&0xf])
@@ -98,8 +98,9 @@ func unsafe(r rune, n int) bool {
 	return false
 }
 
-// Writer passes text to w with every control but the newline shown visibly.
-// It is for outputs that have no colours of their own (probe, lock, wrap):
+// Writer passes text to w with every control but newline and tab shown
+// visibly (a diff of a tab-indented config keeps its tabs). It is for
+// outputs that have no colours of their own (probe, lock, wrap):
 // each Write should be whole lines or whole values, as fmt.Fprintf writes, so
 // that no UTF-8 sequence is split between two writes.
 type Writer struct{ W io.Writer }

@@ -42,7 +42,7 @@ func TestEveryControl(t *testing.T) {
 		}
 		var b bytes.Buffer
 		Writer{&b}.Write([]byte(in + "\n"))
-		if out := b.String(); out != got+"\n" && r != '\n' {
+		if out := b.String(); out != got+"\n" && r != '\n' && r != '\t' {
 			t.Errorf("Writer(%q) wrote %q, want %q", in, out, got+"\n")
 		}
 	}
