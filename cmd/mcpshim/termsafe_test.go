@@ -32,11 +32,12 @@ func hostileText() string {
 }
 
 // terminalControl finds the first byte or rune of out a terminal would act
-// on, keeping newlines: -1 when there is none.
+// on, but newline and tab (which only move to the next tab stop): -1 when
+// there is none.
 func terminalControl(out string) int {
 	for i := 0; i < len(out); {
 		r, n := utf8.DecodeRuneInString(out[i:])
-		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError && n == 1 || r >= 0x202a && r <= 0x202e {
+		if r < 0x20 && r != '\n' && r != '\t' || r == 0x7f || r >= 0x80 && r < 0xa0 || r == utf8.RuneError && n == 1 || r >= 0x202a && r <= 0x202e {
 			return i
 		}
 		i += n
