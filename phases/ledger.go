@@ -158,7 +158,7 @@ func (l *Ledger) reopenIfMoved() {
 	if st, err := os.Stat(l.opts.Path); err == nil && os.SameFile(st, l.opened) {
 		return
 	}
-	l.say("ledger %s was deleted or replaced while the shim ran; reopening it (records since then went to the old file)", l.opts.Path)
+	l.say("ledger %s was deleted or replaced (by hand, logrotate or another shim's rotation); reopening it (records of up to the last %v went to the old file)", l.opts.Path, checkEvery)
 	l.f.Close()
 	l.f = nil
 	if err := l.open(); err != nil {
