@@ -18,9 +18,14 @@ const Redacted = "[REDACTED]"
 // follow gitleaks' rules for the services MCP servers talk to. README.md
 // ("No secrets on disk") lists the rules and what they miss.
 
-// value is what follows `name=` or `name:`: a JSON string (also one escaped
-// inside another JSON string), a quoted string, or a bare word.
-const value = `\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|'[^']*'`
+// quoted is a JSON string (also one escaped inside another JSON string) or a
+// quoted string; value is what follows `name=` or `name:`: a quoted string,
+// one cut short before its closing quote (a truncated stderr line or
+// preview), or a bare word.
+const (
+	quoted = `\\"(?:[^"\\]|\\[^"])*\\"|"(?:[^"\\]|\\.)*"|'[^']*'`
+	value  = quoted + `|\\?"[^\s"'&,;\\]+`
+)
 
 // secretKey matches names whose value is a credential: api_key, X-Api-Key,
 // access_token, _authToken, client_secret, password, pass, X-Amz-Signature,
@@ -52,7 +57,7 @@ var rules = []rule{
 	{name: "PEM private key", hints: []string{"PRIVATE KEY"}, re: regexp.MustCompile(`(?s)-----BEGIN[ A-Z0-9]*PRIVATE KEY-----.*?(?:-----END[ A-Z0-9]*PRIVATE KEY-----|$)`)},
 	// Headers in any scheme, to the end of the value: Authorization: Basic …,
 	// Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, also as JSON.
-	{name: "authorization and cookie headers", fold: true, hints: []string{"authorization", "cookie", "api-key", "x-auth-token"}, re: regexp.MustCompile(`(?i)\b(?:proxy-)?(?:authorization|(?:set-)?cookie|x-api-key|api-key|x-auth-token)\\?"?\s*[=:]\s*(?P<s>` + value + `|[^\r\n&\\]+)`)},
+	{name: "authorization and cookie headers", fold: true, hints: []string{"authorization", "cookie", "api-key", "x-auth-token"}, re: regexp.MustCompile(`(?i)\b(?:proxy-)?(?:authorization|(?:set-)?cookie|x-api-key|api-key|x-auth-token)\\?"?\s*[=:]\s*(?P<s>` + quoted + `|[^\r\n&\\]+)`)},
 	// scheme://user:password@host in every form: :pw@, user@, a password
 	// with '/' or '@' in it. A host:port/path@x is not userinfo.
 	{name: "URL userinfo", hints: []string{"://"}, re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://(?P<s>[^\s/?#@:"'\\]*(?::[^\s"'\\]*)?)@`), keep: isHostPort},
