@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 )
@@ -85,9 +86,36 @@ var rules = []rule{
 	{name: "other AI and SaaS prefixes", hints: []string{"gsk_", "xai-", "r8_", "pplx-", "tvly-", "lin_api_", "ntn_", "secret_", "SG.", "shp", "dop_v1_", "sntrys_", "ATATT3"}, re: regexp.MustCompile(`\b(?:gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|tvly-[A-Za-z0-9-]{20,}|lin_api_[A-Za-z0-9]{30,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{40,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|sntrys_[A-Za-z0-9_=+/-]{40,}|ATATT3[A-Za-z0-9_=-]{40,})`)},
 }
 
+// hidden are literal values Redact also hides, longest first: the
+// credentials the shim's server was given in its environment, which it may
+// echo in a shape no rule knows. HideEnvSecrets sets them once, before the
+// session's goroutines start; they are only read after.
+var hidden []string
+
+// envSecretWords mark a variable whose value is a credential.
+var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PAT", "COOKIE", "SESSION"}
+
+// HideEnvSecrets makes Redact hide the values (6 bytes or more) of the
+// variables in env whose names say they are credentials (GITHUB_TOKEN,
+// OPENAI_API_KEY, DB_PASSWORD). Call it once, before the session starts.
+func HideEnvSecrets(env []string) {
+	for _, kv := range env {
+		name, v, _ := strings.Cut(kv, "=")
+		if len(v) >= 6 && containsAny(strings.ToUpper(name), envSecretWords) {
+			hidden = append(hidden, v)
+		}
+	}
+	sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
+}
+
 // Redact replaces the secrets in s with "[REDACTED]", by the rules above. It
 // errs towards hiding: a log line loses a word rather than leaks a secret.
 func Redact(s string) string {
+	for _, v := range hidden {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Redacted)
+		}
+	}
 	lower := ""
 	for i := range rules {
 		r := &rules[i]

@@ -120,3 +120,26 @@ func TestPlantedSecretsNeverReachDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestEnvSecretValuesHidden: the value of a credential variable the server
+// was given is hidden wherever the server echoes it, in whatever shape.
+func TestEnvSecretValuesHidden(t *testing.T) {
+	script, err := filepath.Abs("testdata/hostile/server.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const value = "plainlowercasewords" // no rule knows this shape
+	ledger := filepath.Join(t.TempDir(), "l.jsonl")
+	env := []string{"MY_SERVICE_TOKEN=" + value, "HOSTILE_RAW=using " + value, "HOSTILE_JSON=using " + value}
+	client := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{}}}
+`
+	runBinary(t, env, client, "--ledger", ledger, "--capture", "full", "--", script)
+	data, err := os.ReadFile(ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte("using [REDACTED]")) || bytes.Contains(data, []byte(value)) {
+		t.Errorf("the ledger keeps MY_SERVICE_TOKEN's value %q (or never saw it):\n%s", value, data)
+	}
+}

@@ -255,6 +255,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	defer signal.Stop(sigs)
 
 	env := c.env
+	phases.HideEnvSecrets(env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
 		if egress, err = startWitness(rec, f.egressDeny); err != nil {
