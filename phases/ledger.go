@@ -2,14 +2,19 @@ package phases
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // DefaultMaxSize is the size past which a ledger file is rotated.
@@ -51,6 +56,8 @@ type Ledger struct {
 	lost    uint64 // records not written since the last records_lost
 	skipped uint64 // of those, the ones that never got a seq: their numbers are left out
 	failing bool   // the last write failed; said once on stderr
+	opened  os.FileInfo
+	checked time.Time // when the path was last compared with the open file
 	buf     bytes.Buffer
 	line    bytes.Buffer
 
@@ -63,7 +70,37 @@ type Ledger struct {
 // DefaultPath returns $XDG_STATE_HOME/mcpshim/<name>.jsonl, or
 // ~/.local/state/mcpshim/<name>.jsonl when XDG_STATE_HOME is unset.
 func DefaultPath(getenv func(string) string, name string) string {
-	return filepath.Join(DefaultDir(getenv), name+".jsonl")
+	return PathIn(DefaultDir(getenv), name)
+}
+
+// PathIn is the ledger of the server called name in dir: dir/FileName(name).jsonl,
+// always directly inside dir whatever the name (--name ../../x once wrote
+// two directories up).
+func PathIn(dir, name string) string {
+	return filepath.Join(dir, FileName(name)+".jsonl")
+}
+
+var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// maxFileName leaves room under the usual 255-byte limit for ".jsonl" and a
+// rotation stamp.
+const maxFileName = 160
+
+// FileName maps a server name to a safe file name: letters, digits, '.', '_'
+// and '-' only (so no separator and no control), no leading dot or dash (so
+// neither hidden, nor "..", nor a flag), never empty, and short enough for
+// any file system; a long name keeps its start and a digest of the whole, so
+// two long names stay apart.
+func FileName(name string) string {
+	s := strings.Trim(unsafeFileChars.ReplaceAllString(name, "-"), "-.")
+	if len(s) > maxFileName {
+		sum := sha256.Sum256([]byte(name))
+		s = s[:maxFileName-9] + "-" + hex.EncodeToString(sum[:4])
+	}
+	if s == "" {
+		return "server"
+	}
+	return s
 }
 
 // DefaultDir is the directory of default ledgers.
@@ -110,8 +147,31 @@ func (l *Ledger) open() error {
 		f.Close()
 		return err
 	}
-	l.f, l.size = f, st.Size()
+	l.f, l.size, l.opened, l.checked = f, st.Size(), st, time.Now()
 	return nil
+}
+
+// checkEvery is how often the ledger's path is compared with the open file.
+const checkEvery = 2 * time.Second
+
+// reopenIfMoved notices that the file at the ledger's path is no longer the
+// one open (deleted, renamed away, replaced), says so, and reopens the path:
+// records written to an unlinked inode are lost to every reader. It looks at
+// most every checkEvery, on the recorder's goroutine, before a write.
+func (l *Ledger) reopenIfMoved() {
+	if time.Since(l.checked) < checkEvery {
+		return
+	}
+	l.checked = time.Now()
+	if st, err := os.Stat(l.opts.Path); err == nil && os.SameFile(st, l.opened) {
+		return
+	}
+	l.say("ledger %s was deleted or replaced (by hand, logrotate or another shim's rotation); reopening it (records of up to the last %v went to the old file)", l.opts.Path, checkEvery)
+	l.f.Close()
+	l.f = nil
+	if err := l.open(); err != nil {
+		l.say("ledger %s: cannot reopen: %v; lost records are counted", l.opts.Path, err)
+	}
 }
 
 // Lost reports how many records were not written and not yet accounted for.
@@ -207,6 +267,9 @@ func (l *Ledger) append(line []byte) {
 
 // appendN writes n whole records in one write.
 func (l *Ledger) appendN(line []byte, n uint64) {
+	if l.f != nil {
+		l.reopenIfMoved()
+	}
 	if l.f == nil {
 		if err := l.open(); err != nil {
 			l.lost += n
@@ -317,13 +380,14 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool) {
 	if r.Origin != "" {
 		origin = " (" + r.Origin + ")"
 	}
-	fmt.Fprintf(buf, "mcpshim[%s] %s%s%s %s %s%s%s%s", r.Server, dim, r.Time.Local().Format("15:04:05.000"), reset, r.Phase, bold, r.Event, reset, origin)
+	fmt.Fprintf(buf, "mcpshim[%s] %s%s%s %s %s%s%s%s", termsafe.String(r.Server), dim, r.Time.Local().Format("15:04:05.000"), reset,
+		termsafe.String(string(r.Phase)), bold, termsafe.String(r.Event), reset, termsafe.String(origin))
 	for _, f := range r.Fields {
 		if consoleSkip[f.Key] {
 			continue
 		}
 		buf.WriteByte(' ')
-		buf.WriteString(f.Key)
+		buf.WriteString(termsafe.String(f.Key))
 		buf.WriteByte('=')
 		writeValue(buf, f.Value)
 	}
@@ -339,7 +403,7 @@ func writeValue(buf *bytes.Buffer, v any) {
 		if v == "" || strings.ContainsAny(v, " \t\"=") || !utf8.ValidString(v) {
 			buf.WriteString(strconv.Quote(v))
 		} else {
-			buf.WriteString(v)
+			buf.WriteString(termsafe.String(v))
 		}
 	case time.Duration:
 		buf.WriteString(strconv.FormatFloat(float64(v.Microseconds())/1000, 'f', -1, 64))
@@ -358,7 +422,7 @@ func writeValue(buf *bytes.Buffer, v any) {
 			if i > 0 {
 				buf.WriteByte(' ')
 			}
-			buf.WriteString(f.Key + "=")
+			buf.WriteString(termsafe.String(f.Key) + "=")
 			writeValue(buf, f.Value)
 		}
 		buf.WriteByte('}')

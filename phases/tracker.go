@@ -257,14 +257,14 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 			_ = json.Unmarshal(m.Params, &params)
 			t.hs = hsInitReceived
 			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]Field{F("request_id", id),
-				F("protocol_version", params.ProtocolVersion), F("client_name", params.ClientInfo.Name),
-				F("client_version", params.ClientInfo.Version)}, t.body(l)...)...))
+				F("protocol_version", params.ProtocolVersion), F("client_name", Redact(params.ClientInfo.Name)),
+				F("client_version", Redact(params.ClientInfo.Version))}, t.body(l)...)...))
 		case "server/discover":
 			ver, client := metaInfo(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", client)))
+			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", Redact(client))))
 		case "tools/list":
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
@@ -411,7 +411,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 			t.deadline = time.Time{}
 		}
 		return []Record{t.rec(now, Handshake, InitializeResponded, append([]Field{F("request_id", id), F("protocol_version", r.ProtocolVersion),
-			F("server_name", r.ServerInfo.Name), F("server_version", r.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+			F("server_name", Redact(r.ServerInfo.Name)), F("server_version", Redact(r.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
 	case "server/discover":
 		if failed {
 			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
@@ -427,7 +427,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 		t.hs = hsDone
 		t.deadline = time.Time{}
 		return []Record{t.rec(now, Handshake, DiscoverResponded, F("request_id", id), F("supported_versions", r.SupportedVersions),
-			F("server_name", r.Meta.ServerInfo.Name), F("server_version", r.Meta.ServerInfo.Version), F("capabilities", keys(r.Capabilities)), latency)}
+			F("server_name", Redact(r.Meta.ServerInfo.Name)), F("server_version", Redact(r.Meta.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency)}
 	case "tools/list":
 		if failed {
 			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
@@ -527,9 +527,19 @@ func keys(m map[string]json.RawMessage) []string {
 }
 
 // Preview returns at most n bytes of b as valid UTF-8 text, redacted.
+// It redacts before it cuts, over previewSlack bytes more: a token cut at n
+// would no longer match its rule and keep its first half.
 func Preview(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
+	if len(b) > n+previewSlack {
+		b = b[:n+previewSlack]
 	}
-	return Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
+	s := Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") // a rune cut in two goes
+	}
+	return s
 }
+
+// previewSlack is longer than any token a rule knows but a PEM block, which
+// its rule takes to the end of the text.
+const previewSlack = 512

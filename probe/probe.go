@@ -249,6 +249,7 @@ func Probe(ctx context.Context, t Target, opts Options) Result {
 func (a *attempt) retry(ctx context.Context) Result {
 	r := a.finish()
 	for attempt := 1; ; attempt++ {
+		r.redact(secretRedactor(a.t.Env))
 		r.Attempts = attempt
 		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r

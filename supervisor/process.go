@@ -21,8 +21,11 @@ const (
 	ClassNotFound      = "not_found"
 	ClassPermission    = "permission"
 	ClassNotExecutable = "not_executable"
-	ClassBadCwd        = "bad_cwd"
-	ClassOther         = "other"
+	// ClassBadInterpreter is a file that exists but whose #! interpreter (or
+	// ELF loader) does not: execve says ENOENT for it, as for a missing file.
+	ClassBadInterpreter = "bad_interpreter"
+	ClassBadCwd         = "bad_cwd"
+	ClassOther          = "other"
 )
 
 // SpawnError is a child that never started.
@@ -36,7 +39,8 @@ func (e *SpawnError) Error() string { return e.Err.Error() }
 func (e *SpawnError) Unwrap() error { return e.Err }
 
 // ExitStatus is the shell's status for a spawn failure: 127 when the command
-// cannot be found, 126 when it cannot be executed.
+// cannot be found, 126 when it cannot be executed (a missing #! interpreter
+// included: bash says "bad interpreter" and 126).
 func (e *SpawnError) ExitStatus() int {
 	if e.Class == ClassNotFound {
 		return 127
@@ -48,6 +52,12 @@ func classify(err error, dir string) *SpawnError {
 	se := &SpawnError{Class: ClassOther, Err: err}
 	var pe *fs.PathError
 	switch {
+	case errors.As(err, &pe) && pe.Op == "fork/exec" && errors.Is(err, fs.ErrNotExist) && isFile(pe.Path, dir):
+		se.Class = ClassBadInterpreter
+		se.Hint = "the file exists but its interpreter does not (bad interpreter): install it or fix the #! line"
+		if interp := shebang(pe.Path, dir); interp != "" {
+			se.Hint = fmt.Sprintf("bad interpreter: the #! line names %s, which does not exist; install it or fix the line", interp)
+		}
 	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist) && !(errors.As(err, &pe) && pe.Op == "chdir"):
 		se.Class = ClassNotFound
 		se.Hint = "use an absolute path: clients launch servers with a minimal PATH and / as working directory"
@@ -62,6 +72,39 @@ func classify(err error, dir string) *SpawnError {
 		se.Hint = "the file is not a program this system can run: add a #! line or run it through its interpreter"
 	}
 	return se
+}
+
+// isFile reports whether path (relative to dir, where the child starts) is a
+// regular file.
+func isFile(path, dir string) bool {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// shebang is the interpreter a script's #! line names, or "".
+func shebang(path, dir string) string {
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	head := make([]byte, 256)
+	n, _ := f.Read(head)
+	line, ok := strings.CutPrefix(string(head[:n]), "#!")
+	if !ok {
+		return ""
+	}
+	line, _, _ = strings.Cut(line, "\n")
+	if fields := strings.Fields(line); len(fields) > 0 {
+		return fields[0]
+	}
+	return ""
 }
 
 // Process is one started child with its pipes. Stdin, Stdout and Stderr are

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // Config is everything one shim session needs.
@@ -135,7 +136,8 @@ func (s *Supervisor) emit(p phases.Phase, event string, fields ...phases.Field) 
 
 // say tells the person reading the client's log, in order with the events.
 func (s *Supervisor) say(format string, args ...any) {
-	s.cfg.Recorder.Say(fmt.Sprintf("mcpshim %s: "+format+"\n", append([]any{s.cfg.Name}, args...)...))
+	// The name, paths, errors and stderr lines in it came from outside the shim.
+	s.cfg.Recorder.Say(termsafe.String(fmt.Sprintf("mcpshim %s: "+format, append([]any{s.cfg.Name}, args...)...)) + "\n")
 }
 
 func (s *Supervisor) relayClient() {

@@ -57,6 +57,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]       every run, newest last
@@ -549,7 +550,7 @@ func (l *ledgerCmd) show(args []string) int {
 	}
 	p := painter(l.color)
 	w := l.c.stdout
-	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, r.ID), r.Server, r.Generation, r.PID, r.Shim)
+	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
 	fmt.Fprintf(w, "started %s · lasted %s · %s", r.Start.In(l.loc).Format("2006-01-02 15:04:05.000 MST"),
 		phases.FormatMS(r.DurationMS), p.paint(outcomeStyle(r.Outcome), r.Outcome))
 	if r.Alive {
@@ -565,9 +566,9 @@ func (l *ledgerCmd) show(args []string) int {
 			if o.Detail != "" {
 				about += ", " + oneLine(o.Detail, 80)
 			}
-			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, d.short[link.id], about)
+			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
 		} else {
-			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, link.id)
+			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
 	}
 	var phase phases.Phase
@@ -575,7 +576,7 @@ func (l *ledgerCmd) show(args []string) int {
 		e := &es[i]
 		if e.Phase != phase || i == 0 {
 			phase = e.Phase
-			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, string(phase)))
+			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
 		}
 		text := fieldsText(e, 60, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
@@ -583,21 +584,21 @@ func (l *ledgerCmd) show(args []string) int {
 		}
 		origin := ""
 		if e.Origin != "" {
-			origin = p.paint(styleDim, " ["+e.Origin+"]")
+			origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
 		}
-		line := fmt.Sprintf("  %s  %s%s  %s", p.paint(styleDim, offset(e.Time.Sub(es[0].Time))), p.paint(eventStyle(e), e.Event), origin, text)
+		line := fmt.Sprintf("  %s  %s%s  %s", p.paint(styleDim, offset(e.Time.Sub(es[0].Time))), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, text)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	if len(r.StderrTail) > 0 {
 		fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, "stderr tail"))
 		for _, s := range r.StderrTail {
-			fmt.Fprintf(w, "  | %s\n", s)
+			fmt.Fprintf(w, "  | %s\n", termsafe.String(s))
 		}
 	}
 	if d.skipped > 0 {
 		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
 	}
-	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), phases.Diagnosis(r))
+	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(phases.Diagnosis(r)))
 	return 0
 }
 
@@ -695,7 +696,7 @@ func (l *ledgerCmd) why(args []string) int {
 		if n > 0 {
 			fmt.Fprintln(l.c.stdout)
 		}
-		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, r.Server), d.short[r.ID],
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
 			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(r.Outcome), r.Outcome))
 		// A narrow terminal gets the reason and the evidence on lines of
 		// their own under the answer, cut to its width.
@@ -707,13 +708,13 @@ func (l *ledgerCmd) why(args []string) int {
 				evidence = "evidence: " + oneLine(l.evidenceLine(a.Evidence), 110)
 			}
 			if narrow {
-				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(a.Reason, 6))
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
 				if evidence != "" {
 					fmt.Fprintf(l.c.stdout, "      %s\n", p.paint(styleDim, l.fit(evidence, 6)))
 				}
 				continue
 			}
-			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(a.Reason, 2+38+1+7+2))
+			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(termsafe.String(a.Reason), 2+38+1+7+2))
 			if a.Evidence != nil {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, l.fit(evidence, 2+38+1)))
 			}
@@ -1033,7 +1034,7 @@ func (l *ledgerCmd) evidenceLine(e *phases.Entry) string {
 		}
 		fields = strings.Join(parts, " ")
 	}
-	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Time.In(l.loc).Format("15:04:05.000"), e.Phase, e.Event, fields))
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Time.In(l.loc).Format("15:04:05.000"), termsafe.String(string(e.Phase)), termsafe.String(e.Event), fields))
 }
 
 // fieldsText prints an event's fields as key=value in name order, each value
@@ -1047,7 +1048,7 @@ func fieldsText(e *phases.Entry, width int, skip ...string) string {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(k)
+		b.WriteString(termsafe.String(k))
 		b.WriteByte('=')
 		b.WriteString(oneLine(valueText(e.Fields[k]), width))
 	}
@@ -1069,7 +1070,7 @@ func valueText(v any) string {
 		if v == "" || strings.ContainsAny(v, " \"=\t\n") {
 			return strconv.Quote(v)
 		}
-		return v
+		return termsafe.String(v)
 	case json.Number:
 		return v.String()
 	case nil:
@@ -1093,7 +1094,7 @@ func (l *ledgerCmd) fit(s string, indent int) string {
 }
 
 func oneLine(s string, width int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termsafe.String(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
@@ -1205,6 +1206,11 @@ func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 // write prints the table; width 0 is unlimited.
 func (t *table) write(w io.Writer, p painter, width int) {
 	const lastRoom = 32 // what the last column keeps before the others give way
+	for _, row := range t.rows {
+		for i := range row { // before the widths: escapes are wider
+			row[i].text, row[i].short = termsafe.String(row[i].text), termsafe.String(row[i].short)
+		}
+	}
 	dropped := map[int]bool{}
 	short := map[int]bool{}
 	widths := func() ([]int, int) {

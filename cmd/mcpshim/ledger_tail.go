@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // tailPoll is how often tail -f looks for new records: files are polled, the
@@ -33,7 +34,7 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 	var n int
 	pos, err := l.flags("tail", args, filterServer, func(fs *flag.FlagSet) {
 		fs.BoolVar(&follow, "f", false, "keep printing new records as they are written")
-		fs.IntVar(&n, "n", 20, "print the last `N` records first")
+		intFlag(fs, &n, "n", 20, 0, 1_000_000, "print the last `N` records first")
 	})
 	if err != nil {
 		return usageStatus(err)
@@ -230,7 +231,7 @@ func (l *ledgerCmd) printRecord(r *tailRecord) {
 	}
 	origin := ""
 	if e.Origin != "" {
-		origin = p.paint(styleDim, " ["+e.Origin+"]")
+		origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
 	}
 	fields := fieldsText(e, 80)
 	if l.width > 0 { // the fields give way to the terminal's width
@@ -241,6 +242,6 @@ func (l *ledgerCmd) printRecord(r *tailRecord) {
 		fields = oneLine(fields, max(l.width-plain, 12))
 	}
 	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.paint(styleDim, e.Time.In(l.loc).Format("15:04:05.000")),
-		p.paint(styleBold, e.Server), run, e.Phase, p.paint(eventStyle(e), e.Event), origin, fields)
+		p.paint(styleBold, termsafe.String(e.Server)), termsafe.String(run), termsafe.String(string(e.Phase)), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, fields)
 	fmt.Fprintln(l.c.stdout, strings.TrimRight(line, " "))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]... [flags]
@@ -81,7 +82,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	}
 	fl, err := loadFleet(c, pf.configs)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
+		fmt.Fprintf(c.stderr, "mcpshim lock: %s\n", termsafe.String(err.Error()))
 		rep.Error = err.Error()
 		return done(exitConfig)
 	}
@@ -89,6 +90,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	fl.ledger = pf.ledger
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
 	results := runFleet(ctx, c, fl, opts, nil, false)
+	c = c.safeOutput() // the progress line is done
 
 	l, refused := probe.NewLock(results, allowEmpty)
 	for _, p := range fl.problems {

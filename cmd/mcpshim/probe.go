@@ -20,6 +20,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const probeUsage = `usage: mcpshim probe [--config FILE]... [--lock FILE] [flags]
@@ -97,8 +98,8 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		f.timeout = d
 		return nil
 	})
-	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "servers alive at once (default: the CPUs, 2 to 16; 0: all, spawned before any answer is read)")
-	fs.IntVar(&f.retries, "retries", 1, "further attempts after a TIMEOUT or UNREACHABLE")
+	intFlag(fs, &f.parallel, "parallel", defaultParallel(), 0, 1024, "servers alive at once (default: the CPUs, 2 to 16; 0: all, spawned before any answer is read)")
+	intFlag(fs, &f.retries, "retries", 1, 0, 100, "further attempts after a TIMEOUT or UNREACHABLE")
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
@@ -309,7 +310,7 @@ func (p *progress) draw(elapsed time.Duration) {
 	if len(waiting) > 60 {
 		waiting = append(waiting[:59], '…')
 	}
-	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), string(waiting))
+	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), termsafe.String(string(waiting)))
 }
 
 func (p *progress) done(r probe.Result) {
@@ -373,7 +374,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	for _, spec := range canarySpecs {
 		cn, err := probe.ParseCanary(spec)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+			fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
 			return exitUsage
 		}
 		canaries = append(canaries, cn)
@@ -382,7 +383,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	start := time.Now()
 	fl, err := loadFleet(c, pf.configs)
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim probe: %v\n", err)
+		fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
 		return exitConfig
 	}
 	fl.ledger = pf.ledger
@@ -433,7 +434,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 		enc.Encode(rep)
 		return rep.Exit
 	}
-	printProbe(c.stdout, &rep, pf.verbose)
+	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose)
 	return rep.Exit
 }
 

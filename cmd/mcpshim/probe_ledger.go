@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -39,7 +38,7 @@ func recordProbe(c *cli, dir, shimID string, r probe.Result) {
 	if dir == "" {
 		dir = phases.DefaultDir(c.getenv)
 	}
-	l, err := phases.OpenLedger(phases.LedgerOptions{Path: filepath.Join(dir, sanitize(r.Server)+".jsonl"), Shim: shimID, Server: r.Server})
+	l, err := phases.OpenLedger(phases.LedgerOptions{Path: phases.PathIn(dir, r.Server), Shim: shimID, Server: r.Server})
 	if err != nil {
 		return // the probe's own report is what the user reads; the ledger is a bonus
 	}

@@ -12,8 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -56,27 +56,82 @@ type shimFlags struct {
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.name, "name", c.getenv("MCPSHIM_NAME"), "the server's label in the ledger and events (env MCPSHIM_NAME; default: derived from the command)")
 	fs.StringVar(&f.ledger, "ledger", c.getenv("MCPSHIM_LEDGER"), "the ledger file, JSON lines (env MCPSHIM_LEDGER; default $XDG_STATE_HOME/mcpshim/NAME.jsonl); a directory puts NAME.jsonl in it; \"off\" disables it")
-	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes")
-	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill)")
+	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes (at least 4096)")
+	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill); 0 turns it off, at most 24h")
 	fs.StringVar(&f.capture, "capture", "meta", "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies")
 	fs.BoolVar(&f.divertNoise, "divert-noise", false, "send non-JSON lines of the server's stdout to stderr instead of the client")
 	fs.StringVar(&f.logFormat, "log-format", "text", "shim events on stderr: text or json")
 	fs.BoolVar(&f.quiet, "quiet", false, "no shim events on stderr (the server's stderr still flows)")
-	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at; longer lines are relayed whole and marked truncated")
-	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL")
+	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at, 65536 to 1073741824; longer lines are relayed whole and marked truncated")
+	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL (0 to 1h)")
 	p := supervisor.DefaultPolicy()
 	fs.StringVar(&f.restart, "restart", "on-failure", "restart the server: on-failure, always or never")
-	fs.DurationVar(&f.backoff, "backoff", p.Backoff, "delay before the second restart, doubling after (the first is immediate)")
-	fs.DurationVar(&f.backoffMax, "backoff-max", p.BackoffMax, "the longest delay between restarts")
-	fs.IntVar(&f.maxRestarts, "max-restarts", p.MaxRestarts, "give up after this many restarts within --restart-window")
-	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in")
-	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count")
+	fs.DurationVar(&f.backoff, "backoff", p.Backoff, "delay before the second restart, doubling after (the first is immediate); 0 to --backoff-max")
+	fs.DurationVar(&f.backoffMax, "backoff-max", p.BackoffMax, "the longest delay between restarts, at most 24h")
+	fs.IntVar(&f.maxRestarts, "max-restarts", p.MaxRestarts, "give up after this many restarts within --restart-window (0 to 1000000)")
+	fs.DurationVar(&f.restartWindow, "restart-window", p.Window, "the window --max-restarts counts in, more than 0")
+	fs.DurationVar(&f.stableAfter, "stable-after", p.StableAfter, "a run up this long after its handshake resets the restart count (0 or more)")
 	fs.StringVar(&f.permafail, "permafail-codes", "78 126 127", "exit codes never restarted")
 	fs.StringVar(&f.lock, "lock", "", "a tool-surface lock (mcpshim lock) to check each complete tools/list against")
 	fs.StringVar(&f.lockMode, "lock-mode", "warn", "warn: record and print missing locked tools; enforce: also fail the server for the client and exit 78")
 	f.otlp.register(fs, "also stream the ledger")
 	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
 	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
+}
+
+// Bounds of the numeric flags, stated in their --help text.
+const (
+	minMaxObserve    = 64 << 10 // a request's envelope must fit in what the tap sees
+	maxMaxObserve    = 1 << 30
+	minLedgerMaxSize = 4096
+	maxDelay         = 24 * time.Hour
+	maxKillGrace     = time.Hour
+	maxMaxRestarts   = 1_000_000
+)
+
+// validate checks every numeric flag against its bounds, so that a bad value
+// is a usage error at start and never a panic or a quietly broken session
+// later (--max-observe 9000000000000000000 once failed the first long line).
+func (f *shimFlags) validate() error {
+	checks := []struct {
+		bad        bool
+		flag, want string
+		value      any
+	}{
+		{f.maxObserve < minMaxObserve || f.maxObserve > maxMaxObserve, "max-observe", fmt.Sprintf("%d to %d bytes", minMaxObserve, maxMaxObserve), f.maxObserve},
+		{f.ledgerMaxSize < minLedgerMaxSize, "ledger-max-size", fmt.Sprintf("at least %d bytes", minLedgerMaxSize), f.ledgerMaxSize},
+		{f.handshakeTimeout < 0 || f.handshakeTimeout > maxDelay, "handshake-timeout", "0 (off) to 24h", f.handshakeTimeout},
+		{f.killGrace < 0 || f.killGrace > maxKillGrace, "kill-grace", "0 to 1h", f.killGrace},
+		{f.backoffMax < 0 || f.backoffMax > maxDelay, "backoff-max", "0 to 24h", f.backoffMax},
+		{f.backoff < 0, "backoff", "0 or more", f.backoff},
+		{f.backoff > f.backoffMax, "backoff-max", fmt.Sprintf("at least --backoff (%v)", f.backoff), f.backoffMax},
+		{f.maxRestarts < 0 || f.maxRestarts > maxMaxRestarts, "max-restarts", fmt.Sprintf("0 to %d", maxMaxRestarts), f.maxRestarts},
+		{f.restartWindow <= 0 || f.restartWindow > 365*maxDelay, "restart-window", "more than 0, at most 8760h", f.restartWindow},
+		{f.stableAfter < 0, "stable-after", "0 or more", f.stableAfter},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return fmt.Errorf("--%s %v: want %s", c.flag, c.value, c.want)
+		}
+	}
+	return nil
+}
+
+// intFlag defines an int flag that refuses a value outside lo..hi when it is
+// parsed (a usage error, exit 64), with the bounds in its help text.
+func intFlag(fs *flag.FlagSet, p *int, name string, value, lo, hi int, usage string) {
+	*p = value
+	fs.Func(name, fmt.Sprintf("%s, %d to %d (default %d)", usage, lo, hi, value), func(s string) error {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return errors.New("want a whole number")
+		}
+		if n < lo || n > hi {
+			return fmt.Errorf("want %d to %d", lo, hi)
+		}
+		*p = n
+		return nil
+	})
 }
 
 func (f *shimFlags) policy() (supervisor.Policy, error) {
@@ -99,6 +154,9 @@ func (f *shimFlags) policy() (supervisor.Policy, error) {
 // flag's value belongs here: wrap, wrap --check and probe call it on the flags
 // baked into config entries (checkShimArgs).
 func (f *shimFlags) check() error {
+	if err := f.validate(); err != nil {
+		return err
+	}
 	if _, err := f.policy(); err != nil {
 		return err
 	}
@@ -238,6 +296,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	defer signal.Stop(sigs)
 
 	env := c.env
+	phases.HideEnvSecrets(env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
 		if egress, err = startWitness(rec, f.egressDeny); err != nil {
@@ -313,7 +372,7 @@ func ledgerPath(c *cli, flagValue, name string) string {
 	st, err := os.Stat(flagValue)
 	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
 		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
-		return filepath.Join(flagValue, name+".jsonl")
+		return phases.PathIn(flagValue, name)
 	}
 	return flagValue
 }
@@ -357,7 +416,7 @@ func deriveName(command []string) string {
 			}
 		}
 	}
-	return sanitize(name)
+	return phases.FileName(name)
 }
 
 func scriptName(a string) string {
@@ -384,14 +443,4 @@ func scriptName(a string) string {
 		}
 	}
 	return filepath.Base(a)
-}
-
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func sanitize(s string) string {
-	s = strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.")
-	if s == "" {
-		return "server"
-	}
-	return s
 }

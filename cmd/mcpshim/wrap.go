@@ -209,6 +209,7 @@ var resultWords = map[clientconfig.Result]string{clientconfig.Unchanged: "unchan
 // runWrap is `mcpshim wrap` and, with unwrap, `mcpshim unwrap`. Every file is
 // read and rewritten in memory first; if any is refused, none is written.
 func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
+	c = c.safeOutput()
 	cmd := "wrap"
 	if unwrap {
 		cmd = "unwrap"
