@@ -55,6 +55,7 @@ type Run struct {
 	RequestedByShim bool     `json:"requested_by_shim,omitempty"`
 	StopReason      string   `json:"stop_reason,omitempty"` // kill_requested or client_disconnected reason
 	StderrTail      []string `json:"stderr_tail,omitempty"`
+	StderrCause     string   `json:"stderr_cause,omitempty"` // the tail's line that states the error, as the shim chose it
 	Exhausted       bool     `json:"restarts_exhausted,omitempty"`
 	RecordsLost     int      `json:"records_lost,omitempty"`
 	Forged          int      `json:"forged,omitempty"` // shim-only events the server wrote about itself, ignored
@@ -90,8 +91,12 @@ func (r *Run) Failed() bool {
 	return true
 }
 
-// StderrLast is the server's last stderr line before it exited, or "".
+// StderrLast is the server's stderr line that says why it exited: the one
+// the shim chose (stderr_cause), else the last one, or "".
 func (r *Run) StderrLast() string {
+	if r.StderrCause != "" {
+		return r.StderrCause
+	}
 	for i := len(r.StderrTail) - 1; i >= 0; i-- {
 		if s := strings.TrimSpace(r.StderrTail[i]); s != "" {
 			return s
@@ -222,6 +227,7 @@ func (s *Summary) Add(h *Head) {
 		a.Signal = h.Str("signal")
 		a.exitLastEvent = h.Str("last_event")
 		a.StderrTail = h.Strs("stderr_tail")
+		a.StderrCause = h.Str("stderr_cause")
 		a.exitHandshake = h.Bool("handshake")
 		a.RequestedByShim = h.Bool("requested_by_shim")
 	case InitializeReceived:

@@ -82,6 +82,8 @@ type Supervisor struct {
 	pages    []json.RawMessage // tools of the pages of the tools/list being answered (lock check)
 	status   int               // when set, the shim's exit status whatever the child's
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
+	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
+	spawnErr *SpawnError       // the last start that failed, for their data
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -160,7 +162,7 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	}
 	forward, r := s.sess.fromClient(l)
 	for _, p := range r.answer {
-		s.answer(p, "is not running")
+		s.answer(p, notRunning)
 	}
 	if r.dropped {
 		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("reason", "no server running"))
@@ -254,12 +256,12 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 
 // answer writes the error the shim owes the client for request p.
 func (s *Supervisor) answer(p pendingCall, why string) {
-	msg := fmt.Sprintf("mcpshim: server %s %s; the request was not answered", s.cfg.Name, why)
+	msg := s.owedMessage(why)
 	data := map[string]any{"run": s.ident().run, "method": p.method}
 	if p.tool != "" {
 		data["tool"] = p.tool
 	}
-	s.writeOwed(p, msg, data)
+	s.writeOwed(p, msg, s.causeData(data))
 }
 
 // writeOwedError writes one error response of the shim's own to the client.
@@ -285,7 +287,7 @@ func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
 func (s *Supervisor) loop(ctx context.Context) int {
 	defer func() {
 		for _, p := range s.sess.close() {
-			s.answer(p, "is not running")
+			s.answer(p, notRunning)
 		}
 	}()
 	for {
@@ -354,10 +356,10 @@ func (s *Supervisor) giveUp(d Decision, e Exit) {
 	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
 	last := ""
 	if s.tail != nil {
-		last = s.tail.Last()
+		last, _ = s.tail.Cause()
 	}
 	if last != "" {
-		s.say("giving up: %s; last stderr line: %s", d.Reason, last)
+		s.say("giving up: %s; its stderr said: %s", d.Reason, last)
 	} else {
 		s.say("giving up: %s", d.Reason)
 	}
@@ -401,10 +403,12 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		s.spawnErr, s.cause = se, "cannot start: "+spawnCause(se)
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
+	s.spawnErr, s.cause = nil, ""
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
 		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
@@ -471,19 +475,28 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if sig != "" {
 		how = "was killed by " + sig
 	}
+	line, stated := s.tail.Cause()
+	s.cause = exitCause(how, line, stated, requested)
+	said := strings.TrimPrefix(strings.TrimPrefix(s.cause, how), ": ")
 	for _, pc := range s.sess.down() {
-		s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
-			map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
+		msg := fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how)
+		if said != "" {
+			msg += ": " + said
+		}
+		s.writeOwed(pc, msg, s.causeData(map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method}))
 	}
 	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
 		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
+	if said != "" {
+		exitFields = append(exitFields, phases.F("stderr_cause", said))
+	}
 	if sig != "" {
 		exitFields = append(exitFields, phases.F("signal", sig))
 	}
 	s.emit(phases.Launch, phases.Exited, exitFields...)
 	if !requested && (code != 0 || sig != "") {
-		if last := s.tail.Last(); last != "" {
-			s.say("server %s; last stderr line: %s", how, last)
+		if said != "" {
+			s.say("server %s; its stderr said: %s", how, said)
 		} else {
 			s.say("server %s", how)
 		}
