@@ -744,7 +744,7 @@ func TestLedgerOnRealShims(t *testing.T) {
 
 	want := map[string]string{
 		"healthy": phases.OutcomeEnded, "modern": phases.OutcomeEnded, "exit-early": phases.OutcomeExited,
-		"banner": phases.OutcomeProtocolError, "zero-tools": phases.OutcomeEnded, "iserror": phases.OutcomeEnded,
+		"banner": phases.OutcomeEnded, "zero-tools": phases.OutcomeEnded, "iserror": phases.OutcomeEnded,
 		"silent": phases.OutcomeTimeout, "init-no-response": phases.OutcomeTimeout, "protocol-reject": phases.OutcomeProtocolError,
 		"crash-mid-response": phases.OutcomeCrashed, "crash-restart": phases.OutcomeEnded, "killed": phases.OutcomeUnrecorded,
 		"locked-report": phases.OutcomeEnded,
