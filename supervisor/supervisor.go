@@ -84,6 +84,8 @@ type Supervisor struct {
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
 	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
 	spawnErr *SpawnError       // the last start that failed, for their data
+	runner   bool              // the current child is a package runner (runner.go)
+	guard    atomic.Pointer[os.File]
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -409,11 +411,17 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	s.spawnErr, s.cause = nil, ""
+	s.runner = packageRunner(spec.Path, spec.Args)
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
-		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
+		grace := time.Duration(0)
+		if s.runner {
+			grace = InstallGrace
+		}
+		if guard, err = startGuard(s.cfg.Guard, p.Pid, grace); err != nil {
 			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
 		}
+		s.guard.Store(guard)
 	}
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
 	s.hsAt.Store(0)
@@ -466,6 +474,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	// All pipe reads finish before the run is declared over.
 	s.drain(p, stdoutOpen, stderrDone, &stdout.Progress)
 	if guard != nil {
+		s.guard.Store(nil)
 		guard.Close()
 	}
 
@@ -530,7 +539,11 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 		default:
 			return
 		}
-		ladder = time.After(s.cfg.KillGrace)
+		grace := s.cfg.KillGrace
+		if step == 1 {
+			grace = s.closedGrace() // a runner still installing finishes first
+		}
+		ladder = time.After(grace)
 		requested = true
 	}
 	for {
@@ -555,10 +568,21 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 			stdoutDone = nil
 		case sig := <-s.cfg.Signals:
 			name := sigName(sig)
+			ss, ok := sig.(syscall.Signal)
+			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
+			if ok && stop && s.installing() {
+				// No signal is safe for an install (runner.go): let it finish.
+				s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", false))
+				s.stopping = true
+				if step == 0 {
+					escalate("shim stopping while the package runner may be installing")
+				}
+				continue
+			}
 			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", true))
-			if ss, ok := sig.(syscall.Signal); ok {
+			if ok {
 				_ = p.Signal(ss)
-				if ss == syscall.SIGINT || ss == syscall.SIGTERM {
+				if stop {
 					s.stopping = true
 					requested = true
 					if step < 2 {
@@ -675,6 +699,9 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
 	if l.Msg.Kind == jsonrpc.Response && s.hsAt.Load() == 0 {
 		s.hsAt.Store(time.Now().UnixNano())
+		if s.runner {
+			s.tellGuard(guardReady)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
@@ -54,12 +55,18 @@ func runVersion(c *cli) int {
 // runGuard is the guard process (hidden): it kills a process group when the
 // shim that started it dies.
 func runGuard(c *cli, args []string) int {
-	if len(args) != 1 {
+	if len(args) != 1 && len(args) != 2 {
 		return exitUsage
 	}
 	pgid, err := strconv.Atoi(args[0])
 	if err != nil {
 		return exitUsage
 	}
-	return supervisor.RunGuard(c.stdin, pgid)
+	var grace time.Duration // a package runner's install grace (supervisor/runner.go)
+	if len(args) == 2 {
+		if grace, err = time.ParseDuration(args[1]); err != nil {
+			return exitUsage
+		}
+	}
+	return supervisor.RunGuard(c.stdin, pgid, grace)
 }
