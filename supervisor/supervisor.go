@@ -522,7 +522,8 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 // signals meanwhile. It reports whether the shim asked the child to stop.
 func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
 	var ladder <-chan time.Time
-	step := 0 // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
+	var waited time.Duration // the ladder's current wait
+	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
 	escalate := func(reason string) {
 		switch step {
 		case 0:
@@ -539,11 +540,11 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 		default:
 			return
 		}
-		grace := s.cfg.KillGrace
+		waited = s.cfg.KillGrace
 		if step == 1 {
-			grace = s.closedGrace() // a runner still installing finishes first
+			waited = s.closedGrace() // a runner still installing finishes first
 		}
-		ladder = time.After(grace)
+		ladder = time.After(waited)
 		requested = true
 	}
 	for {
@@ -586,13 +587,13 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 					s.stopping = true
 					requested = true
 					if step < 2 {
-						step = 2
-						ladder = time.After(s.cfg.KillGrace)
+						step, waited = 2, s.cfg.KillGrace
+						ladder = time.After(waited)
 					}
 				}
 			}
 		case <-ladder:
-			escalate(fmt.Sprintf("still running %v after being asked to stop", s.cfg.KillGrace))
+			escalate(fmt.Sprintf("still running %v after being asked to stop", waited))
 		case <-ctx.Done():
 			s.stopping = true
 			if step == 0 {
