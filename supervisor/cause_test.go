@@ -8,7 +8,7 @@ import (
 )
 
 // The crash outputs in testdata/stderr were produced by real runtimes (node
-// v20.20.2, Python 3.11, Go 1.2x, rustc 1.9x) running small servers that fail
+// v20.20.2 and v22.23.5, Python 3.11, Go, Rust) running small servers that fail
 // the way real ones do; see testdata/stderr/README.
 func TestChooseCauseRealCrashes(t *testing.T) {
 	tests := []struct {
@@ -21,6 +21,9 @@ func TestChooseCauseRealCrashes(t *testing.T) {
 		{"node20/async-typeerror.txt", "TypeError: Cannot read properties of undefined (reading 'tools')", true},
 		{"node20/fatal-exit.txt", "fatal: missing API key", true},
 		{"node20/killed-banner.txt", "Secure MCP Filesystem Server running on stdio", false},
+		{"node22/uncaught-error.txt", "Error: WEATHER_API_KEY is not set", true},
+		{"node22/module-not-found.txt", "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /tmp/h18n22/x/module.mjs", true},
+		{"node22/async-typeerror.txt", "TypeError: Cannot read properties of undefined (reading 'tools')", true},
 		{"python/keyerror.txt", "KeyError: 'WEATHER_API_KEY'", true},
 		{"python/module-not-found.txt", "ModuleNotFoundError: No module named 'mcp_server_weather_does_not_exist'", true},
 		{"python/sys-exit.txt", "fatal: missing API key", true},
