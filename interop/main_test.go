@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -61,12 +62,77 @@ func setUp(m *testing.M) int {
 	}
 	bins.node, _ = exec.LookPath("node")
 	bins.python, _ = exec.LookPath("python3")
-	if abs, err := filepath.Abs("node_modules"); err == nil {
-		if _, err := os.Stat(filepath.Join(abs, ".package-lock.json")); err == nil {
-			bins.modules = abs
+	if bins.node != "" {
+		if err := installModules(); err != nil {
+			// need() fails (or, under -short, skips) the tests that use them.
+			fmt.Fprintf(os.Stderr, "interop: %v\n", err)
 		}
 	}
+	if abs, err := filepath.Abs("node_modules"); err == nil && modulesCurrent(abs) == nil {
+		bins.modules = abs
+	}
 	return m.Run()
+}
+
+// installModules runs `npm ci` in interop/ when node_modules lacks a package
+// pinned in package.json, or has another version of it: `go test ./...` on a
+// fresh checkout installs what it needs once, and runs offline afterwards.
+// A lock file keeps two test processes from installing at once.
+func installModules() error {
+	if modulesCurrent("node_modules") == nil {
+		return nil
+	}
+	npm, err := exec.LookPath("npm")
+	if err != nil {
+		return fmt.Errorf("interop/node_modules is missing or stale and npm is not on PATH: install node and npm, then run npm ci --prefix interop")
+	}
+	lock, err := os.OpenFile(filepath.Join(os.TempDir(), "mcpshim-interop-npm.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return err
+	}
+	if modulesCurrent("node_modules") == nil {
+		return nil // another test process installed them meanwhile
+	}
+	fmt.Fprintln(os.Stderr, "interop: installing the pinned npm packages (npm ci --prefix interop), once")
+	cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("npm ci in interop/: %w (check that the npm registry is reachable, then run npm ci --prefix interop)", err)
+	}
+	return modulesCurrent("node_modules")
+}
+
+// modulesCurrent says which pinned dev dependency of package.json is missing
+// from dir or installed at another version, or nil when none is.
+func modulesCurrent(dir string) error {
+	var pkg struct {
+		DevDependencies map[string]string `json:"devDependencies"`
+	}
+	b, err := os.ReadFile("package.json")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		return fmt.Errorf("interop/package.json: %w", err)
+	}
+	for name, want := range pkg.DevDependencies {
+		var got struct{ Version string }
+		b, err := os.ReadFile(filepath.Join(dir, name, "package.json"))
+		if err == nil {
+			err = json.Unmarshal(b, &got)
+		}
+		if err != nil {
+			return fmt.Errorf("interop/node_modules lacks %s: %w", name, err)
+		}
+		if got.Version != want {
+			return fmt.Errorf("interop/node_modules has %s %s, want %s", name, got.Version, want)
+		}
+	}
+	return nil
 }
 
 // need skips t under -short when a tool of the suite is missing, and fails it

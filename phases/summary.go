@@ -39,6 +39,8 @@ type Run struct {
 	NoisePreview    string    `json:"noise_preview,omitempty"`
 	LockMissing     []string  `json:"lock_missing,omitempty"` // locked tools the server lacked (tools_missing)
 	NoiseFirst      bool      `json:"noise_before_handshake,omitempty"`
+	Warning         string    `json:"warning,omitempty"`        // a problem the client got past: it is not a failure
+	ClientLeftMS    float64   `json:"client_left_ms,omitempty"` // the client left before the handshake, this long after the start
 	ClientNoise     int       `json:"client_noise,omitempty"`
 	Egress          string    `json:"egress,omitempty"`   // witnessed or unwitnessed, from spawn_requested
 	External        int       `json:"external,omitempty"` // external_attempt and external_result records
@@ -55,6 +57,7 @@ type Run struct {
 	RequestedByShim bool     `json:"requested_by_shim,omitempty"`
 	StopReason      string   `json:"stop_reason,omitempty"` // kill_requested or client_disconnected reason
 	StderrTail      []string `json:"stderr_tail,omitempty"`
+	StderrCause     string   `json:"stderr_cause,omitempty"` // the tail's line that states the error, as the shim chose it
 	Exhausted       bool     `json:"restarts_exhausted,omitempty"`
 	RecordsLost     int      `json:"records_lost,omitempty"`
 	Forged          int      `json:"forged,omitempty"` // shim-only events the server wrote about itself, ignored
@@ -90,8 +93,12 @@ func (r *Run) Failed() bool {
 	return true
 }
 
-// StderrLast is the server's last stderr line before it exited, or "".
+// StderrLast is the server's stderr line that says why it exited: the one
+// the shim chose (stderr_cause), else the last one, or "".
 func (r *Run) StderrLast() string {
+	if r.StderrCause != "" {
+		return r.StderrCause
+	}
 	for i := len(r.StderrTail) - 1; i >= 0; i-- {
 		if s := strings.TrimSpace(r.StderrTail[i]); s != "" {
 			return s
@@ -130,7 +137,7 @@ type runAgg struct {
 	lastEventAt                    mark
 	handshake, initFailed          mark
 	discFailed, initReceived       mark
-	noise, timeout                 mark
+	noise, timeout, disconnected   mark
 	exitLastEvent                  string
 	exitHandshake                  bool
 	initFailMsg, discFailMsg       string
@@ -227,6 +234,7 @@ func (s *Summary) Add(h *Head) {
 		a.Signal = h.Str("signal")
 		a.exitLastEvent = h.Str("last_event")
 		a.StderrTail = h.Strs("stderr_tail")
+		a.StderrCause = h.Str("stderr_cause")
 		a.exitHandshake = h.Bool("handshake")
 		a.RequestedByShim = h.Bool("requested_by_shim")
 	case InitializeReceived:
@@ -302,6 +310,7 @@ func (s *Summary) Add(h *Head) {
 		a.killReason = h.Str("reason")
 	case ClientDisconnected:
 		a.disconnectedReason = h.Str("reason")
+		a.disconnected = m
 	case ExternalAttempt, ExternalResult:
 		a.External++
 	case ForgedEvent:
@@ -403,10 +412,24 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 	if r.Error == "" {
 		r.Error = a.refusal()
 	}
+	// Noise before the handshake broke the session only when the client did
+	// not go on past it; a client that skips non-JSON lines (Claude Code) went
+	// on, and the noise is a warning.
+	wentOn := a.Initialized || a.Tools != nil || a.ToolsListFailed > 0 || a.Calls.Received > 0
+	if r.NoiseFirst && done && wentOn {
+		r.Warning = fmt.Sprintf("stdout noise before the handshake, which the client skipped: %q", r.NoisePreview)
+	}
+	// A client that left before the handshake gave up on the server: a failed
+	// start, whatever the shim's own handshake timeout said, unless the server
+	// had already died by itself.
+	clientGaveUp := !done && a.disconnected.set && (!a.Exited || r.RequestedByShim)
+	if clientGaveUp && a.spawnAt.set {
+		r.ClientLeftMS = float64(time.Duration(a.disconnected.t-a.spawnAt.t).Microseconds()) / 1000
+	}
 	switch {
 	case a.SpawnFailed:
 		r.Outcome = OutcomeExited
-	case r.NoiseFirst:
+	case r.NoiseFirst && r.Warning == "":
 		r.Outcome = OutcomeProtocolError
 	case done && !a.Exited:
 		r.Outcome = OutcomeReady
@@ -419,7 +442,7 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 		r.Outcome = OutcomeCrashed
 	case a.refusal() != "":
 		r.Outcome = OutcomeProtocolError
-	case a.timeout.set:
+	case a.timeout.set, clientGaveUp:
 		r.Outcome = OutcomeTimeout
 	case a.Exited:
 		r.Outcome = OutcomeExited
@@ -472,7 +495,9 @@ func detail(r *Run) string {
 		return "handshake refused: " + r.Error
 	case OutcomeTimeout:
 		s := "no handshake answer"
-		if r.TimeoutMS > 0 {
+		if r.ClientLeftMS > 0 {
+			s += "; the client gave up after " + FormatMS(r.ClientLeftMS)
+		} else if r.TimeoutMS > 0 {
 			s += " in " + FormatMS(r.TimeoutMS)
 		}
 		if r.TimeoutLast != "" {
@@ -489,6 +514,9 @@ func detail(r *Run) string {
 		return exitStatus(r)
 	case OutcomeEnded:
 		var parts []string
+		if r.Warning != "" {
+			parts = append(parts, r.Warning)
+		}
 		if len(r.LockMissing) > 0 {
 			parts = append(parts, "locked tools missing: "+strings.Join(r.LockMissing, ", "))
 		}
@@ -506,6 +534,7 @@ func detail(r *Run) string {
 		if r.Tools != nil && *r.Tools == 0 {
 			return "zero tools listed"
 		}
+		return r.Warning
 	case OutcomeUnrecorded:
 		return "no exit record; pid gone (the shim was killed)"
 	}
@@ -578,6 +607,9 @@ func Diagnosis(r *Run) string {
 		}
 		return fmt.Sprintf("the server refused the handshake (%s): align the protocol version or client identity", r.Error)
 	case OutcomeTimeout:
+		if r.ClientLeftMS > 0 {
+			return fmt.Sprintf("the client gave up %s after the start, before the handshake (last confirmed: %s): a failed start; a cold npx/uvx install or a slow server needs a longer client timeout%s", FormatMS(r.ClientLeftMS), r.LastEvent, last)
+		}
 		wait := ""
 		if r.TimeoutMS > 0 {
 			wait = " within " + FormatMS(r.TimeoutMS)
@@ -603,15 +635,22 @@ func Diagnosis(r *Run) string {
 				how += " (" + r.StopReason + ")"
 			}
 		}
-		return fmt.Sprintf("the server %s after %s%s%s", how, FormatMS(r.DurationMS), tools, calls)
+		return fmt.Sprintf("the server %s after %s%s%s%s", how, FormatMS(r.DurationMS), tools, calls, warning(r))
 	case OutcomeReady:
-		return fmt.Sprintf("the server is up: handshake done%s%s", tools, calls)
+		return fmt.Sprintf("the server is up: handshake done%s%s%s", tools, calls, warning(r))
 	case OutcomeRunning:
 		return "the server is running and has not finished the handshake yet"
 	case OutcomeUnrecorded:
 		return fmt.Sprintf("the ledger stops at %s and pid %d is gone: the shim was killed before it could record the end", r.LastEvent, r.PID)
 	}
 	return ""
+}
+
+func warning(r *Run) string {
+	if r.Warning == "" {
+		return ""
+	}
+	return "; warning: " + r.Warning + " (fix it: a stricter client fails on it)"
 }
 
 func exitPhrase(r *Run) string {

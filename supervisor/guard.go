@@ -1,24 +1,32 @@
 package supervisor
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // startGuard launches a guard process that kills the child's process group
 // when the shim dies, whatever kills it: the guard reads a pipe whose only
 // writer is the shim, and the kernel closes it when the shim is gone. This
 // covers what Pdeathsig cannot: grandchildren (npx, uvx) and darwin.
-// The returned file is the shim's end; closing it releases the guard.
-func startGuard(argv []string, pgid int) (*os.File, error) {
+// The returned file is the shim's end; closing it releases the guard. A
+// grace above zero is for a package runner: see RunGuard.
+func startGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(argv[0], append(argv[1:], strconv.Itoa(pgid))...)
+	args := append(argv[1:len(argv):len(argv)], strconv.Itoa(pgid))
+	if grace > 0 {
+		args = append(args, grace.String())
+	}
+	cmd := exec.Command(argv[0], args...)
 	cmd.Stdin = r
 	// Its own group: a client that kills the shim's group must not take the guard with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -34,12 +42,47 @@ func startGuard(argv []string, pgid int) (*os.File, error) {
 }
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
-// closed its end or died), then kills the process group pgid.
-func RunGuard(stdin io.Reader, pgid int) int {
+// closed its end or died), then kills the process group pgid. With a grace,
+// the group is a package runner's and, unless the shim wrote that the
+// handshake was answered (guardReady), it may be installing, which no signal
+// may interrupt (runner.go): the guard waits up to grace for the group to be
+// gone (its stdin, the dead shim's pipe, is closed, so a server it starts
+// exits), then sends SIGTERM, and SIGKILL a moment later.
+func RunGuard(stdin io.Reader, pgid int, grace time.Duration) int {
 	if pgid <= 1 {
 		return 2
 	}
-	_, _ = io.Copy(io.Discard, stdin)
+	ready := false
+	buf := make([]byte, 64)
+	for {
+		n, err := stdin.Read(buf)
+		ready = ready || bytes.IndexByte(buf[:n], guardReady) >= 0
+		if err != nil {
+			break
+		}
+	}
+	if grace > 0 && !ready {
+		if groupGone(pgid, grace) {
+			return 0
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		if groupGone(pgid, guardTermGrace) {
+			return 0
+		}
+	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return 0
+}
+
+// guardTermGrace is how long the guard waits after its SIGTERM.
+const guardTermGrace = 2 * time.Second
+
+// groupGone waits up to d for process group pgid to have no process left.
+func groupGone(pgid int, d time.Duration) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH) {
+			return true
+		}
+	}
+	return false
 }

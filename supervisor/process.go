@@ -165,7 +165,7 @@ func Start(spec Spec) (*Process, error) {
 		Stdin:       stdinR,
 		Stdout:      stdoutW,
 		Stderr:      stderrW,
-		SysProcAttr: sysProcAttr(),
+		SysProcAttr: sysProcAttr(packageRunner(spec.Path, spec.Args)),
 	}
 	p := &Process{Stdin: stdinW, Stdout: stdoutR, Stderr: stderrR, cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)

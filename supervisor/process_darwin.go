@@ -4,6 +4,6 @@ import "syscall"
 
 // sysProcAttr puts the child in its own process group. Darwin has no
 // Pdeathsig; the guard process (see guard.go) kills the group when the shim dies.
-func sysProcAttr() *syscall.SysProcAttr {
+func sysProcAttr(bool) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }

@@ -19,6 +19,7 @@ const maxTailLine = 512
 type Tail struct {
 	mu    sync.Mutex
 	lines []string
+	cause causeFinder // sees every line, also those the tail dropped
 }
 
 func (t *Tail) add(line []byte) {
@@ -29,6 +30,7 @@ func (t *Tail) add(line []byte) {
 	s := phases.Preview(line, maxTailLine)
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.cause.add(s)
 	if len(t.lines) == TailLines {
 		t.lines = append(t.lines[:0], t.lines[1:]...)
 	}
@@ -40,6 +42,13 @@ func (t *Tail) Lines() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return append([]string(nil), t.lines...)
+}
+
+// Cause is the line that states the child's error (see ChooseCause).
+func (t *Tail) Cause() (line string, stated bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.cause.cause()
 }
 
 // Last is the last kept line, or "".

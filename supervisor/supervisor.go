@@ -84,6 +84,10 @@ type Supervisor struct {
 	pages    []json.RawMessage // tools of the pages of the tools/list being answered (lock check)
 	status   int               // when set, the shim's exit status whatever the child's
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
+	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
+	spawnErr *SpawnError       // the last start that failed, for their data
+	runner   bool              // the current child is a package runner (runner.go)
+	guard    atomic.Pointer[os.File]
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -165,7 +169,7 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	}
 	forward, r := s.sess.fromClient(l)
 	for _, p := range r.answer {
-		s.answer(p, "is not running")
+		s.answer(p, notRunning)
 	}
 	if r.dropped {
 		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("kind", l.Msg.Kind.String()),
@@ -270,12 +274,12 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 
 // answer writes the error the shim owes the client for request p.
 func (s *Supervisor) answer(p pendingCall, why string) {
-	msg := fmt.Sprintf("mcpshim: server %s %s; the request was not answered", s.cfg.Name, why)
+	msg := s.owedMessage(why)
 	data := map[string]any{"run": s.ident().run, "method": p.method}
 	if p.tool != "" {
 		data["tool"] = p.tool
 	}
-	s.writeOwed(p, msg, data)
+	s.writeOwed(p, msg, s.causeData(data))
 }
 
 // writeOwedError writes one error response of the shim's own to the client.
@@ -304,7 +308,7 @@ func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
 func (s *Supervisor) loop(ctx context.Context) int {
 	defer func() {
 		for _, p := range s.sess.close() {
-			s.answer(p, "is not running")
+			s.answer(p, notRunning)
 		}
 	}()
 	for {
@@ -373,10 +377,10 @@ func (s *Supervisor) giveUp(d Decision, e Exit) {
 	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
 	last := ""
 	if s.tail != nil {
-		last = s.tail.Last()
+		last, _ = s.tail.Cause()
 	}
 	if last != "" {
-		s.say("giving up: %s; last stderr line: %s", d.Reason, last)
+		s.say("giving up: %s; its stderr said: %s", d.Reason, last)
 	} else {
 		s.say("giving up: %s", d.Reason)
 	}
@@ -420,16 +424,24 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		s.spawnErr, s.cause = se, "cannot start: "+spawnCause(se)
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	s.sess.spawned()
+	s.spawnErr, s.cause = nil, ""
+	s.runner = packageRunner(spec.Path, spec.Args)
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
-		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
+		grace := time.Duration(0)
+		if s.runner {
+			grace = InstallGrace
+		}
+		if guard, err = startGuard(s.cfg.Guard, p.Pid, grace); err != nil {
 			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
 		}
+		s.guard.Store(guard)
 	}
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
 	s.hsAt.Store(0)
@@ -489,29 +501,44 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		how = "was killed by " + sig
 	}
 	var withdrawn []pendingCall
+	// cause picks the stderr line that states the error, from what was read so far.
+	cause := func() string {
+		line, stated := s.tail.Cause()
+		s.cause = exitCause(how, line, stated, requested)
+		return strings.TrimPrefix(strings.TrimPrefix(s.cause, how), ": ")
+	}
 	owe := func() {
+		said := cause()
 		var unanswered []pendingCall
 		unanswered, withdrawn = s.sess.down()
 		for _, pc := range unanswered {
-			s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
-				map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
+			msg := fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how)
+			if said != "" {
+				msg += ": " + said
+			}
+			s.writeOwed(pc, msg, s.causeData(map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method}))
 		}
 	}
 	// All pipe reads finish before the run is declared over.
 	s.drain(p, stdoutOpen, stderrDone, owe)
 	if guard != nil {
+		s.guard.Store(nil)
 		guard.Close()
 	}
+	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
 	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
 		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
+	if said != "" {
+		exitFields = append(exitFields, phases.F("stderr_cause", said))
+	}
 	if sig != "" {
 		exitFields = append(exitFields, phases.F("signal", sig))
 	}
 	s.emit(phases.Launch, phases.Exited, exitFields...)
 	if !requested && (code != 0 || sig != "") {
-		if last := s.tail.Last(); last != "" {
-			s.say("server %s; last stderr line: %s", how, last)
+		if said != "" {
+			s.say("server %s; its stderr said: %s", how, said)
 		} else {
 			s.say("server %s", how)
 		}
@@ -528,7 +555,8 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 // signals meanwhile. It reports whether the shim asked the child to stop.
 func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
 	var ladder <-chan time.Time
-	step := 0 // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
+	var waited time.Duration // the ladder's current wait
+	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
 	escalate := func(reason string) {
 		switch step {
 		case 0:
@@ -545,7 +573,11 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 		default:
 			return
 		}
-		ladder = time.After(s.cfg.KillGrace)
+		waited = s.cfg.KillGrace
+		if step == 1 {
+			waited = s.closedGrace() // a runner still installing finishes first
+		}
+		ladder = time.After(waited)
 		requested = true
 	}
 	for {
@@ -570,20 +602,31 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 			stdoutDone = nil
 		case sig := <-s.cfg.Signals:
 			name := sigName(sig)
+			ss, ok := sig.(syscall.Signal)
+			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
+			if ok && stop && s.installing() {
+				// No signal is safe for an install (runner.go): let it finish.
+				s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", false))
+				s.stopping = true
+				if step == 0 {
+					escalate("shim stopping while the package runner may be installing")
+				}
+				continue
+			}
 			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", true))
-			if ss, ok := sig.(syscall.Signal); ok {
+			if ok {
 				_ = p.Signal(ss)
-				if ss == syscall.SIGINT || ss == syscall.SIGTERM {
+				if stop {
 					s.stopping = true
 					requested = true
 					if step < 2 {
-						step = 2
-						ladder = time.After(s.cfg.KillGrace)
+						step, waited = 2, s.cfg.KillGrace
+						ladder = time.After(waited)
 					}
 				}
 			}
 		case <-ladder:
-			escalate(fmt.Sprintf("still running %v after being asked to stop", s.cfg.KillGrace))
+			escalate(fmt.Sprintf("still running %v after being asked to stop", waited))
 		case <-ctx.Done():
 			s.stopping = true
 			if step == 0 {
@@ -706,6 +749,9 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
 	if l.Msg.Kind == mcp.Response && s.hsAt.Load() == 0 {
 		s.hsAt.Store(time.Now().UnixNano())
+		if s.runner {
+			s.tellGuard(guardReady)
+		}
 	}
 }
 

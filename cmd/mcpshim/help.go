@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
@@ -68,12 +69,18 @@ func runHelp(c *cli, args []string) int {
 // runGuard is the guard process (hidden): it kills a process group when the
 // shim that started it dies.
 func runGuard(c *cli, args []string) int {
-	if len(args) != 1 {
+	if len(args) != 1 && len(args) != 2 {
 		return exitUsage
 	}
 	pgid, err := strconv.Atoi(args[0])
 	if err != nil {
 		return exitUsage
 	}
-	return supervisor.RunGuard(c.stdin, pgid)
+	var grace time.Duration // a package runner's install grace (supervisor/runner.go)
+	if len(args) == 2 {
+		if grace, err = time.ParseDuration(args[1]); err != nil {
+			return exitUsage
+		}
+	}
+	return supervisor.RunGuard(c.stdin, pgid, grace)
 }

@@ -199,15 +199,12 @@ func TestNoProcessLeftBehind(t *testing.T) {
 	}
 	// Orphans of a SIGKILLed shim are ended by its guard; give them a moment.
 	var left []string
-	for try := 0; try < 50; try++ {
-		left = processesWith(marker)
-		if len(left) == 0 {
-			break
-		}
+	deadline := time.Now().Add(eventWait)
+	for left = processesWith(marker); len(left) > 0 && time.Now().Before(deadline); left = processesWith(marker) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if len(left) > 0 {
-		t.Fatalf("%d processes left over: %v", len(left), left)
+		t.Fatalf("%d processes left over after %v: %v", len(left), eventWait, left)
 	}
 }
 
@@ -277,9 +274,7 @@ func TestProbeInterruptedLeavesNothing(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	for try := 0; try < 100 && len(processesWith(marker)) < 2; try++ {
-		time.Sleep(20 * time.Millisecond) // until the server runs beside the probe
-	}
+	waitFor(t, "the server to run beside the probe", eventWait, func() bool { return len(processesWith(marker)) >= 2 })
 	cmd.Process.Signal(syscall.SIGINT)
 	waitOrKill(t, cmd, 10*time.Second)
 	if got := cmd.ProcessState.ExitCode(); got != 130 {

@@ -359,7 +359,7 @@ func TestSpawnFailures(t *testing.T) {
 
 func TestExitEarlyKeepsStatusAndStderr(t *testing.T) {
 	s := start(t, true, nil, "fixture", "exit-early")
-	time.Sleep(300 * time.Millisecond) // let it die before the client leaves
+	waitEvent(t, s.ledger, "restarts_exhausted", eventWait) // it died before the client left
 	if got := s.finish(); got != 1 {
 		t.Fatalf("exit status %d, want 1", got)
 	}
@@ -496,7 +496,7 @@ func TestCrashLoopGivesUp(t *testing.T) {
 
 func TestHandshakeTimeout(t *testing.T) {
 	s := start(t, true, []string{"--handshake-timeout", "200ms"}, "fixture", "silent")
-	time.Sleep(600 * time.Millisecond)
+	waitEvent(t, s.ledger, "handshake_timeout", eventWait)
 	s.finish()
 	ht := find(s.entries(), "handshake_timeout")
 	if ht == nil || ht.Str("last_event") != "spawned_no_initialize" {
@@ -544,8 +544,7 @@ func TestShutdownLadder(t *testing.T) {
 func TestGrandchildIsReaped(t *testing.T) {
 	s := start(t, true, nil, "fixture", "grandchild")
 	s.call("1", "initialize", initParams)
-	time.Sleep(100 * time.Millisecond)
-	pgid := find(s.entries(), "spawned").PID
+	pgid := waitEvent(t, s.ledger, "spawned", eventWait).PID
 	s.finish()
 	if left := groupMembers(pgid); len(left) > 0 {
 		t.Fatalf("process group %d still has live members %v after the shim exited", pgid, left)

@@ -1,0 +1,70 @@
+package supervisor
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// A package runner (npx, uvx, pnpm dlx, bunx) may still be installing the
+// server when the client gives up, and no signal is safe then. npm's
+// installer (@npmcli/arborist's reify) catches the first SIGTERM and rolls
+// its half-built tree back, but once reify is over npx writes the install's
+// package.json with no handler left: a SIGTERM there, or a SIGKILL at any
+// point, leaves a tree npx takes as installed, and every later start fails
+// (`Could not read package.json`, `Invalid package.json`, `Cannot find
+// package 'zod'`). So while a runner has not answered the handshake the
+// shim closes its stdin and lets the install finish: the server it then
+// starts reads EOF and exits. Only after InstallGrace does the ordinary
+// ladder (SIGTERM, SIGKILL) go on; the client's own signals are not
+// forwarded meanwhile. After the handshake the install is done.
+
+// InstallGrace is how long a package runner that has not yet answered the
+// handshake may take, once its stdin is closed, to finish and exit by itself.
+const InstallGrace = 2 * time.Minute
+
+// packageRunner reports whether argv starts a package runner: a program that
+// may download and install the server before it runs it.
+func packageRunner(path string, args []string) bool {
+	name := strings.TrimSuffix(filepath.Base(path), ".cmd")
+	first := ""
+	if len(args) > 0 {
+		first = args[0]
+	}
+	switch name {
+	case "npx", "pnpx", "bunx", "uvx", "pipx":
+		return true
+	case "npm", "pnpm", "yarn", "bun":
+		return slices.Contains([]string{"exec", "x", "dlx"}, first)
+	case "uv":
+		return first == "run" || first == "tool" && len(args) > 1 && args[1] == "run"
+	}
+	return false
+}
+
+// guardReady is what the shim writes to its guard when the handshake was
+// answered: the install, if any, is done (see RunGuard).
+const guardReady = 'r'
+
+// installing reports whether the child may be in the middle of an install:
+// a package runner whose run has not answered the handshake yet.
+func (s *Supervisor) installing() bool {
+	return s.runner && s.hsAt.Load() == 0
+}
+
+// tellGuard writes b to the current run's guard, if it has one.
+func (s *Supervisor) tellGuard(b byte) {
+	if g := s.guard.Load(); g != nil {
+		_, _ = g.Write([]byte{b})
+	}
+}
+
+// closedGrace is how long the ladder waits after closing the child's stdin
+// before its SIGTERM.
+func (s *Supervisor) closedGrace() time.Duration {
+	if s.installing() {
+		return InstallGrace
+	}
+	return s.cfg.KillGrace
+}
