@@ -116,8 +116,8 @@ func TestClaudeCode(t *testing.T) {
 	// What a user sees of the cause: `mcp get` says only "Failed to connect";
 	// the server's log keeps the error the shim answered initialize with.
 	causes := map[string]string{
-		"missing": `Connection failed: MCP error -32000: mcpshim: server missing cannot start: executable file not found in PATH: \"no-such-mcp-server\"`,
-		"early":   `Connection failed: MCP error -32000: mcpshim: server early exited with code 1 before answering: fatal: missing API key`,
+		"missing": `Connection failed: MCP error -31000: mcpshim: server missing cannot start: executable file not found in PATH: \"no-such-mcp-server\"`,
+		"early":   `Connection failed: MCP error -31000: mcpshim: server early exited with code 1 before answering: fatal: missing API key`,
 	}
 	for name, want := range causes {
 		if get := claude(t, home, work, "mcp", "get", name); !strings.Contains(get, "Status: ✘ Failed to connect") {
@@ -129,7 +129,7 @@ func TestClaudeCode(t *testing.T) {
 	}
 	get := claude(t, home, work, "mcp", "get", "locked")
 	if !strings.Contains(get, "Status: ! Connected · tools fetch failed") ||
-		!strings.Contains(get, "Issue: MCP error -32000: mcpshim: server locked lacks locked tools: fetch_daily_report, list_report_dates") {
+		!strings.Contains(get, "Issue: MCP error -31000: mcpshim: server locked lacks locked tools: fetch_daily_report, list_report_dates") {
 		t.Errorf("claude mcp get locked:\n%s\nwant ! Connected · tools fetch failed and the missing tools as its Issue", get)
 	}
 
