@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 const (
@@ -34,7 +34,7 @@ const (
 // goroutines that read them. Every read happens on those goroutines and is
 // delivered on channels, so the session's deadline bounds every wait.
 type stdioProc struct {
-	proc     *supervisor.Process
+	proc     *proc.Process
 	exited   chan struct{} // closed once the exit time is set
 	stdin    *os.File
 	stdout   *os.File
@@ -69,7 +69,7 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	for _, k := range keys {
 		env = append(env, k+"="+t.Env[k])
 	}
-	proc, err := supervisor.Start(supervisor.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
+	proc, err := proc.Start(proc.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
 	if err != nil {
 		return nil, err
 	}

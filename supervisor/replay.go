@@ -12,6 +12,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 // memory is the session state a restarted child must be given again so the
@@ -151,7 +152,7 @@ func addPage(pages map[string]string, page mcp.ToolsPage) {
 // answer, which the relay swallows (see routeServer).
 //
 // req builds the request line for the id it is given.
-func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, req func(mcp.ID) ([]byte, error)) (result []byte, rpcErr []byte, err error) {
+func (s *Supervisor) ownCall(ctx context.Context, p *proc.Process, method string, req func(mcp.ID) ([]byte, error)) (result []byte, rpcErr []byte, err error) {
 	s.ownSeq++
 	id := mcp.OwnID(s.ownSeq, method)
 	line, err := req(id)
@@ -182,7 +183,7 @@ func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, req
 // swallowed), the log level and subscriptions; then it lists the tools and
 // tells the client when they changed. It returns an error when the child did
 // not accept the handshake: that is a failed start.
-func (s *Supervisor) replay(ctx context.Context, p *Process) error {
+func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 	m := &s.mem
 	m.mu.Lock()
 	initParams, version, modern, setLevel, era := m.initParams, m.version, m.modern, m.setLevel, m.era
@@ -258,7 +259,7 @@ func raw(method string, params []byte) func(mcp.ID) ([]byte, error) {
 // compareTools lists the new child's tools and, when they differ from what
 // the client last saw, tells the client with notifications/tools/list_changed
 // if it asked for that notification.
-func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[string]string, era mcp.Era) {
+func (s *Supervisor) compareTools(ctx context.Context, p *proc.Process, before map[string]string, era mcp.Era) {
 	after := map[string]string{}
 	var pager mcp.Pager
 	cursor, first := "", true

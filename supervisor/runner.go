@@ -1,9 +1,6 @@
 package supervisor
 
 import (
-	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 )
 
@@ -23,29 +20,6 @@ import (
 // InstallGrace is how long a package runner that has not yet answered the
 // handshake may take, once its stdin is closed, to finish and exit by itself.
 const InstallGrace = 2 * time.Minute
-
-// packageRunner reports whether argv starts a package runner: a program that
-// may download and install the server before it runs it.
-func packageRunner(path string, args []string) bool {
-	name := strings.TrimSuffix(filepath.Base(path), ".cmd")
-	first := ""
-	if len(args) > 0 {
-		first = args[0]
-	}
-	switch name {
-	case "npx", "pnpx", "bunx", "uvx", "pipx":
-		return true
-	case "npm", "pnpm", "yarn", "bun":
-		return slices.Contains([]string{"exec", "x", "dlx"}, first)
-	case "uv":
-		return first == "run" || first == "tool" && len(args) > 1 && args[1] == "run"
-	}
-	return false
-}
-
-// guardReady is what the shim writes to its guard when the handshake was
-// answered: the install, if any, is done (see RunGuard).
-const guardReady = 'r'
 
 // installing reports whether the child may be in the middle of an install:
 // a package runner whose run has not answered the handshake yet.

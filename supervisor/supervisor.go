@@ -1,3 +1,8 @@
+// Package supervisor owns the child's session: it routes the client's
+// messages to the current child and answers the ones the child owes, stops
+// the child with a ladder of signals, decides whether to start it again and
+// replays the handshake to a new one. Spawning, signals and stderr are proc's;
+// recording is phases'; it never reads the ledger.
 package supervisor
 
 import (
@@ -18,14 +23,15 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // Config is everything one shim session needs.
 type Config struct {
-	Name  string   // the server's label
-	Spec  Spec     // what to run
-	Guard []string // argv of the guard process (see startGuard); nil for none
+	Name  string    // the server's label
+	Spec  proc.Spec // what to run
+	Guard []string  // argv of the guard process (see proc.StartGuard); nil for none
 
 	Recorder  *phases.Recorder
 	ClientIn  io.Reader // the client's requests
@@ -75,7 +81,7 @@ type Supervisor struct {
 	runID    atomic.Pointer[runIdent] // the run being supervised; read from the relay goroutines
 	restart  *Restarter
 	gen      int
-	tail     *Tail
+	tail     *proc.Tail
 	everHS   bool
 	mem      memory
 	own      chan []byte // answers to the shim's own requests, swallowed from the child's stdout
@@ -85,7 +91,7 @@ type Supervisor struct {
 	status   int               // when set, the shim's exit status whatever the child's
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
 	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
-	spawnErr *SpawnError       // the last start that failed, for their data
+	spawnErr *proc.SpawnError  // the last start that failed, for their data
 	runner   bool              // the current child is a package runner (runner.go)
 	guard    atomic.Pointer[os.File]
 }
@@ -315,7 +321,7 @@ func (s *Supervisor) loop(ctx context.Context) int {
 		status, exit, err := s.runChild(ctx)
 		if err != nil {
 			// The child never started: nothing time can fix (seed 000).
-			var se *SpawnError
+			var se *proc.SpawnError
 			errors.As(err, &se)
 			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
 			return se.ExitStatus()
@@ -407,7 +413,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	spec := s.cfg.Spec
 	fields := []phases.Field{
 		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
-		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(envValue(spec.Env, "PATH"))),
+		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(proc.EnvValue(spec.Env, "PATH"))),
 		phases.F("generation", s.gen), phases.F("egress", egressWord(s.cfg.Witnessed)),
 	}
 	if prev != "" {
@@ -415,37 +421,37 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	s.emit(phases.Launch, phases.SpawnRequested, fields...)
 	exit = Exit{Started: now, EverHandshook: s.everHS}
-	p, err := Start(spec)
+	p, err := proc.Start(spec)
 	if err != nil {
-		var se *SpawnError
+		var se *proc.SpawnError
 		if !errors.As(err, &se) {
-			se = classify(err, spec.Dir)
+			se = proc.Classify(err, spec.Dir)
 			err = se
 		}
 		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
-		s.spawnErr, s.cause = se, "cannot start: "+spawnCause(se)
+		s.spawnErr, s.cause = se, "cannot start: "+proc.SpawnCause(se)
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	s.sess.spawned()
 	s.spawnErr, s.cause = nil, ""
-	s.runner = packageRunner(spec.Path, spec.Args)
+	s.runner = proc.PackageRunner(spec.Path, spec.Args)
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
 		grace := time.Duration(0)
 		if s.runner {
 			grace = InstallGrace
 		}
-		if guard, err = startGuard(s.cfg.Guard, p.Pid, grace); err != nil {
+		if guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
 			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
 		}
 		s.guard.Store(guard)
 	}
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
 	s.hsAt.Store(0)
-	s.tail = &Tail{}
+	s.tail = &proc.Tail{}
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -462,7 +468,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	pid := p.Pid
 	go func() {
 		defer close(stderrDone)
-		forwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
+		proc.ForwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
 			if s.cfg.OnServerStderr != nil {
 				s.cfg.OnServerStderr(run, pid, line)
 			}
@@ -504,7 +510,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := s.tail.Cause()
-		s.cause = exitCause(how, line, stated, requested)
+		s.cause = proc.ExitCause(how, line, stated, requested)
 		return strings.TrimPrefix(strings.TrimPrefix(s.cause, how), ": ")
 	}
 	owe := func() {
@@ -527,7 +533,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
-	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
+	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.Started)),
 		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
 	if said != "" {
 		exitFields = append(exitFields, phases.F("stderr_cause", said))
@@ -553,7 +559,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 
 // supervise waits for the child to exit, handling the client leaving and
 // signals meanwhile. It reports whether the shim asked the child to stop.
-func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
@@ -651,7 +657,7 @@ const (
 // moving — its output is not an answer the client should wait a minute for.
 // A grandchild holding the pipes is killed with the group; one that escaped
 // the group is cut off by closing our ends.
-func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}, owe func()) {
+func (s *Supervisor) drain(p *proc.Process, out <-chan error, errDone <-chan struct{}, owe func()) {
 	start := time.Now()
 	owed := false
 	pay := func() {
@@ -750,7 +756,7 @@ func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
 	if l.Msg.Kind == mcp.Response && s.hsAt.Load() == 0 {
 		s.hsAt.Store(time.Now().UnixNano())
 		if s.runner {
-			s.tellGuard(guardReady)
+			s.tellGuard(proc.GuardReady)
 		}
 	}
 }
@@ -774,7 +780,7 @@ func egressWord(witnessed bool) string {
 
 func sigName(sig os.Signal) string {
 	if ss, ok := sig.(syscall.Signal); ok {
-		return SignalName(ss)
+		return proc.SignalName(ss)
 	}
 	return sig.String()
 }

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 const helpText = `mcpshim: see what happened to a stdio MCP server.
@@ -82,5 +82,5 @@ func runGuard(c *cli, args []string) int {
 			return exitUsage
 		}
 	}
-	return supervisor.RunGuard(c.stdin, pgid, grace)
+	return proc.RunGuard(c.stdin, pgid, grace)
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
@@ -261,7 +262,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		}
 		checkTools = lockChecker(lock, f.name)
 	}
-	stderr := supervisor.NewLog(c.stderr)
+	stderr := proc.NewLog(c.stderr)
 	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
 		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
 	}
@@ -311,7 +312,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	status := supervisor.Run(ctx, supervisor.Config{
 		Name:        f.name,
-		Spec:        supervisor.Spec{Path: command[0], Args: command[1:], Env: env},
+		Spec:        proc.Spec{Path: command[0], Args: command[1:], Env: env},
 		Guard:       guard,
 		Recorder:    rec,
 		ClientIn:    c.stdin,

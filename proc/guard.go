@@ -1,4 +1,4 @@
-package supervisor
+package proc
 
 import (
 	"bytes"
@@ -11,13 +11,13 @@ import (
 	"time"
 )
 
-// startGuard launches a guard process that kills the child's process group
+// StartGuard launches a guard process that kills the child's process group
 // when the shim dies, whatever kills it: the guard reads a pipe whose only
 // writer is the shim, and the kernel closes it when the shim is gone. This
 // covers what Pdeathsig cannot: grandchildren (npx, uvx) and darwin.
 // The returned file is the shim's end; closing it releases the guard. A
 // grace above zero is for a package runner: see RunGuard.
-func startGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) {
+func StartGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func startGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
 // closed its end or died), then kills the process group pgid. With a grace,
 // the group is a package runner's and, unless the shim wrote that the
-// handshake was answered (guardReady), it may be installing, which no signal
+// handshake was answered (GuardReady), it may be installing, which no signal
 // may interrupt (runner.go): the guard waits up to grace for the group to be
 // gone (its stdin, the dead shim's pipe, is closed, so a server it starts
 // exits), then sends SIGTERM, and SIGKILL a moment later.
@@ -56,7 +56,7 @@ func RunGuard(stdin io.Reader, pgid int, grace time.Duration) int {
 	buf := make([]byte, 64)
 	for {
 		n, err := stdin.Read(buf)
-		ready = ready || bytes.IndexByte(buf[:n], guardReady) >= 0
+		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
 		if err != nil {
 			break
 		}

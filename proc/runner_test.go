@@ -1,4 +1,4 @@
-package supervisor
+package proc
 
 import (
 	"strings"
@@ -26,8 +26,8 @@ func TestPackageRunner(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f := strings.Fields(tt.argv)
-		if got := packageRunner(f[0], f[1:]); got != tt.want {
-			t.Errorf("packageRunner(%q) = %v, want %v", tt.argv, got, tt.want)
+		if got := PackageRunner(f[0], f[1:]); got != tt.want {
+			t.Errorf("PackageRunner(%q) = %v, want %v", tt.argv, got, tt.want)
 		}
 	}
 }

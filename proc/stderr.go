@@ -1,4 +1,4 @@
-package supervisor
+package proc
 
 import (
 	"bufio"
@@ -145,11 +145,11 @@ func (l *Log) flushDeferred() {
 	}
 }
 
-// forwardStderr copies the child's stderr to dst line by line, keeps the
+// ForwardStderr copies the child's stderr to dst line by line, keeps the
 // tail, and hands each line to onLine. A line longer than the reader's
 // buffer is written in pieces; when dst is a Log, the shim's own lines wait
 // until it ends. It returns at EOF.
-func forwardStderr(src io.Reader, dst io.Writer, tail *Tail, onLine func([]byte)) {
+func ForwardStderr(src io.Reader, dst io.Writer, tail *Tail, onLine func([]byte)) {
 	lg, _ := dst.(*Log)
 	write := func(p []byte, ends bool) {
 		if lg != nil {

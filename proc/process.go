@@ -1,7 +1,4 @@
-// Package supervisor owns the child: spawning it in its own process group,
-// forwarding its stderr, stopping it with a ladder of signals, and deciding
-// whether to start it again.
-package supervisor
+package proc
 
 import (
 	"errors"
@@ -48,7 +45,8 @@ func (e *SpawnError) ExitStatus() int {
 	return 126
 }
 
-func classify(err error, dir string) *SpawnError {
+// Classify says why err kept a child from starting in dir.
+func Classify(err error, dir string) *SpawnError {
 	se := &SpawnError{Class: ClassOther, Err: err}
 	var pe *fs.PathError
 	switch {
@@ -110,16 +108,16 @@ func shebang(path, dir string) string {
 // Process is one started child with its pipes. Stdin, Stdout and Stderr are
 // the shim's ends.
 type Process struct {
-	Pid    int
-	Stdin  *os.File
-	Stdout *os.File
-	Stderr *os.File
+	Pid     int
+	Stdin   *os.File
+	Stdout  *os.File
+	Stderr  *os.File
+	Started time.Time // when the child was started
 
 	cmd    *exec.Cmd
 	exited chan struct{}
 	state  *os.ProcessState
 	err    error
-	start  time.Time
 }
 
 // Spec says what to run.
@@ -135,27 +133,27 @@ type Spec struct {
 // child is reaped, because Pdeathsig fires when the thread that started the
 // child exits, not the process.
 func Start(spec Spec) (*Process, error) {
-	pathVar := envValue(spec.Env, "PATH")
+	pathVar := EnvValue(spec.Env, "PATH")
 	if spec.Env == nil {
 		pathVar = os.Getenv("PATH") // a nil Env inherits the shim's, as in exec
 	}
 	path, err := lookPath(spec.Path, pathVar)
 	if err != nil {
-		return nil, classify(err, spec.Dir)
+		return nil, Classify(err, spec.Dir)
 	}
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, classify(err, spec.Dir)
+		return nil, Classify(err, spec.Dir)
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW)
-		return nil, classify(err, spec.Dir)
+		return nil, Classify(err, spec.Dir)
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
 		closeAll(stdinR, stdinW, stdoutR, stdoutW)
-		return nil, classify(err, spec.Dir)
+		return nil, Classify(err, spec.Dir)
 	}
 	cmd := &exec.Cmd{
 		Path:        path,
@@ -165,7 +163,7 @@ func Start(spec Spec) (*Process, error) {
 		Stdin:       stdinR,
 		Stdout:      stdoutW,
 		Stderr:      stderrW,
-		SysProcAttr: sysProcAttr(packageRunner(spec.Path, spec.Args)),
+		SysProcAttr: sysProcAttr(PackageRunner(spec.Path, spec.Args)),
 	}
 	p := &Process{Stdin: stdinW, Stdout: stdoutR, Stderr: stderrR, cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
@@ -187,10 +185,10 @@ func Start(spec Spec) (*Process, error) {
 	closeAll(stdinR, stdoutW, stderrW)
 	if err != nil {
 		closeAll(stdinW, stdoutR, stderrR)
-		return nil, classify(err, spec.Dir)
+		return nil, Classify(err, spec.Dir)
 	}
 	p.Pid = cmd.Process.Pid
-	p.start = time.Now()
+	p.Started = time.Now()
 	return p, nil
 }
 
@@ -212,8 +210,8 @@ func lookPath(file, path string) (string, error) {
 	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
 }
 
-// envValue is the value of key in env (the last one wins, as in exec).
-func envValue(env []string, key string) string {
+// EnvValue is the value of key in env (the last one wins, as in exec).
+func EnvValue(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
 		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
 			return v

@@ -1,4 +1,4 @@
-package supervisor
+package proc
 
 import (
 	"bytes"
@@ -39,7 +39,7 @@ func TestForwardStderrEndsATornLine(t *testing.T) {
 	lg := NewLog(&out)
 	long := strings.Repeat("x", 64<<10) // exactly the reader's buffer: the line is still open at EOF
 	r := &eofReader{data: []byte(long), onRead: func() { lg.Write([]byte("shim\n")) }}
-	forwardStderr(r, lg, &Tail{}, nil)
+	ForwardStderr(r, lg, &Tail{}, nil)
 	if want := long + "\nshim\n"; out.String() != want {
 		t.Errorf("got %d bytes ending %q, want the line, a newline, then the shim's", out.Len(), out.String()[max(0, out.Len()-10):])
 	}

@@ -1,4 +1,4 @@
-package supervisor
+package proc
 
 import (
 	"os"
@@ -25,7 +25,7 @@ func TestGuardRunnerLadder(t *testing.T) {
 	}{
 		{"installing: no signal while it finishes by itself", "", time.Minute, 20, "", "exit status 0"},
 		{"installing past the grace: SIGTERM", "", time.Second, 0, "term\n", "exit status 0"},
-		{"handshake answered: killed at once", string(guardReady), time.Minute, 0, "", "signal: killed"},
+		{"handshake answered: killed at once", string(GuardReady), time.Minute, 0, "", "signal: killed"},
 		{"no grace: killed at once", "", 0, 0, "", "signal: killed"},
 	}
 	for _, tt := range tests {
