@@ -150,24 +150,6 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	}
 }
 
-func TestRedact(t *testing.T) {
-	for in, want := range map[string]string{
-		"key sk-test-123456789abcdef":           "key [REDACTED]",
-		"token=hunter2hunter2 user=me":          "token=[REDACTED] user=me",
-		"https://me:pw@host/x":                  "https://[REDACTED]@host/x",
-		"ghp_abcdefghijklmnopqrstuvwxyz0123":    "[REDACTED]",
-		"fatal: missing API key":                "fatal: missing API key",
-		`{"api_key":"abcd1234efgh","name":"x"}`: `{"api_key":[REDACTED],"name":"x"}`,
-	} {
-		if got := Redact(in); got != want {
-			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
-		}
-	}
-	if got := RedactArgs([]string{"--token", "abc", "--name", "x", "--api-key=zzzz1234"}); strings.Join(got, " ") != "--token [REDACTED] --name x --api-key=[REDACTED]" {
-		t.Errorf("RedactArgs = %q", got)
-	}
-}
-
 func TestNewIDSortsByTime(t *testing.T) {
 	a := NewID("run", time.Unix(1000, 0))
 	b := NewID("run", time.Unix(1001, 0))

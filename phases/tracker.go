@@ -3,11 +3,11 @@ package phases
 import (
 	"encoding/json"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // Dir is the direction a line travelled.
@@ -187,7 +187,7 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
 		return []Record{t.rec(now, Transport, PartialLineDropped, F("direction", dir.String()), F("bytes", l.Size),
-			F("sha256", Sha256(l.Data)), F("preview", Preview(l.Data, 120)))}
+			F("sha256", Sha256(l.Data)), F("preview", redact.Preview(l.Data, 120)))}
 	}
 	var out []Record
 	if l.Truncated {
@@ -214,7 +214,7 @@ func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) Record {
 	if dir == FromClient {
 		ev = ClientNoise
 	}
-	fields := []Field{F("bytes", l.Size), F("sha256", Sha256(l.Data)), F("preview", Preview(l.Data, 120))}
+	fields := []Field{F("bytes", l.Size), F("sha256", Sha256(l.Data)), F("preview", redact.Preview(l.Data, 120))}
 	if !t.HandshakeDone() && dir == FromServer {
 		fields = append(fields, F("before_handshake", true))
 	}
@@ -228,7 +228,7 @@ func (t *Tracker) body(l *jsonrpc.Line) []Field {
 	if !t.CaptureFull {
 		return nil
 	}
-	return []Field{F("body", Preview(l.Data, len(l.Data)))}
+	return []Field{F("body", redact.Preview(l.Data, len(l.Data)))}
 }
 
 func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
@@ -257,14 +257,14 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 			_ = json.Unmarshal(m.Params, &params)
 			t.hs = hsInitReceived
 			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]Field{F("request_id", id),
-				F("protocol_version", params.ProtocolVersion), F("client_name", Redact(params.ClientInfo.Name)),
-				F("client_version", Redact(params.ClientInfo.Version))}, t.body(l)...)...))
+				F("protocol_version", params.ProtocolVersion), F("client_name", redact.String(params.ClientInfo.Name)),
+				F("client_version", redact.String(params.ClientInfo.Version))}, t.body(l)...)...))
 		case "server/discover":
 			ver, client := metaInfo(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", Redact(client))))
+			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", redact.String(client))))
 		case "tools/list":
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
@@ -397,7 +397,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 	switch p.method {
 	case "initialize":
 		if failed {
-			return []Record{t.rec(now, Handshake, InitializeFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+			return []Record{t.rec(now, Handshake, InitializeFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
 		}
 		var r struct {
 			ProtocolVersion string                         `json:"protocolVersion"`
@@ -411,10 +411,10 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 			t.deadline = time.Time{}
 		}
 		return []Record{t.rec(now, Handshake, InitializeResponded, append([]Field{F("request_id", id), F("protocol_version", r.ProtocolVersion),
-			F("server_name", Redact(r.ServerInfo.Name)), F("server_version", Redact(r.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+			F("server_name", redact.String(r.ServerInfo.Name)), F("server_version", redact.String(r.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
 	case "server/discover":
 		if failed {
-			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
 		}
 		var r struct {
 			SupportedVersions []string                   `json:"supportedVersions"`
@@ -427,10 +427,10 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 		t.hs = hsDone
 		t.deadline = time.Time{}
 		return []Record{t.rec(now, Handshake, DiscoverResponded, F("request_id", id), F("supported_versions", r.SupportedVersions),
-			F("server_name", Redact(r.Meta.ServerInfo.Name)), F("server_version", Redact(r.Meta.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency)}
+			F("server_name", redact.String(r.Meta.ServerInfo.Name)), F("server_version", redact.String(r.Meta.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency)}
 	case "tools/list":
 		if failed {
-			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", Redact(e.Message)), latency)}
+			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
 		}
 		return []Record{t.toolsListed(now, id, m.Result, l, latency)}
 	case "tools/call":
@@ -438,7 +438,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 		oc := mcp.Outcome(m)
 		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", oc), latency, F("result_bytes", l.Size)}
 		if failed {
-			fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
+			fields = append(fields, F("code", e.Code), F("message", redact.String(e.Message)))
 		}
 		ev := ToolCallResponded
 		switch oc {
@@ -463,7 +463,7 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 			fields := []Field{F("request_id", c.id), F("tool", c.tool), F("outcome", mcp.Outcome(m)), F("latency_ms", now.Sub(c.at)),
 				F("result_bytes", l.Size), F("task_id", p.task), F("via_request_id", id)}
 			if failed {
-				fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
+				fields = append(fields, F("code", e.Code), F("message", redact.String(e.Message)))
 			}
 			return []Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
 		}
@@ -525,21 +525,3 @@ func keys(m map[string]json.RawMessage) []string {
 	sort.Strings(out)
 	return out
 }
-
-// Preview returns at most n bytes of b as valid UTF-8 text, redacted.
-// It redacts before it cuts, over previewSlack bytes more: a token cut at n
-// would no longer match its rule and keep its first half.
-func Preview(b []byte, n int) string {
-	if len(b) > n+previewSlack {
-		b = b[:n+previewSlack]
-	}
-	s := Redact(strings.ToValidUTF8(string(b), "\uFFFD"))
-	if len(s) > n {
-		s = strings.ToValidUTF8(s[:n], "") // a rune cut in two goes
-	}
-	return s
-}
-
-// previewSlack is longer than any token a rule knows but a PEM block, which
-// its rule takes to the end of the text.
-const previewSlack = 512

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"regexp"
 	"strings"
 )
@@ -125,7 +125,7 @@ func judgeCanary(c Canary, a answer) CanaryResult {
 	if text == "" && len(out.StructuredContent) > 0 {
 		text = string(out.StructuredContent)
 	}
-	shown := truncate(phases.Redact(text), 200)
+	shown := truncate(redact.String(text), 200)
 	switch {
 	case out.IsError:
 		res.Failure, res.Detail = CanaryIsError, fmt.Sprintf("%s returned isError: %s", c.Tool, shown)

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // secretWords mark an environment variable whose value is a credential.
@@ -30,7 +30,7 @@ func secretRedactor(env map[string]string) func(string) string {
 		for _, v := range values {
 			s = strings.ReplaceAll(s, v, "[REDACTED]")
 		}
-		return phases.Redact(s)
+		return redact.String(s)
 	}
 }
 

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // TailLines is how many stderr lines a run keeps for its exited event.
@@ -27,7 +27,7 @@ func (t *Tail) add(line []byte) {
 	if len(line) == 0 {
 		return
 	}
-	s := phases.Preview(line, maxTailLine)
+	s := redact.Preview(line, maxTailLine)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.cause.add(s)

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -412,8 +413,8 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.runID.Store(&runIdent{run: run})
 	spec := s.cfg.Spec
 	fields := []phases.Field{
-		phases.F("command", phases.Redact(spec.Path)), phases.F("argv", phases.RedactArgs(spec.Args)),
-		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", phases.Redact(proc.EnvValue(spec.Env, "PATH"))),
+		phases.F("command", redact.String(spec.Path)), phases.F("argv", redact.Args(spec.Args)),
+		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
 		phases.F("generation", s.gen), phases.F("egress", egressWord(s.cfg.Witnessed)),
 	}
 	if prev != "" {

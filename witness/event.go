@@ -6,7 +6,7 @@ package witness
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"io"
 	"regexp"
 	"strconv"
@@ -55,12 +55,12 @@ func ParseServerEvent(line []byte) (ev ServerEvent, ok bool) {
 		switch p[0] {
 		case "phase":
 			nPhase++
-			ev.Phase = phases.Redact(p[1])
+			ev.Phase = redact.String(p[1])
 		case "event":
 			nEvent++
-			ev.Event = phases.Redact(p[1])
+			ev.Event = redact.String(p[1])
 		default:
-			ev.Fields = append(ev.Fields, [2]string{p[0], phases.RedactField(p[0], p[1])})
+			ev.Fields = append(ev.Fields, [2]string{p[0], redact.Field(p[0], p[1])})
 		}
 	}
 	if nPhase != 1 || nEvent != 1 || ev.Phase == "" || ev.Event == "" {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
@@ -22,7 +23,7 @@ func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
 		}
 		fields := make([]phases.Field, 0, len(ev.Fields)+1)
 		for _, kv := range ev.Fields {
-			fields = append(fields, phases.F(kv[0], phases.Redact(kv[1])))
+			fields = append(fields, phases.F(kv[0], redact.String(kv[1])))
 		}
 		event := ev.Event
 		if phases.ShimOwned(event) {
@@ -56,7 +57,7 @@ func startWitness(rec *phases.Recorder, deny []string) (*witness.Witness, error)
 				fields = append(fields, phases.F("http_status", r.HTTPStatus))
 			}
 			if r.Err != "" {
-				fields = append(fields, phases.F("error", phases.Redact(r.Err)))
+				fields = append(fields, phases.F("error", redact.String(r.Err)))
 			}
 			rec.Emit(phases.Record{Time: time.Now(), Origin: "witness", Phase: phases.Execution, Event: event, Fields: fields})
 		},

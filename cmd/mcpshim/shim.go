@@ -24,6 +24,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
@@ -297,7 +298,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	defer signal.Stop(sigs)
 
 	env := c.env
-	phases.HideEnvSecrets(env) // before anything is recorded
+	redact.HideEnvSecrets(env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
 		if egress, err = startWitness(rec, f.egressDeny); err != nil {

@@ -1,4 +1,4 @@
-package phases
+package redact
 
 import (
 	"bufio"
@@ -41,7 +41,7 @@ func want(line string) (string, []string) {
 		}
 		secret, after, _ := strings.Cut(rest, "»")
 		secrets = append(secrets, secret)
-		b.WriteString(Redacted)
+		b.WriteString(Marker)
 		line = after
 	}
 }
@@ -50,16 +50,16 @@ func TestRedactLeaks(t *testing.T) {
 	for _, line := range corpus(t, "leaks.txt") {
 		in := marked.Replace(line)
 		w, _ := want(line)
-		if got := Redact(in); got != w {
-			t.Errorf("Redact(%q)\n got %q\nwant %q", in, got, w)
+		if got := String(in); got != w {
+			t.Errorf("String(%q)\n got %q\nwant %q", in, got, w)
 		}
 	}
 }
 
 func TestRedactLeavesCleanText(t *testing.T) {
 	for _, in := range corpus(t, "clean.txt") {
-		if got := Redact(in); got != in {
-			t.Errorf("Redact(%q) = %q, want it unchanged", in, got)
+		if got := String(in); got != in {
+			t.Errorf("String(%q) = %q, want it unchanged", in, got)
 		}
 	}
 }
@@ -76,8 +76,8 @@ func TestRedactArgs(t *testing.T) {
 			in[i] = marked.Replace(a)
 			wantArgs[i], _ = want(a)
 		}
-		if got := RedactArgs(in); strings.Join(got, "\x00") != strings.Join(wantArgs, "\x00") {
-			t.Errorf("RedactArgs(%q)\n got %q\nwant %q", in, got, wantArgs)
+		if got := Args(in); strings.Join(got, "\x00") != strings.Join(wantArgs, "\x00") {
+			t.Errorf("Args(%q)\n got %q\nwant %q", in, got, wantArgs)
 		}
 	}
 }
@@ -95,7 +95,7 @@ func TestSecretFlag(t *testing.T) {
 }
 
 // FuzzRedact plants a secret from the corpus in arbitrary text: it never
-// survives Redact.
+// survives String.
 func FuzzRedact(f *testing.F) {
 	f.Add("prefix ", " suffix", 0)
 	f.Add(`{"a":"`, `"}`, 3)
@@ -105,8 +105,8 @@ func FuzzRedact(f *testing.F) {
 	f.Fuzz(func(t *testing.T, before, after string, i int) {
 		s := secrets[uint(i)%uint(len(secrets))]
 		in := before + s.text + after
-		if got := Redact(in); strings.Contains(got, s.secret) {
-			t.Errorf("Redact(%q) = %q: %q survives", in, got, s.secret)
+		if got := String(in); strings.Contains(got, s.secret) {
+			t.Errorf("String(%q) = %q: %q survives", in, got, s.secret)
 		}
 	})
 }
@@ -144,7 +144,7 @@ func BenchmarkRedact(b *testing.B) {
 		b.Run(in.name, func(b *testing.B) {
 			b.SetBytes(int64(len(in.s)))
 			for range b.N {
-				Redact(in.s)
+				String(in.s)
 			}
 		})
 	}
@@ -179,5 +179,23 @@ func TestEveryRuleHasACorpusLine(t *testing.T) {
 		if !caught {
 			t.Errorf("rule %q catches no line of testdata/redact/leaks.txt", r.name)
 		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"key sk-test-123456789abcdef":           "key [REDACTED]",
+		"token=hunter2hunter2 user=me":          "token=[REDACTED] user=me",
+		"https://me:pw@host/x":                  "https://[REDACTED]@host/x",
+		"ghp_abcdefghijklmnopqrstuvwxyz0123":    "[REDACTED]",
+		"fatal: missing API key":                "fatal: missing API key",
+		`{"api_key":"abcd1234efgh","name":"x"}`: `{"api_key":[REDACTED],"name":"x"}`,
+	} {
+		if got := String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Args([]string{"--token", "abc", "--name", "x", "--api-key=zzzz1234"}); strings.Join(got, " ") != "--token [REDACTED] --name x --api-key=[REDACTED]" {
+		t.Errorf("Args = %q", got)
 	}
 }

@@ -1,4 +1,9 @@
-package phases
+// Package redact owns what counts as a secret in text: the rules that hide
+// tokens, keys and credentials in argv, stderr, messages and bodies, and the
+// literal values of the server's credential variables. The tracker, the
+// supervisor, the probe and the ledger's readers use it; it knows nothing of
+// MCP, the ledger or the filesystem.
+package redact
 
 import (
 	"bytes"
@@ -9,8 +14,8 @@ import (
 	"unicode"
 )
 
-// Redacted replaces every secret Redact finds.
-const Redacted = "[REDACTED]"
+// Marker replaces every secret String finds.
+const Marker = "[REDACTED]"
 
 // The rule set. It is our own table rather than gitleaks' maintained one:
 // gitleaks v8.30.1's config package alone adds 5.9 MB to a binary (viper, a
@@ -86,7 +91,7 @@ var rules = []rule{
 	{name: "other AI and SaaS prefixes", hints: []string{"gsk_", "xai-", "r8_", "pplx-", "tvly-", "lin_api_", "ntn_", "secret_", "SG.", "shp", "dop_v1_", "sntrys_", "ATATT3"}, re: regexp.MustCompile(`\b(?:gsk_[A-Za-z0-9]{40,}|xai-[A-Za-z0-9]{40,}|r8_[A-Za-z0-9]{30,}|pplx-[A-Za-z0-9]{30,}|tvly-[A-Za-z0-9-]{20,}|lin_api_[A-Za-z0-9]{30,}|ntn_[A-Za-z0-9]{30,}|secret_[A-Za-z0-9]{40,}|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|sntrys_[A-Za-z0-9_=+/-]{40,}|ATATT3[A-Za-z0-9_=-]{40,})`)},
 }
 
-// hidden are literal values Redact also hides, longest first: the
+// hidden are literal values String also hides, longest first: the
 // credentials the shim's server was given in its environment, which it may
 // echo in a shape no rule knows. HideEnvSecrets sets them once, before the
 // session's goroutines start; they are only read after.
@@ -95,7 +100,7 @@ var hidden []string
 // envSecretWords mark a variable whose value is a credential.
 var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PAT", "COOKIE", "SESSION"}
 
-// HideEnvSecrets makes Redact hide the values (6 bytes or more) of the
+// HideEnvSecrets makes String hide the values (6 bytes or more) of the
 // variables in env whose names say they are credentials (GITHUB_TOKEN,
 // OPENAI_API_KEY, DB_PASSWORD). Call it once, before the session starts.
 func HideEnvSecrets(env []string) {
@@ -108,12 +113,12 @@ func HideEnvSecrets(env []string) {
 	sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
 }
 
-// Redact replaces the secrets in s with "[REDACTED]", by the rules above. It
+// String replaces the secrets in s with "[REDACTED]", by the rules above. It
 // errs towards hiding: a log line loses a word rather than leaks a secret.
-func Redact(s string) string {
+func String(s string) string {
 	for _, v := range hidden {
 		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Redacted)
+			s = strings.ReplaceAll(s, v, Marker)
 		}
 	}
 	lower := ""
@@ -157,7 +162,7 @@ func redactAWSSecret(s string) string {
 		}
 		if digit, upper, lower := classes(s[i:j]); j-i == 40 && (j == len(s) || s[j] != '=') && digit && upper && lower {
 			b.WriteString(s[last:i])
-			b.WriteString(Redacted)
+			b.WriteString(Marker)
 			last = j
 		}
 		i = j
@@ -206,7 +211,7 @@ func (r *rule) apply(s string) string {
 			}
 		}
 		b.WriteString(s[last:start])
-		b.WriteString(Redacted)
+		b.WriteString(Marker)
 		last = end
 	}
 	if last == 0 {
@@ -235,7 +240,7 @@ func notSecretFlag(g []string) bool {
 	if g[1] == "-p" {
 		return portOrPackage(g[2])
 	}
-	return !secretFlag(strings.TrimLeft(g[1], "-")) || strings.HasPrefix(g[2], "-") || g[2] == Redacted
+	return !secretFlag(strings.TrimLeft(g[1], "-")) || strings.HasPrefix(g[2], "-") || g[2] == Marker
 }
 
 // portOrPackage is a -p value that is not a password: a port mapping
@@ -267,27 +272,27 @@ func classes(s string) (digit, upper, lower bool) {
 	return digit, upper, lower
 }
 
-// RedactField hides the whole value of a field named like a secret.
-func RedactField(key, val string) string {
+// Field hides the whole value of a field named like a secret.
+func Field(key, val string) string {
 	if val != "" && secretKeyName.MatchString(key) {
-		return Redacted
+		return Marker
 	}
-	return Redact(val)
+	return String(val)
 }
 
-// RedactArgs redacts an argv: the value of a flag whose name looks secret, as
+// Args redacts an argv: the value of a flag whose name looks secret, as
 // --token X, --token=X or -p X (a password to mysql and friends; a port
-// mapping or a scoped package is spared), and everything Redact finds in each
+// mapping or a scoped package is spared), and everything String finds in each
 // argument, shell -c scripts included.
-func RedactArgs(args []string) []string {
+func Args(args []string) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		out[i] = Redact(a)
+		out[i] = String(a)
 		if name, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(name, "-") && secretFlag(strings.TrimLeft(name, "-")) && v != "" {
-			out[i] = name + "=" + Redacted
+			out[i] = name + "=" + Marker
 		}
 		if v, ok := strings.CutPrefix(a, "-p"); ok && v != "" && !portOrPackage(v) { // mysql -pSECRET
-			out[i] = "-p" + Redacted
+			out[i] = "-p" + Marker
 		}
 		if i == 0 || strings.HasPrefix(a, "--") {
 			continue
@@ -297,7 +302,7 @@ func RedactArgs(args []string) []string {
 			continue
 		}
 		if prev == "-p" && !portOrPackage(a) || secretFlag(strings.TrimLeft(prev, "-")) {
-			out[i] = Redacted
+			out[i] = Marker
 		}
 	}
 	return out
@@ -350,3 +355,21 @@ func secretFlag(name string) bool {
 	}
 	return false
 }
+
+// Preview returns at most n bytes of b as valid UTF-8 text, redacted.
+// It redacts before it cuts, over previewSlack bytes more: a token cut at n
+// would no longer match its rule and keep its first half.
+func Preview(b []byte, n int) string {
+	if len(b) > n+previewSlack {
+		b = b[:n+previewSlack]
+	}
+	s := String(strings.ToValidUTF8(string(b), "\uFFFD"))
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") // a rune cut in two goes
+	}
+	return s
+}
+
+// previewSlack is longer than any token a rule knows but a PEM block, which
+// its rule takes to the end of the text.
+const previewSlack = 512
