@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -164,7 +165,7 @@ func ledgerRuns(t *testing.T, path string) []phases.Run {
 	}
 	defer f.Close()
 	s := phases.NewSummary()
-	for sc := phases.NewScanner(f); sc.Scan(); {
+	for sc := ledger.NewScanner(f); sc.Scan(); {
 		s.Add(sc.Head())
 	}
 	return s.Runs(time.Now(), nil)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -79,8 +80,8 @@ func testPair(t *testing.T, c client, s server) {
 	if len(want.Tools) == 0 {
 		fail("%s -> %s without the shim: no tools listed", c.name, s.name)
 	}
-	ledger := filepath.Join(dir, "ledger.jsonl")
-	shim := slices.Concat([]string{bins.shim, "--name", s.name, "--ledger", ledger, "--"}, teeArgv(filepath.Join(dir, "server"), run.argv))
+	lpath := filepath.Join(dir, "ledger.jsonl")
+	shim := slices.Concat([]string{bins.shim, "--name", s.name, "--ledger", lpath, "--"}, teeArgv(filepath.Join(dir, "server"), run.argv))
 	got, err := session(teeArgv(filepath.Join(dir, "client"), shim))
 	if err != nil {
 		fail("%s -> mcpshim -> %s: %v", c.name, s.name, err)
@@ -103,7 +104,7 @@ func testPair(t *testing.T, c client, s server) {
 	sameLines(t, "client -> server, shimmed vs direct", rec("client.in"), rec("direct.in"))
 	sameLines(t, "server -> client, shimmed vs direct", rec("server.out"), rec("direct.out"))
 
-	entries := readLedger(t, ledger)
+	entries := readLedger(t, lpath)
 	expect := expectation{era: eraOf(c, s), tools: len(got.Tools)}
 	if c.calls {
 		expect.call = run.call.name
@@ -197,13 +198,13 @@ func TestShutdownLadder(t *testing.T) {
 	need(t, "node")
 	t.Parallel()
 	dir := t.TempDir()
-	ledger := filepath.Join(dir, "ledger.jsonl")
+	lpath := filepath.Join(dir, "ledger.jsonl")
 	stderr, err := os.Create(filepath.Join(dir, "stderr"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stderr.Close()
-	cmd := exec.Command(bins.shim, "--name", "everything", "--ledger", ledger, "--", bins.node, npmServer("server-everything"), "stdio")
+	cmd := exec.Command(bins.shim, "--name", "everything", "--ledger", lpath, "--", bins.node, npmServer("server-everything"), "stdio")
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
 	defer cancel()
@@ -220,10 +221,10 @@ func TestShutdownLadder(t *testing.T) {
 	// report a failure; what matters is who stopped whom, in the ledger.
 	closeErr := cs.Close()
 
-	entries := readLedger(t, ledger)
+	entries := readLedger(t, lpath)
 	var pgid int64
 	var sigterm, sigkill, signalled bool
-	var exited *phases.Entry
+	var exited *ledger.Entry
 	for i, e := range entries {
 		switch e.Event {
 		case phases.Spawned:

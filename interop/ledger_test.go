@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -67,7 +68,7 @@ type expectation struct {
 // ledgerProblems lists how the shim's own records of one clean session
 // break want: the era's handshake exactly once, a complete tool list, the
 // call answered with success, and an orderly end with exit code 0.
-func ledgerProblems(entries []phases.Entry, want expectation) []string {
+func ledgerProblems(entries []ledger.Entry, want expectation) []string {
 	var problems []string
 	var events []string
 	for _, e := range entries {
@@ -157,18 +158,18 @@ func count(events []string, ev string) int {
 }
 
 // readLedger decodes every line of a ledger file.
-func readLedger(t *testing.T, path string) []phases.Entry {
+func readLedger(t *testing.T, path string) []ledger.Entry {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("ledger: %v", err)
 	}
 	defer f.Close()
-	var entries []phases.Entry
+	var entries []ledger.Entry
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		e, err := phases.Decode(sc.Bytes())
+		e, err := ledger.Decode(sc.Bytes())
 		if err != nil {
 			t.Fatalf("ledger %s: line %d: %v", path, len(entries)+1, err)
 		}
@@ -181,7 +182,7 @@ func readLedger(t *testing.T, path string) []phases.Entry {
 }
 
 // eventList is the shim's own events, for failure messages.
-func eventList(entries []phases.Entry) string {
+func eventList(entries []ledger.Entry) string {
 	var b strings.Builder
 	for _, e := range entries {
 		if e.Origin == "" {
@@ -192,10 +193,10 @@ func eventList(entries []phases.Entry) string {
 }
 
 func TestLedgerProblems(t *testing.T) {
-	ev := func(names ...string) []phases.Entry {
-		var out []phases.Entry
+	ev := func(names ...string) []ledger.Entry {
+		var out []ledger.Entry
 		for _, n := range names {
-			e := phases.Entry{Event: n, Fields: map[string]any{}}
+			e := ledger.Entry{Event: n, Fields: map[string]any{}}
 			switch n {
 			case phases.ToolsListResponded:
 				e.Fields = map[string]any{"complete": true, "tool_count": json.Number("2")}
@@ -211,10 +212,10 @@ func TestLedgerProblems(t *testing.T) {
 	start := []string{phases.SpawnRequested, phases.Spawned}
 	list := []string{phases.ToolsListReceived, phases.ToolsListResponded, phases.ToolCallReceived, phases.ToolCallResponded}
 	end := []string{phases.ClientDisconnected, phases.Exited}
-	session := func(hs ...string) []phases.Entry { return ev(slices.Concat(start, hs, list, end)...) }
+	session := func(hs ...string) []ledger.Entry { return ev(slices.Concat(start, hs, list, end)...) }
 	tests := []struct {
 		name    string
-		entries []phases.Entry
+		entries []ledger.Entry
 		era     era
 		clean   bool
 	}{

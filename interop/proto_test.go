@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -23,8 +23,8 @@ import (
 // A recording tee in front of each server run shows what it answered.
 func TestModernRestartOwnRequestsAccepted(t *testing.T) {
 	dir := t.TempDir()
-	ledger := filepath.Join(dir, "ledger.jsonl")
-	cmd := exec.Command(bins.shim, "--name", "gosdk", "--ledger", ledger, "--backoff", "10ms", "--",
+	lpath := filepath.Join(dir, "ledger.jsonl")
+	cmd := exec.Command(bins.shim, "--name", "gosdk", "--ledger", lpath, "--backoff", "10ms", "--",
 		"sh", "-c", `exec "$0" `+teeArg+` "$1.$$" -- "$2"`, bins.self, filepath.Join(dir, "server"), bins.gosdkServer)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -42,7 +42,7 @@ func TestModernRestartOwnRequestsAccepted(t *testing.T) {
 	}
 	var pid int
 	for pid == 0 && ctx.Err() == nil {
-		for _, e := range readLedgerIfAny(ledger) {
+		for _, e := range readLedgerIfAny(lpath) {
 			if e.Event == "spawned" {
 				pid = e.PID
 			}
@@ -84,16 +84,16 @@ func TestModernRestartOwnRequestsAccepted(t *testing.T) {
 		}
 	}
 	if own == 0 {
-		t.Fatalf("no answer to a request of the shim's own in %v; events:%s", outs, eventList(readLedgerIfAny(ledger)))
+		t.Fatalf("no answer to a request of the shim's own in %v; events:%s", outs, eventList(readLedgerIfAny(lpath)))
 	}
 }
 
 // readLedgerIfAny reads the ledger as far as it is written; nothing yet is no error.
-func readLedgerIfAny(path string) []phases.Entry {
+func readLedgerIfAny(path string) []ledger.Entry {
 	data, _ := os.ReadFile(path)
-	var out []phases.Entry
+	var out []ledger.Entry
 	for _, line := range strings.Split(string(data), "\n") {
-		if e, err := phases.Decode([]byte(line)); err == nil {
+		if e, err := ledger.Decode([]byte(line)); err == nil {
 			out = append(out, e)
 		}
 	}
@@ -113,8 +113,8 @@ func TestRealPeersLongAnswersReSpelledIDs(t *testing.T) {
 			need(t, srv.needs)
 			dir := t.TempDir()
 			run := srv.start(t, dir)
-			ledger := filepath.Join(dir, "ledger.jsonl")
-			cmd := exec.Command(bins.shim, append([]string{"--name", srv.name, "--ledger", ledger, "--restart", "never", "--"}, run.argv...)...)
+			lpath := filepath.Join(dir, "ledger.jsonl")
+			cmd := exec.Command(bins.shim, append([]string{"--name", srv.name, "--ledger", lpath, "--restart", "never", "--"}, run.argv...)...)
 			cmd.Env = append(os.Environ(), run.env...)
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
@@ -154,7 +154,7 @@ func TestRealPeersLongAnswersReSpelledIDs(t *testing.T) {
 					t.Errorf("id %s got %d answers, want 1; answers: %q", raw, got[id], lines)
 				}
 			}
-			entries := readLedgerIfAny(ledger)
+			entries := readLedgerIfAny(lpath)
 			n := 0
 			for _, e := range entries {
 				switch e.Event {

@@ -21,6 +21,7 @@ import (
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -206,7 +207,7 @@ func restartShim(dir string, shimFlags []string, fixtureFlags ...string) *exec.C
 // restartReport logs, once t has failed, what tells a shim bug from a
 // client's: the ledger's events, the shim's stderr and the last bytes the
 // client read.
-func restartReport(t *testing.T, dir string, entries []phases.Entry, log *restartLog) {
+func restartReport(t *testing.T, dir string, entries []ledger.Entry, log *restartLog) {
 	t.Helper()
 	if !t.Failed() {
 		return
@@ -286,7 +287,7 @@ func TestRestartRealClients(t *testing.T) {
 
 // restartProblems lists how the ledger of one session with a crash on the
 // second of three echo calls breaks what the shim promises.
-func restartProblems(entries []phases.Entry, e era) []string {
+func restartProblems(entries []ledger.Entry, e era) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	own := restartOwn(entries)
@@ -371,7 +372,7 @@ func restartProblems(entries []phases.Entry, e era) []string {
 	if pf := restartPick(own, phases.PendingFailed); len(pf) != 1 || pf[0].Str("request_id") != died || pf[0].Str("tool") != "echo" || pf[0].Run != runs[0] {
 		add("pending_failed: got %s, want one for request_id=%s tool=echo in run 1", restartPending(pf), died)
 	}
-	for i, c := range []phases.Entry{calls[0], calls[2]} {
+	for i, c := range []ledger.Entry{calls[0], calls[2]} {
 		id := c.Str("request_id")
 		ok := false
 		for _, r := range restartPick(own, phases.ToolCallResponded) {
@@ -440,7 +441,7 @@ func TestRestartCrashLoopRealClients(t *testing.T) {
 // restartLoopProblems lists how the ledger of a server that dies after every
 // handshake breaks the restart policy: max restarts, each after its backoff,
 // every run replayed and dead with exit code 3, then restarts_exhausted.
-func restartLoopProblems(entries []phases.Entry, maxRestarts int) []string {
+func restartLoopProblems(entries []ledger.Entry, maxRestarts int) []string {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	own := restartOwn(entries)
@@ -515,15 +516,15 @@ func restartDelayRange(attempt int) (lo, hi float64) {
 	return 0.8 * d, 1.2 * d
 }
 
-func restartDelayOK(rs phases.Entry, attempt int) bool {
+func restartDelayOK(rs ledger.Entry, attempt int) bool {
 	d, ok := rs.Float("delay_ms")
 	lo, hi := restartDelayRange(attempt)
 	return ok && d >= lo && d <= hi
 }
 
 // restartOwn drops records of origin other than the shim's (server-reported, probes).
-func restartOwn(entries []phases.Entry) []phases.Entry {
-	var own []phases.Entry
+func restartOwn(entries []ledger.Entry) []ledger.Entry {
+	var own []ledger.Entry
 	for _, e := range entries {
 		if e.Origin == "" {
 			own = append(own, e)
@@ -533,7 +534,7 @@ func restartOwn(entries []phases.Entry) []phases.Entry {
 }
 
 // restartRuns lists the run ids of the spawn_requested records, in order.
-func restartRuns(entries []phases.Entry) []string {
+func restartRuns(entries []ledger.Entry) []string {
 	var runs []string
 	for _, e := range restartPick(entries, phases.SpawnRequested) {
 		runs = append(runs, e.Run)
@@ -541,8 +542,8 @@ func restartRuns(entries []phases.Entry) []string {
 	return runs
 }
 
-func restartPick(entries []phases.Entry, event string) []phases.Entry {
-	var out []phases.Entry
+func restartPick(entries []ledger.Entry, event string) []ledger.Entry {
+	var out []ledger.Entry
 	for _, e := range entries {
 		if e.Event == event {
 			out = append(out, e)
@@ -551,7 +552,7 @@ func restartPick(entries []phases.Entry, event string) []phases.Entry {
 	return out
 }
 
-func restartExitCode(e phases.Entry) int64 {
+func restartExitCode(e ledger.Entry) int64 {
 	n, ok := e.Int("exit_code")
 	if !ok {
 		return -1
@@ -559,7 +560,7 @@ func restartExitCode(e phases.Entry) int64 {
 	return n
 }
 
-func restartExits(exits []phases.Entry) string {
+func restartExits(exits []ledger.Entry) string {
 	var b strings.Builder
 	for _, x := range exits {
 		fmt.Fprintf(&b, "[run=%s exit_code=%d signal=%q]", x.Run, restartExitCode(x), x.Str("signal"))
@@ -567,7 +568,7 @@ func restartExits(exits []phases.Entry) string {
 	return b.String()
 }
 
-func restartPending(pf []phases.Entry) string {
+func restartPending(pf []ledger.Entry) string {
 	var b strings.Builder
 	for _, p := range pf {
 		fmt.Fprintf(&b, "[run=%s request_id=%s tool=%s]", p.Run, p.Str("request_id"), p.Str("tool"))
@@ -577,7 +578,7 @@ func restartPending(pf []phases.Entry) string {
 
 func TestRestartLedgerCheckers(t *testing.T) {
 	t0 := time.Date(2026, 7, 28, 12, 0, 0, 0, time.UTC)
-	ev := func(at time.Duration, run, event string, kv ...any) phases.Entry {
+	ev := func(at time.Duration, run, event string, kv ...any) ledger.Entry {
 		f := map[string]any{}
 		for i := 0; i+1 < len(kv); i += 2 {
 			v := kv[i+1]
@@ -593,10 +594,10 @@ func TestRestartLedgerCheckers(t *testing.T) {
 			}
 			f[kv[i].(string)] = v
 		}
-		return phases.Entry{Time: t0.Add(at), Run: run, Event: event, Fields: f}
+		return ledger.Entry{Time: t0.Add(at), Run: run, Event: event, Fields: f}
 	}
-	crash := func(e era) []phases.Entry {
-		out := []phases.Entry{ev(0, "r1", phases.SpawnRequested), ev(0, "r1", phases.Spawned)}
+	crash := func(e era) []ledger.Entry {
+		out := []ledger.Entry{ev(0, "r1", phases.SpawnRequested), ev(0, "r1", phases.Spawned)}
 		for _, h := range handshakes[e] {
 			out = append(out, ev(0, "r1", h))
 		}
@@ -619,8 +620,8 @@ func TestRestartLedgerCheckers(t *testing.T) {
 			ev(0, "r2", phases.ClientDisconnected), ev(0, "r2", phases.Exited, "exit_code", 0))
 	}
 	// loop is a crash loop of 3 restarts; wait is how long each restart really waited.
-	loop := func(delays []int, wait func(int) int) []phases.Entry {
-		var out []phases.Entry
+	loop := func(delays []int, wait func(int) int) []ledger.Entry {
+		var out []ledger.Entry
 		at := time.Duration(0)
 		for i := 0; i <= len(delays); i++ {
 			run := fmt.Sprintf("r%d", i+1)
@@ -637,10 +638,10 @@ func TestRestartLedgerCheckers(t *testing.T) {
 		return append(out, ev(at, "r4", phases.RestartsExhausted, "attempts", len(delays), "exit_code", 3))
 	}
 	waited := func(d int) int { return d }
-	without := func(es []phases.Entry, event string) []phases.Entry {
-		return slices.DeleteFunc(es, func(e phases.Entry) bool { return e.Event == event })
+	without := func(es []ledger.Entry, event string) []ledger.Entry {
+		return slices.DeleteFunc(es, func(e ledger.Entry) bool { return e.Event == event })
 	}
-	set := func(es []phases.Entry, event, key string, v any) []phases.Entry {
+	set := func(es []ledger.Entry, event, key string, v any) []ledger.Entry {
 		for i := range es {
 			if es[i].Event == event {
 				es[i].Fields[key] = v
@@ -648,31 +649,31 @@ func TestRestartLedgerCheckers(t *testing.T) {
 		}
 		return es
 	}
-	resent := func(es []phases.Entry) []phases.Entry {
-		i := slices.IndexFunc(es, func(e phases.Entry) bool { return e.Event == phases.HandshakeReplayed })
+	resent := func(es []ledger.Entry) []ledger.Entry {
+		i := slices.IndexFunc(es, func(e ledger.Entry) bool { return e.Event == phases.HandshakeReplayed })
 		return slices.Insert(es, i+1, ev(0, "r2", phases.ToolCallReceived, "request_id", "4", "args_sha256", "b"))
 	}
 	tests := []struct {
 		name    string
-		entries []phases.Entry
-		check   func([]phases.Entry) []string
+		entries []ledger.Entry
+		check   func([]ledger.Entry) []string
 		clean   bool
 	}{
-		{"legacy crash", crash(legacyEra), func(es []phases.Entry) []string { return restartProblems(es, legacyEra) }, true},
-		{"modern crash", crash(modernEra), func(es []phases.Entry) []string { return restartProblems(es, modernEra) }, true},
-		{"modern read as legacy", crash(modernEra), func(es []phases.Entry) []string { return restartProblems(es, legacyEra) }, false},
-		{"dead call re-sent", resent(crash(legacyEra)), func(es []phases.Entry) []string { return restartProblems(es, legacyEra) }, false},
+		{"legacy crash", crash(legacyEra), func(es []ledger.Entry) []string { return restartProblems(es, legacyEra) }, true},
+		{"modern crash", crash(modernEra), func(es []ledger.Entry) []string { return restartProblems(es, modernEra) }, true},
+		{"modern read as legacy", crash(modernEra), func(es []ledger.Entry) []string { return restartProblems(es, legacyEra) }, false},
+		{"dead call re-sent", resent(crash(legacyEra)), func(es []ledger.Entry) []string { return restartProblems(es, legacyEra) }, false},
 		{"first restart delayed", set(crash(legacyEra), phases.RestartScheduled, "delay_ms", json.Number("50")),
-			func(es []phases.Entry) []string { return restartProblems(es, legacyEra) }, false},
-		{"no replay", without(crash(legacyEra), phases.HandshakeReplayed), func(es []phases.Entry) []string { return restartProblems(es, legacyEra) }, false},
-		{"no pending_failed", without(crash(modernEra), phases.PendingFailed), func(es []phases.Entry) []string { return restartProblems(es, modernEra) }, false},
-		{"loop", loop([]int{0, 50, 100}, waited), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, true},
-		{"loop with jitter", loop([]int{0, 41, 119}, waited), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, true},
-		{"loop without backoff", loop([]int{0, 0, 0}, waited), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, false},
-		{"loop not doubling", loop([]int{0, 50, 50}, waited), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, false},
-		{"loop delay not waited", loop([]int{0, 50, 100}, func(int) int { return 0 }), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, false},
-		{"loop gave up early", loop([]int{0, 50}, waited), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, false},
-		{"loop never gave up", without(loop([]int{0, 50, 100}, waited), phases.RestartsExhausted), func(es []phases.Entry) []string { return restartLoopProblems(es, 3) }, false},
+			func(es []ledger.Entry) []string { return restartProblems(es, legacyEra) }, false},
+		{"no replay", without(crash(legacyEra), phases.HandshakeReplayed), func(es []ledger.Entry) []string { return restartProblems(es, legacyEra) }, false},
+		{"no pending_failed", without(crash(modernEra), phases.PendingFailed), func(es []ledger.Entry) []string { return restartProblems(es, modernEra) }, false},
+		{"loop", loop([]int{0, 50, 100}, waited), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, true},
+		{"loop with jitter", loop([]int{0, 41, 119}, waited), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, true},
+		{"loop without backoff", loop([]int{0, 0, 0}, waited), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, false},
+		{"loop not doubling", loop([]int{0, 50, 50}, waited), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, false},
+		{"loop delay not waited", loop([]int{0, 50, 100}, func(int) int { return 0 }), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, false},
+		{"loop gave up early", loop([]int{0, 50}, waited), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, false},
+		{"loop never gave up", without(loop([]int{0, 50, 100}, waited), phases.RestartsExhausted), func(es []ledger.Entry) []string { return restartLoopProblems(es, 3) }, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

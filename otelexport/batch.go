@@ -13,7 +13,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
 // State is what a batch export remembers between invocations: how far each
@@ -103,7 +103,7 @@ type BatchResult struct {
 }
 
 // ExportFiles exports the records of files (in order: rotated files first,
-// as phases.Files lists them) that earlier exports with the same state did
+// as ledger.Files lists them) that earlier exports with the same state did
 // not. Only whole lines are read, so a ledger being written is safe to
 // export. Progress is saved after each file whose spans were all taken; a
 // failed export is retried from the start of that file by the next run, and
@@ -186,7 +186,7 @@ func exportFile(ctx context.Context, exp *Exporter, m *Mapper, st *State, path s
 	if end <= fs.Offset {
 		return 0, nil
 	}
-	sc := phases.NewScanner(io.NewSectionReader(f, fs.Offset, end-fs.Offset))
+	sc := ledger.NewScanner(io.NewSectionReader(f, fs.Offset, end-fs.Offset))
 	var batch []*Span
 	flush := func() error {
 		if len(batch) == 0 {

@@ -18,6 +18,7 @@ import (
 
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -241,7 +242,7 @@ func TestLiveMatchesBatch(t *testing.T) {
 	l := NewLive(exp, LiveOptions{FlushEvery: 10 * ms})
 	path := filepath.Join(t.TempDir(), "rates.jsonl")
 	s := newScript("rates")
-	ledger, err := phases.OpenLedger(phases.LedgerOptions{Path: path, Shim: s.shim, Server: s.server, OnRecord: l.OnRecord})
+	lg, err := ledger.Open(ledger.Options{Path: path, Shim: s.shim, Server: s.server, OnRecord: l.OnRecord})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,9 +252,9 @@ func TestLiveMatchesBatch(t *testing.T) {
 	for i := range s.recs {
 		rec := s.recs[i]
 		rec.Seq = 0 // the ledger numbers them
-		ledger.Write(&rec)
+		lg.Write(&rec)
 	}
-	ledger.Close()
+	lg.Close()
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -400,7 +401,7 @@ func TestResumableExport(t *testing.T) {
 	}
 
 	// Rotation renames the file: its progress follows it, the new file starts over.
-	rotated := phases.RotatedName(path, time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC))
+	rotated := ledger.RotatedName(path, time.Date(2026, 11, 29, 11, 0, 0, 0, time.UTC))
 	if err := os.Rename(path, rotated); err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +412,7 @@ func TestResumableExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	fourth := newHTTPReceiver(t)
-	files, err := phases.Files([]string{dir})
+	files, err := ledger.Files([]string{dir})
 	if err != nil {
 		t.Fatal(err)
 	}

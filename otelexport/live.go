@@ -12,7 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
 // LiveOptions sizes the live exporter.
@@ -52,7 +52,7 @@ type Live struct {
 	mapper   *Mapper    // owned by the loop
 	duration *histogram // owned by the loop; nil without Metrics
 
-	queue    chan phases.Record
+	queue    chan ledger.Record
 	stop     chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -85,7 +85,7 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	if opts.MetricsEvery <= 0 {
 		opts.MetricsEvery = time.Minute
 	}
-	l := &Live{exp: exp, opts: opts, mapper: NewMapper(), queue: make(chan phases.Record, opts.Queue),
+	l := &Live{exp: exp, opts: opts, mapper: NewMapper(), queue: make(chan ledger.Record, opts.Queue),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if opts.Metrics != nil {
@@ -105,8 +105,8 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 }
 
 // OnRecord hands one written record over. It never blocks: it is
-// phases.LedgerOptions.OnRecord and runs on the recorder's goroutine.
-func (l *Live) OnRecord(r *phases.Record) {
+// ledger.Options.OnRecord and runs on the recorder's goroutine.
+func (l *Live) OnRecord(r *ledger.Record) {
 	select {
 	case <-l.stop:
 		l.dropped.Add(1)
@@ -149,7 +149,7 @@ func (l *Live) loop() {
 	metricsTick := time.NewTicker(l.opts.MetricsEvery)
 	defer metricsTick.Stop()
 	var batch []*Span
-	add := func(r *phases.Record) {
+	add := func(r *ledger.Record) {
 		e := entryOf(r)
 		spans := l.mapper.Add(&e)
 		l.measure(spans)
@@ -225,11 +225,11 @@ func (l *Live) export(spans []*Span) {
 	l.exported.Add(uint64(len(spans)))
 }
 
-// entryOf is r as phases.Decode reads it back from the ledger line, without
+// entryOf is r as ledger.Decode reads it back from the ledger line, without
 // the round trip through JSON (a tenth of the cost): live spans equal batch
 // ones.
-func entryOf(r *phases.Record) phases.Entry {
-	e := phases.Entry{Time: r.Time.Round(0).UTC(), Shim: r.Shim, Run: r.Run, Seq: r.Seq, Server: r.Server, PID: r.PID,
+func entryOf(r *ledger.Record) ledger.Entry {
+	e := ledger.Entry{Time: r.Time.Round(0).UTC(), Shim: r.Shim, Run: r.Run, Seq: r.Seq, Server: r.Server, PID: r.PID,
 		Origin: r.Origin, Phase: r.Phase, Event: r.Event, Fields: make(map[string]any, len(r.Fields))}
 	for _, f := range r.Fields {
 		switch f.Key {
@@ -261,7 +261,7 @@ func floatText(v float64) string {
 }
 
 // fieldValue is a Field's value as JSON decoding gives it back (see
-// phases.Field and Record.Encode).
+// ledger.Field and Record.Encode).
 func fieldValue(v any) any {
 	switch v := v.(type) {
 	case string, bool:
@@ -285,7 +285,7 @@ func fieldValue(v any) any {
 			out[i] = s
 		}
 		return out
-	case []phases.Field:
+	case []ledger.Field:
 		out := make(map[string]any, len(v))
 		for _, f := range v {
 			out[f.Key] = fieldValue(f.Value)

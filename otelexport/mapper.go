@@ -24,6 +24,7 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -141,7 +142,7 @@ func (m *Mapper) UnmarshalJSON(b []byte) error {
 func (m *Mapper) OpenRuns() int { return len(m.st.Runs) }
 
 // Add maps one record and returns the spans it ended.
-func (m *Mapper) Add(e *phases.Entry) []*Span {
+func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	if e.Run == "" {
 		m.Orphans++
 		return nil
@@ -288,14 +289,14 @@ func (m *Mapper) Finish() []*Span {
 	var out []*Span
 	for _, id := range runs {
 		r := m.st.Runs[id]
-		e := &phases.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}
+		e := &ledger.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}
 		out = append(out, m.closeRun(r, e)...)
 	}
 	return out
 }
 
 // run returns the open run of e, opening it on its first record.
-func (m *Mapper) run(e *phases.Entry) *runState {
+func (m *Mapper) run(e *ledger.Entry) *runState {
 	if r, ok := m.st.Runs[e.Run]; ok {
 		if r.Server == "" {
 			r.Server = e.Server
@@ -319,12 +320,12 @@ func (m *Mapper) closed(run string) bool {
 
 // open starts a phase span at e, keyed by e's seq so a second handshake or
 // discovery in the same run gets its own span.
-func (r *runState) open(phase string, e *phases.Entry) *spanState {
+func (r *runState) open(phase string, e *ledger.Entry) *spanState {
 	return &spanState{ID: spanID(r.Run, phase+"/"+strconv.FormatUint(e.Seq, 10)).String(), Parent: r.Root.ID,
 		Start: e.Time, Fields: e.Fields}
 }
 
-func (r *runState) openRequest(e *phases.Entry, dir, method string, phase *spanState) {
+func (r *runState) openRequest(e *ledger.Entry, dir, method string, phase *spanState) {
 	s := &spanState{Start: e.Time, Method: method, Tool: e.Str("tool"), Dir: dir, Parent: r.Root.ID,
 		Traceparent: e.Str(TraceparentField), Fields: e.Fields}
 	if phase != nil {
@@ -339,7 +340,7 @@ func (r *runState) openRequest(e *phases.Entry, dir, method string, phase *spanS
 // event attaches e to the innermost open span: the request it names, or the
 // one request in flight (as the tracker attributes external attempts), the
 // open handshake or discovery, or else the run's root.
-func (m *Mapper) event(r *runState, e *phases.Entry) {
+func (m *Mapper) event(r *runState, e *ledger.Entry) {
 	target := &r.Root
 	switch {
 	case r.Requests["client/"+e.Str("request_id")] != nil:
@@ -374,7 +375,7 @@ type status struct {
 func fail(errType, desc string) status { return status{errType: errType, desc: desc} }
 
 // rpcFail is a JSON-RPC error answer: error.type is its code (MCP conventions).
-func rpcFail(e *phases.Entry) status {
+func rpcFail(e *ledger.Entry) status {
 	c, _ := e.Int("code")
 	code := strconv.FormatInt(c, 10)
 	return status{errType: code, code: code, desc: e.Str("message")}
@@ -382,7 +383,7 @@ func rpcFail(e *phases.Entry) status {
 
 // outcomeStatus maps the three outcomes of a call: a JSON-RPC error, a
 // result with isError ("tool_error" in the MCP conventions), or success.
-func outcomeStatus(e *phases.Entry) status {
+func outcomeStatus(e *ledger.Entry) status {
 	switch e.Str("outcome") {
 	case "rpc_error":
 		return rpcFail(e)
@@ -392,7 +393,7 @@ func outcomeStatus(e *phases.Entry) status {
 	return status{}
 }
 
-func (m *Mapper) end(r *runState, s *spanState, name string, e *phases.Entry, st status) *Span {
+func (m *Mapper) end(r *runState, s *spanState, name string, e *ledger.Entry, st status) *Span {
 	span := m.stub(r, name, s, e.Time)
 	addAttrs(span, fieldAttrs(merge(s.Fields, e.Fields), nil)...)
 	if name == "launch" && r.PID > 0 {
@@ -405,7 +406,7 @@ func (m *Mapper) end(r *runState, s *spanState, name string, e *phases.Entry, st
 	return span
 }
 
-func (m *Mapper) endHandshake(r *runState, e *phases.Entry, st status) *Span {
+func (m *Mapper) endHandshake(r *runState, e *ledger.Entry, st status) *Span {
 	if st.errType == "" {
 		r.HandshakeDone = true
 	}
@@ -420,7 +421,7 @@ func (m *Mapper) endHandshake(r *runState, e *phases.Entry, st status) *Span {
 // endRequest ends the request span of e. A request whose received record is
 // missing (dropped by a full queue, or exported before a state reset) starts
 // latency_ms before its answer.
-func (m *Mapper) endRequest(r *runState, e *phases.Entry, dir string, st status) *Span {
+func (m *Mapper) endRequest(r *runState, e *ledger.Entry, dir string, st status) *Span {
 	key := dir + "/" + e.Str("request_id")
 	s := r.Requests[key]
 	if s == nil {
@@ -437,7 +438,7 @@ func (m *Mapper) endRequest(r *runState, e *phases.Entry, dir string, st status)
 	return m.request(r, s, e, st)
 }
 
-func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) *Span {
+func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, st status) *Span {
 	name := s.Method
 	if s.Tool != "" {
 		name += " " + s.Tool
@@ -476,7 +477,7 @@ func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) 
 var requestKeys = map[string]bool{"request_id": true, "method": true, "tool": true, TraceparentField: true}
 
 // closeRun ends what is still open in r and then r itself.
-func (m *Mapper) closeRun(r *runState, e *phases.Entry) []*Span {
+func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {
 	var out []*Span
 	ended := fail("exited", "the run ended first")
 	if e.Event == "unfinished" {
@@ -490,7 +491,7 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []*Span {
 	for _, k := range keys {
 		s := r.Requests[k]
 		s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+k).String()
-		out = append(out, m.request(r, s, &phases.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": k[len(s.Dir)+1:]}}, ended))
+		out = append(out, m.request(r, s, &ledger.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": k[len(s.Dir)+1:]}}, ended))
 	}
 	r.Requests = nil
 	for _, p := range []struct {
@@ -498,7 +499,7 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []*Span {
 		name string
 	}{{&r.Launch, "launch"}, {&r.Handshake, "handshake"}, {&r.Discovery, "discovery"}} {
 		if *p.s != nil {
-			out = append(out, m.end(r, *p.s, p.name, &phases.Entry{Time: e.Time}, ended))
+			out = append(out, m.end(r, *p.s, p.name, &ledger.Entry{Time: e.Time}, ended))
 			*p.s = nil
 		}
 	}
@@ -511,7 +512,7 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []*Span {
 	return out
 }
 
-func (m *Mapper) root(r *runState, e *phases.Entry) *Span {
+func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {
 	name := "run"
 	if r.Server != "" {
 		name += " " + r.Server
@@ -548,7 +549,7 @@ func (m *Mapper) root(r *runState, e *phases.Entry) *Span {
 
 // outcome judges the run as `mcpshim ledger` does (phases.Summary), from
 // what a single pass can know.
-func (r *runState) outcome(e *phases.Entry) (string, status) {
+func (r *runState) outcome(e *ledger.Entry) (string, status) {
 	code, _ := e.Int("exit_code")
 	sig := e.Str("signal")
 	done := r.HandshakeDone || e.Bool("handshake")
@@ -583,7 +584,7 @@ func (r *runState) outcome(e *phases.Entry) (string, status) {
 
 // late maps a record of a run that already ended (restart_scheduled comes
 // after exited) to a span of its own under the run's root.
-func (m *Mapper) late(e *phases.Entry) *Span {
+func (m *Mapper) late(e *ledger.Entry) *Span {
 	r := &runState{Run: e.Run, Shim: e.Shim, Server: e.Server, Root: spanState{ID: RootSpanID(e.Run).String()}}
 	s := &spanState{ID: spanID(e.Run, "rec/"+strconv.FormatUint(e.Seq, 10)).String(), Parent: r.Root.ID, Start: e.Time}
 	end := e.Time
@@ -660,7 +661,7 @@ func setStatus(s *Span, st status) {
 }
 
 // backdate is when the operation e answers began: latency_ms before it.
-func backdate(e *phases.Entry) time.Time {
+func backdate(e *ledger.Entry) time.Time {
 	ms, ok := e.Float("latency_ms")
 	if !ok {
 		return e.Time
@@ -668,7 +669,7 @@ func backdate(e *phases.Entry) time.Time {
 	return e.Time.Add(-time.Duration(ms * float64(time.Millisecond)))
 }
 
-func methodOf(e *phases.Entry) string {
+func methodOf(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.InitializeReceived, phases.InitializeResponded, phases.InitializeFailed:
 		return "initialize"
@@ -682,7 +683,7 @@ func methodOf(e *phases.Entry) string {
 	return e.Str("method")
 }
 
-func dirOf(e *phases.Entry) string {
+func dirOf(e *ledger.Entry) string {
 	if e.Str("direction") == "server" {
 		return "server"
 	}

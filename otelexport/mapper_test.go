@@ -9,17 +9,18 @@ import (
 
 	"go.opentelemetry.io/otel/codes"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // mapAll runs the records through a Mapper as the ledger reader gives them.
-func mapAll(t *testing.T, m *Mapper, recs []phases.Record) []*Span {
+func mapAll(t *testing.T, m *Mapper, recs []ledger.Record) []*Span {
 	t.Helper()
 	var out []*Span
 	for i := range recs {
 		var b bytes.Buffer
 		recs[i].Encode(&b)
-		e, err := phases.Decode(b.Bytes())
+		e, err := ledger.Decode(b.Bytes())
 		if err != nil {
 			t.Fatalf("decode %s: %v", b.Bytes(), err)
 		}
@@ -97,18 +98,18 @@ func TestNewExporterRejects(t *testing.T) {
 
 // The root span's status judges the run as `mcpshim ledger` does.
 func TestRootOutcome(t *testing.T) {
-	exit := func(code int, requested, handshake bool, tail ...string) []phases.Field {
-		return []phases.Field{phases.F("exit_code", code), phases.F("requested_by_shim", requested), phases.F("handshake", handshake),
-			phases.F("stderr_tail", tail)}
+	exit := func(code int, requested, handshake bool, tail ...string) []ledger.Field {
+		return []ledger.Field{ledger.F("exit_code", code), ledger.F("requested_by_shim", requested), ledger.F("handshake", handshake),
+			ledger.F("stderr_tail", tail)}
 	}
 	type rec struct {
 		event  string
-		fields []phases.Field
+		fields []ledger.Field
 	}
 	spawn := rec{phases.SpawnRequested, nil}
 	spawned := rec{phases.Spawned, nil}
-	init := rec{phases.InitializeReceived, []phases.Field{phases.F("request_id", "1")}}
-	answered := rec{phases.InitializeResponded, []phases.Field{phases.F("request_id", "1"), phases.F("latency_ms", 3*ms)}}
+	init := rec{phases.InitializeReceived, []ledger.Field{ledger.F("request_id", "1")}}
+	answered := rec{phases.InitializeResponded, []ledger.Field{ledger.F("request_id", "1"), ledger.F("latency_ms", 3*ms)}}
 	initialized := rec{phases.InitializedReceived, nil}
 	tests := []struct {
 		name      string
@@ -120,19 +121,19 @@ func TestRootOutcome(t *testing.T) {
 		{"ended", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(0, true, true)}}, phases.OutcomeEnded, "", ""},
 		{"crashed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(1, false, true, "boom")}},
 			phases.OutcomeCrashed, "crashed", "exit 1: boom"},
-		{"killed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, append(exit(-1, false, true), phases.F("signal", "SIGKILL"))}},
+		{"killed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, append(exit(-1, false, true), ledger.F("signal", "SIGKILL"))}},
 			phases.OutcomeCrashed, "crashed", "killed by SIGKILL"},
 		{"exited early", []rec{spawn, spawned, {phases.Exited, exit(1, false, false, "API_KEY is not set")}},
 			phases.OutcomeExited, "exited", "exit 1: API_KEY is not set"},
-		{"spawn failed", []rec{spawn, {phases.SpawnFailed, []phases.Field{phases.F("error_class", "not_found"), phases.F("error", "no such file")}}},
+		{"spawn failed", []rec{spawn, {phases.SpawnFailed, []ledger.Field{ledger.F("error_class", "not_found"), ledger.F("error", "no such file")}}},
 			phases.OutcomeExited, "not_found", "no such file"},
-		{"refused", []rec{spawn, spawned, init, {phases.InitializeFailed, []phases.Field{phases.F("request_id", "1"), phases.F("code", -32602), phases.F("message", "unsupported version")}},
+		{"refused", []rec{spawn, spawned, init, {phases.InitializeFailed, []ledger.Field{ledger.F("request_id", "1"), ledger.F("code", -32602), ledger.F("message", "unsupported version")}},
 			{phases.Exited, exit(0, true, false)}}, phases.OutcomeProtocolError, "protocol_error", "handshake refused: -32602 unsupported version"},
-		{"banner", []rec{spawn, spawned, {phases.StdoutNoise, []phases.Field{phases.F("before_handshake", true)}}, init, answered, initialized,
+		{"banner", []rec{spawn, spawned, {phases.StdoutNoise, []ledger.Field{ledger.F("before_handshake", true)}}, init, answered, initialized,
 			{phases.Exited, exit(0, true, true)}}, phases.OutcomeProtocolError, "protocol_error", "stdout noise before the handshake"},
 		{"timeout", []rec{spawn, spawned, {phases.HandshakeTimeout, nil}, {phases.Exited, exit(0, true, false)}},
 			phases.OutcomeTimeout, "timeout", "no handshake answer"},
-		{"modern", []rec{spawn, spawned, {phases.ModernRequest, []phases.Field{phases.F("protocol_version", "2026-07-28")}}, {phases.Exited, exit(0, true, false)}},
+		{"modern", []rec{spawn, spawned, {phases.ModernRequest, []ledger.Field{ledger.F("protocol_version", "2026-07-28")}}, {phases.Exited, exit(0, true, false)}},
 			phases.OutcomeEnded, "", ""},
 	}
 	for _, tt := range tests {
@@ -166,8 +167,8 @@ func TestRootOutcome(t *testing.T) {
 func TestMissingRequestRecord(t *testing.T) {
 	s := newScript("srv")
 	s.add(0, "run_1", 5, phases.Launch, phases.Spawned)
-	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, phases.F("request_id", "9"), phases.F("tool", "get_rate"),
-		phases.F("outcome", "success"), phases.F("latency_ms", 250*ms))
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "9"), ledger.F("tool", "get_rate"),
+		ledger.F("outcome", "success"), ledger.F("latency_ms", 250*ms))
 	m := NewMapper()
 	spans := mapAll(t, m, s.recs)
 	call := find(spans, "tools/call get_rate")
@@ -189,10 +190,10 @@ func TestEventsCapped(t *testing.T) {
 	s := newScript("srv")
 	s.add(0, "run_1", 5, phases.Launch, phases.SpawnRequested)
 	for i := 0; i < maxEvents+10; i++ {
-		s.add(ms, "run_1", 5, phases.Transport, phases.StdoutNoise, phases.F("bytes", i))
+		s.add(ms, "run_1", 5, phases.Transport, phases.StdoutNoise, ledger.F("bytes", i))
 	}
-	s.add(ms, "run_1", 5, phases.Launch, phases.Exited, phases.F("exit_code", 0), phases.F("requested_by_shim", true))
-	s.add(ms, "", 0, phases.LedgerPhase, phases.RecordsLost, phases.F("count", 3))
+	s.add(ms, "run_1", 5, phases.Launch, phases.Exited, ledger.F("exit_code", 0), ledger.F("requested_by_shim", true))
+	s.add(ms, "", 0, phases.LedgerPhase, phases.RecordsLost, ledger.F("count", 3))
 	m := NewMapper()
 	root := find(mapAll(t, m, s.recs), "run srv")
 	if len(root.Events) != maxEvents || root.DroppedEvents != 10 {
@@ -207,7 +208,7 @@ func TestEventsCapped(t *testing.T) {
 func TestFinish(t *testing.T) {
 	s := newScript("srv")
 	s.add(0, "run_1", 5, phases.Launch, phases.SpawnRequested)
-	s.add(time.Second, "run_1", 5, phases.Execution, phases.ToolCallReceived, phases.F("request_id", "1"), phases.F("tool", "t"))
+	s.add(time.Second, "run_1", 5, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "1"), ledger.F("tool", "t"))
 	m := NewMapper()
 	mapAll(t, m, s.recs)
 	spans := m.Finish()
@@ -232,16 +233,16 @@ func TestEntryOfMatchesDecode(t *testing.T) {
 	now := time.Now() // with a monotonic reading, as the shim's records have
 	values := []any{"text", "", true, false, 0, -3, int64(1) << 40, uint64(1) << 63, 0.0, 1.5, 13.225, 3.0, 1e-7, 1e21, 2e300,
 		math.NaN(), math.Inf(1), math.Inf(-1), 12345678 * time.Nanosecond, 3 * time.Second, []string{}, []string(nil), []string{"a", "b"},
-		[]phases.Field{phases.F("x", 1), phases.F("y", []string{"z"}), phases.F("x", "again")}, struct{ A int }{7}}
+		[]ledger.Field{ledger.F("x", 1), ledger.F("y", []string{"z"}), ledger.F("x", "again")}, struct{ A int }{7}}
 	for i, v := range values {
-		r := phases.Record{Time: now, Shim: "shim_1", Run: "run_1", Seq: 9, Server: "srv", PID: 42, Phase: phases.Launch,
-			Event: phases.Spawned, Fields: []phases.Field{phases.F("v", v), phases.F("pid", 43)}}
+		r := ledger.Record{Time: now, Shim: "shim_1", Run: "run_1", Seq: 9, Server: "srv", PID: 42, Phase: phases.Launch,
+			Event: phases.Spawned, Fields: []ledger.Field{ledger.F("v", v), ledger.F("pid", 43)}}
 		if i%2 == 1 {
 			r.Origin = phases.OriginServer
 		}
 		var b bytes.Buffer
 		r.Encode(&b)
-		want, err := phases.Decode(b.Bytes())
+		want, err := ledger.Decode(b.Bytes())
 		if err != nil {
 			t.Fatalf("decode %s: %v", b.Bytes(), err)
 		}

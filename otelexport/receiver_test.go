@@ -23,6 +23,7 @@ import (
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -264,7 +265,7 @@ type ledgerScript struct {
 	now    time.Time
 	shim   string
 	server string
-	recs   []phases.Record
+	recs   []ledger.Record
 }
 
 func newScript(server string) *ledgerScript {
@@ -272,9 +273,9 @@ func newScript(server string) *ledgerScript {
 }
 
 // add appends a record after d.
-func (s *ledgerScript) add(d time.Duration, run string, pid int, p phases.Phase, event string, fields ...phases.Field) {
+func (s *ledgerScript) add(d time.Duration, run string, pid int, p phases.Phase, event string, fields ...ledger.Field) {
 	s.now = s.now.Add(d)
-	s.recs = append(s.recs, phases.Record{Time: s.now, Shim: s.shim, Run: run, Seq: uint64(len(s.recs) + 1), Server: s.server,
+	s.recs = append(s.recs, ledger.Record{Time: s.now, Shim: s.shim, Run: run, Seq: uint64(len(s.recs) + 1), Server: s.server,
 		PID: pid, Phase: p, Event: event, Fields: fields})
 }
 
@@ -299,69 +300,69 @@ const ms = time.Millisecond
 
 // healthy is a legacy-era run: launch, handshake, discovery, two calls.
 func (s *ledgerScript) healthy(run string, pid int, traceparent string) {
-	s.add(0, run, 0, phases.Launch, phases.SpawnRequested, phases.F("command", "/usr/bin/rates"), phases.F("argv", []string{"--port", "0"}), phases.F("generation", 1))
-	s.add(5*ms, run, pid, phases.Launch, phases.Spawned, phases.F("pid", pid), phases.F("generation", 1))
-	s.add(1*ms, run, pid, phases.Handshake, phases.InitializeReceived, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"), phases.F("client_name", "agent"))
-	s.add(12*ms, run, pid, phases.Handshake, phases.InitializeResponded, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"),
-		phases.F("server_name", "rates"), phases.F("capabilities", []string{"tools"}), phases.F("latency_ms", 12*ms))
+	s.add(0, run, 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "/usr/bin/rates"), ledger.F("argv", []string{"--port", "0"}), ledger.F("generation", 1))
+	s.add(5*ms, run, pid, phases.Launch, phases.Spawned, ledger.F("pid", pid), ledger.F("generation", 1))
+	s.add(1*ms, run, pid, phases.Handshake, phases.InitializeReceived, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"), ledger.F("client_name", "agent"))
+	s.add(12*ms, run, pid, phases.Handshake, phases.InitializeResponded, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"),
+		ledger.F("server_name", "rates"), ledger.F("capabilities", []string{"tools"}), ledger.F("latency_ms", 12*ms))
 	s.add(1*ms, run, pid, phases.Handshake, phases.InitializedReceived)
-	s.add(1*ms, run, pid, phases.Discovery, phases.ToolsListReceived, phases.F("request_id", "2"))
-	s.add(3*ms, run, pid, phases.Discovery, phases.ToolsListResponded, phases.F("request_id", "2"), phases.F("page_tools", 2), phases.F("complete", true),
-		phases.F("tool_count", 2), phases.F("tools", []string{"convert", "get_rate"}), phases.F("latency_ms", 3*ms))
-	call := []phases.Field{phases.F("request_id", "3"), phases.F("tool", "get_rate"), phases.F("args_bytes", 16)}
+	s.add(1*ms, run, pid, phases.Discovery, phases.ToolsListReceived, ledger.F("request_id", "2"))
+	s.add(3*ms, run, pid, phases.Discovery, phases.ToolsListResponded, ledger.F("request_id", "2"), ledger.F("page_tools", 2), ledger.F("complete", true),
+		ledger.F("tool_count", 2), ledger.F("tools", []string{"convert", "get_rate"}), ledger.F("latency_ms", 3*ms))
+	call := []ledger.Field{ledger.F("request_id", "3"), ledger.F("tool", "get_rate"), ledger.F("args_bytes", 16)}
 	if traceparent != "" {
-		call = append(call, phases.F(TraceparentField, traceparent))
+		call = append(call, ledger.F(TraceparentField, traceparent))
 	}
 	s.add(2*ms, run, pid, phases.Execution, phases.ToolCallReceived, call...)
-	s.add(1*ms, run, pid, phases.Transport, phases.StdoutNoise, phases.F("bytes", 9), phases.F("preview", "debug: hi"))
-	s.add(7*ms, run, pid, phases.Execution, phases.ToolCallResponded, phases.F("request_id", "3"), phases.F("tool", "get_rate"),
-		phases.F("outcome", "success"), phases.F("latency_ms", 8*ms), phases.F("result_bytes", 40))
-	s.add(1*ms, run, pid, phases.Execution, phases.ToolCallReceived, phases.F("request_id", "4"), phases.F("tool", "convert"))
-	s.add(2*ms, run, pid, phases.Execution, phases.ToolCallResponded, phases.F("request_id", "4"), phases.F("tool", "convert"),
-		phases.F("outcome", "rpc_error"), phases.F("latency_ms", 2*ms), phases.F("code", -32602), phases.F("message", "bad currency"))
-	s.add(5*ms, run, pid, phases.Interruption, phases.ClientDisconnected, phases.F("reason", "stdin_eof"))
-	s.add(3*ms, run, pid, phases.Launch, phases.Exited, phases.F("exit_code", 0), phases.F("duration_ms", 54*ms),
-		phases.F("stderr_tail", []string{}), phases.F("requested_by_shim", true), phases.F("last_event", phases.ToolCallResponded), phases.F("handshake", true))
+	s.add(1*ms, run, pid, phases.Transport, phases.StdoutNoise, ledger.F("bytes", 9), ledger.F("preview", "debug: hi"))
+	s.add(7*ms, run, pid, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "3"), ledger.F("tool", "get_rate"),
+		ledger.F("outcome", "success"), ledger.F("latency_ms", 8*ms), ledger.F("result_bytes", 40))
+	s.add(1*ms, run, pid, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "4"), ledger.F("tool", "convert"))
+	s.add(2*ms, run, pid, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "4"), ledger.F("tool", "convert"),
+		ledger.F("outcome", "rpc_error"), ledger.F("latency_ms", 2*ms), ledger.F("code", -32602), ledger.F("message", "bad currency"))
+	s.add(5*ms, run, pid, phases.Interruption, phases.ClientDisconnected, ledger.F("reason", "stdin_eof"))
+	s.add(3*ms, run, pid, phases.Launch, phases.Exited, ledger.F("exit_code", 0), ledger.F("duration_ms", 54*ms),
+		ledger.F("stderr_tail", []string{}), ledger.F("requested_by_shim", true), ledger.F("last_event", phases.ToolCallResponded), ledger.F("handshake", true))
 }
 
 // crashRestart is a run that dies on a call, then the restarted run that
 // takes the session back and answers the next call with isError.
 func (s *ledgerScript) crashRestart(run1, run2 string) {
-	s.add(0, run1, 0, phases.Launch, phases.SpawnRequested, phases.F("command", "/usr/bin/rates"), phases.F("generation", 1))
-	s.add(5*ms, run1, 101, phases.Launch, phases.Spawned, phases.F("pid", 101), phases.F("generation", 1))
-	s.add(1*ms, run1, 101, phases.Handshake, phases.InitializeReceived, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"))
-	s.add(10*ms, run1, 101, phases.Handshake, phases.InitializeResponded, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"), phases.F("latency_ms", 10*ms))
+	s.add(0, run1, 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "/usr/bin/rates"), ledger.F("generation", 1))
+	s.add(5*ms, run1, 101, phases.Launch, phases.Spawned, ledger.F("pid", 101), ledger.F("generation", 1))
+	s.add(1*ms, run1, 101, phases.Handshake, phases.InitializeReceived, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"))
+	s.add(10*ms, run1, 101, phases.Handshake, phases.InitializeResponded, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"), ledger.F("latency_ms", 10*ms))
 	s.add(1*ms, run1, 101, phases.Handshake, phases.InitializedReceived)
-	s.add(1*ms, run1, 101, phases.Execution, phases.ToolCallReceived, phases.F("request_id", "2"), phases.F("tool", "get_rate"))
+	s.add(1*ms, run1, 101, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "2"), ledger.F("tool", "get_rate"))
 	s.add(4*ms, run1, 101, phases.Transport, phases.PartialLineTerminated)
-	s.add(0, run1, 101, phases.Interruption, phases.PendingFailed, phases.F("request_id", "2"), phases.F("method", "tools/call"),
-		phases.F("direction", "client"), phases.F("tool", "get_rate"), phases.F("message", "mcpshim: server rates exited with code 1 before answering"))
-	s.add(0, run1, 101, phases.Launch, phases.Exited, phases.F("exit_code", 1), phases.F("duration_ms", 22*ms),
-		phases.F("stderr_tail", []string{"fatal: crashed while answering tools/call 2"}), phases.F("requested_by_shim", false),
-		phases.F("last_event", phases.ToolCallReceived), phases.F("handshake", true))
-	s.add(0, run1, 101, phases.Supervision, phases.RestartScheduled, phases.F("attempt", 1), phases.F("delay_ms", 100*ms),
-		phases.F("reason", "exit code 1"), phases.F("previous_run", run1))
-	s.add(100*ms, run2, 0, phases.Launch, phases.SpawnRequested, phases.F("command", "/usr/bin/rates"), phases.F("generation", 2), phases.F("previous_run", run1))
-	s.add(4*ms, run2, 102, phases.Launch, phases.Spawned, phases.F("pid", 102), phases.F("generation", 2))
-	s.add(9*ms, run2, 102, phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", "2025-11-25"), phases.F("modern", false),
-		phases.F("replayed", []string{"initialize"}), phases.F("latency_ms", 8*ms))
-	s.add(1*ms, run2, 102, phases.Execution, phases.ToolCallReceived, phases.F("request_id", "3"), phases.F("tool", "get_rate"))
-	s.add(1*ms, run2, 102, phases.Interruption, phases.KillRequested, phases.F("signal", "SIGTERM"), phases.F("reason", "test"))
-	s.add(2*ms, run2, 102, phases.Execution, phases.ToolCallResponded, phases.F("request_id", "3"), phases.F("tool", "get_rate"),
-		phases.F("outcome", "is_error"), phases.F("latency_ms", 3*ms), phases.F("result_bytes", 50))
-	s.add(2*ms, run2, 102, phases.Launch, phases.Exited, phases.F("exit_code", 0), phases.F("duration_ms", 20*ms),
-		phases.F("stderr_tail", []string{}), phases.F("requested_by_shim", true), phases.F("handshake", true))
+	s.add(0, run1, 101, phases.Interruption, phases.PendingFailed, ledger.F("request_id", "2"), ledger.F("method", "tools/call"),
+		ledger.F("direction", "client"), ledger.F("tool", "get_rate"), ledger.F("message", "mcpshim: server rates exited with code 1 before answering"))
+	s.add(0, run1, 101, phases.Launch, phases.Exited, ledger.F("exit_code", 1), ledger.F("duration_ms", 22*ms),
+		ledger.F("stderr_tail", []string{"fatal: crashed while answering tools/call 2"}), ledger.F("requested_by_shim", false),
+		ledger.F("last_event", phases.ToolCallReceived), ledger.F("handshake", true))
+	s.add(0, run1, 101, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 1), ledger.F("delay_ms", 100*ms),
+		ledger.F("reason", "exit code 1"), ledger.F("previous_run", run1))
+	s.add(100*ms, run2, 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "/usr/bin/rates"), ledger.F("generation", 2), ledger.F("previous_run", run1))
+	s.add(4*ms, run2, 102, phases.Launch, phases.Spawned, ledger.F("pid", 102), ledger.F("generation", 2))
+	s.add(9*ms, run2, 102, phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", "2025-11-25"), ledger.F("modern", false),
+		ledger.F("replayed", []string{"initialize"}), ledger.F("latency_ms", 8*ms))
+	s.add(1*ms, run2, 102, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "3"), ledger.F("tool", "get_rate"))
+	s.add(1*ms, run2, 102, phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGTERM"), ledger.F("reason", "test"))
+	s.add(2*ms, run2, 102, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "3"), ledger.F("tool", "get_rate"),
+		ledger.F("outcome", "is_error"), ledger.F("latency_ms", 3*ms), ledger.F("result_bytes", 50))
+	s.add(2*ms, run2, 102, phases.Launch, phases.Exited, ledger.F("exit_code", 0), ledger.F("duration_ms", 20*ms),
+		ledger.F("stderr_tail", []string{}), ledger.F("requested_by_shim", true), ledger.F("handshake", true))
 }
 
 // handshakeTimeout is a server that reads initialize and never answers.
 func (s *ledgerScript) handshakeTimeout(run string) {
-	s.add(0, run, 0, phases.Launch, phases.SpawnRequested, phases.F("command", "/usr/bin/silent"), phases.F("generation", 1))
-	s.add(5*ms, run, 201, phases.Launch, phases.Spawned, phases.F("pid", 201), phases.F("generation", 1))
-	s.add(1*ms, run, 201, phases.Handshake, phases.InitializeReceived, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"))
-	s.add(999*ms, run, 201, phases.Handshake, phases.HandshakeTimeout, phases.F("last_event", phases.InitializeReceivedNoResponse), phases.F("timeout_ms", time.Second))
-	s.add(400*ms, run, 201, phases.Interruption, phases.ClientDisconnected, phases.F("reason", "stdin_eof"))
-	s.add(1*ms, run, 201, phases.Interruption, phases.PendingFailed, phases.F("request_id", "1"), phases.F("method", "initialize"),
-		phases.F("direction", "client"), phases.F("message", "mcpshim: server silent exited before answering"))
-	s.add(0, run, 201, phases.Launch, phases.Exited, phases.F("exit_code", 0), phases.F("duration_ms", 1406*ms),
-		phases.F("stderr_tail", []string{}), phases.F("requested_by_shim", true), phases.F("last_event", phases.HandshakeTimeout), phases.F("handshake", false))
+	s.add(0, run, 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "/usr/bin/silent"), ledger.F("generation", 1))
+	s.add(5*ms, run, 201, phases.Launch, phases.Spawned, ledger.F("pid", 201), ledger.F("generation", 1))
+	s.add(1*ms, run, 201, phases.Handshake, phases.InitializeReceived, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"))
+	s.add(999*ms, run, 201, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", phases.InitializeReceivedNoResponse), ledger.F("timeout_ms", time.Second))
+	s.add(400*ms, run, 201, phases.Interruption, phases.ClientDisconnected, ledger.F("reason", "stdin_eof"))
+	s.add(1*ms, run, 201, phases.Interruption, phases.PendingFailed, ledger.F("request_id", "1"), ledger.F("method", "initialize"),
+		ledger.F("direction", "client"), ledger.F("message", "mcpshim: server silent exited before answering"))
+	s.add(0, run, 201, phases.Launch, phases.Exited, ledger.F("exit_code", 0), ledger.F("duration_ms", 1406*ms),
+		ledger.F("stderr_tail", []string{}), ledger.F("requested_by_shim", true), ledger.F("last_event", phases.HandshakeTimeout), ledger.F("handshake", false))
 }

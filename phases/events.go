@@ -1,14 +1,18 @@
-// Package phases is the phase model of an MCP server run: the event names, the
-// tracker that turns observed traffic into events, and the ledger that stores
-// them as JSON lines.
+// Package phases is the phase model of an MCP server run: the event names,
+// the tracker that turns observed traffic into events, and the recorder that
+// hands them to the ledger off the relay's path. It never touches the
+// filesystem (that is ledger's) and never interprets a finished run (that is
+// report's).
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,
 // timestamps, and enough correlation fields to reconstruct what happened."
 package phases
 
+import "github.com/mcpshim-dev/mcpshim/ledger"
+
 // Phase is the boundary an event belongs to.
-type Phase string
+type Phase = ledger.Phase
 
 // The phases, in the order a healthy run crosses them.
 const (
@@ -19,7 +23,7 @@ const (
 	Transport    Phase = "transport"
 	Interruption Phase = "interruption"
 	Supervision  Phase = "supervision"
-	LedgerPhase  Phase = "ledger"
+	LedgerPhase  Phase = ledger.PhaseLedger
 )
 
 // Event names are the ledger's contract: readers, tests and users match on them.
@@ -92,7 +96,7 @@ const (
 	MessageRejected          = "message_rejected"
 
 	// ledger
-	RecordsLost = "records_lost"
+	RecordsLost = ledger.RecordsLost
 	ProbeResult = "probe_result" // the outcome of one mcpshim probe of a server
 )
 

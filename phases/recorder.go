@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
@@ -16,7 +17,7 @@ import (
 // Tracker and writes the Ledger. What does not fit is counted, and the count
 // is written as records_lost (forward first, record second).
 type Recorder struct {
-	ledger  *Ledger
+	ledger  *ledger.Ledger
 	tracker *Tracker
 	notices io.Writer
 
@@ -48,7 +49,7 @@ type foldKey struct {
 type item struct {
 	dir    Dir
 	line   jsonrpc.Line
-	rec    *Record
+	rec    *ledger.Record
 	notice string // a line for the person reading the log
 }
 
@@ -63,7 +64,7 @@ type RecorderOptions struct {
 
 // NewRecorder starts the recorder's goroutine. It exits when Close is called
 // and the queue is drained.
-func NewRecorder(l *Ledger, t *Tracker, opts RecorderOptions) *Recorder {
+func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 	if opts.Queue <= 0 {
 		opts.Queue = 4096
 	}
@@ -94,7 +95,7 @@ func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
 // Emit hands over a record made by the supervisor (launch, interruption,
 // supervision events). It never blocks. Records for Spawned start a new run
 // in the tracker; Exited and KillRequested records get last_event added.
-func (r *Recorder) Emit(rec Record) {
+func (r *Recorder) Emit(rec ledger.Record) {
 	if !r.send(item{rec: &rec}) {
 		r.dropped.Add(1)
 	}
@@ -231,8 +232,8 @@ func (r *Recorder) fold(at time.Time, now bool) {
 		return keys[i].dir < keys[j].dir || keys[i].dir == keys[j].dir && keys[i].method < keys[j].method
 	})
 	for _, k := range keys {
-		r.write([]Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
-			Fields: []Field{F("direction", k.dir.String()), F("method", k.method), F("count", r.folded[k]), F("window_ms", at.Sub(r.foldedAt))}}})
+		r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
+			Fields: []ledger.Field{ledger.F("direction", k.dir.String()), ledger.F("method", k.method), ledger.F("count", r.folded[k]), ledger.F("window_ms", at.Sub(r.foldedAt))}}})
 	}
 	clear(r.folded)
 }
@@ -256,9 +257,9 @@ func (r *Recorder) handle(it item) {
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
 		case Exited:
 			r.fold(rec.Time, true)
-			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
+			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {
-				rec.Fields = append(rec.Fields, F("tasks_lost", lost)) // a restarted server does not know them
+				rec.Fields = append(rec.Fields, ledger.F("tasks_lost", lost)) // a restarted server does not know them
 			}
 		case ExternalAttempt:
 			if rec.Run == "" { // the egress witness does not know runs: the tracker does
@@ -272,9 +273,9 @@ func (r *Recorder) handle(it item) {
 		case HandshakeReplayed:
 			r.tracker.Replayed()
 		case KillRequested:
-			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()))
+			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()))
 		}
-		r.write([]Record{*rec})
+		r.write([]ledger.Record{*rec})
 	case foldable(&it.line):
 		r.queued.Add(-int64(len(it.line.Data)))
 		k := foldKey{it.dir, it.line.Msg.Method}
@@ -288,7 +289,7 @@ func (r *Recorder) handle(it item) {
 	}
 }
 
-func (r *Recorder) write(recs []Record) {
+func (r *Recorder) write(recs []ledger.Record) {
 	for i := range recs {
 		r.ledger.Write(&recs[i])
 	}

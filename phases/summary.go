@@ -1,6 +1,8 @@
 package phases
 
 import (
+	"github.com/mcpshim-dev/mcpshim/ledger"
+
 	"fmt"
 	"math"
 	"sort"
@@ -114,7 +116,7 @@ type mark struct {
 	set bool
 }
 
-func markOf(h *Head) mark { return mark{h.Time.UnixNano(), h.Seq, true} }
+func markOf(h *ledger.Head) mark { return mark{h.Time.UnixNano(), h.Seq, true} }
 
 // before reports whether a is set and earlier than b (or b is unset).
 func (a mark) before(b mark) bool {
@@ -166,7 +168,7 @@ func NewSummary() *Summary {
 }
 
 // Add folds one record in.
-func (s *Summary) Add(h *Head) {
+func (s *Summary) Add(h *ledger.Head) {
 	s.Records++
 	if h.Event == RecordsLost {
 		n, _ := h.Int("count")
@@ -271,7 +273,7 @@ func (s *Summary) Add(h *Head) {
 		a.ClientNoise++
 	case ToolsListResponded:
 		// Pages before the last say complete=false; the last carries the total.
-		if f := h.find("complete"); f == nil || f.kind != 'f' {
+		if !h.False("complete") {
 			n, _ := h.Int("tool_count")
 			total := int(n)
 			a.Tools = &total
@@ -321,7 +323,7 @@ func (s *Summary) Add(h *Head) {
 
 // progress reports whether a record tells how far the run got: not its end,
 // not the shim stopping or restarting it, not the ledger's own records.
-func progress(h *Head) bool {
+func progress(h *ledger.Head) bool {
 	switch h.Phase {
 	case Interruption, Supervision, LedgerPhase:
 		return false
@@ -333,7 +335,7 @@ func progress(h *Head) bool {
 	return true
 }
 
-func codeMessage(h *Head) string {
+func codeMessage(h *ledger.Head) string {
 	msg := h.Str("message")
 	if c, ok := h.Int("code"); ok {
 		return fmt.Sprintf("%d %s", c, msg)
@@ -846,7 +848,7 @@ func (h *histogram) quantile(q float64) float64 {
 }
 
 // SortEntries orders one run's records as they happened: by time, then seq.
-func SortEntries(entries []Entry) {
+func SortEntries(entries []ledger.Entry) {
 	sort.SliceStable(entries, func(i, j int) bool {
 		if !entries[i].Time.Equal(entries[j].Time) {
 			return entries[i].Time.Before(entries[j].Time)
@@ -858,19 +860,19 @@ func SortEntries(entries []Entry) {
 // Answer is one of seed 002's four questions about a run, answered from the
 // ledger: "yes", "no" or "unknown", with the record that shows it.
 type Answer struct {
-	Key      string `json:"key"` // launched, initialized, tools, external
-	Question string `json:"question"`
-	Answer   string `json:"answer"`
-	Reason   string `json:"reason"`
-	Evidence *Entry `json:"-"`
+	Key      string        `json:"key"` // launched, initialized, tools, external
+	Question string        `json:"question"`
+	Answer   string        `json:"answer"`
+	Reason   string        `json:"reason"`
+	Evidence *ledger.Entry `json:"-"`
 }
 
 // Explain answers the four questions of seed 002 for run r from its records,
 // in order (SortEntries): whether the process launched, whether
 // initialization completed, whether tools were discoverable, and whether
 // anything reached the outside world.
-func Explain(r *Run, entries []Entry) []Answer {
-	find := func(events ...string) *Entry {
+func Explain(r *Run, entries []ledger.Entry) []Answer {
+	find := func(events ...string) *ledger.Entry {
 		for i := range entries {
 			e := &entries[i]
 			if e.Origin == OriginServer && ShimOwned(e.Event) {
@@ -884,7 +886,7 @@ func Explain(r *Run, entries []Entry) []Answer {
 		}
 		return nil
 	}
-	last := func(event string) *Entry {
+	last := func(event string) *ledger.Entry {
 		for i := len(entries) - 1; i >= 0; i-- {
 			if entries[i].Event == event && !(entries[i].Origin == OriginServer && ShimOwned(event)) {
 				return &entries[i]
@@ -1000,13 +1002,13 @@ func Explain(r *Run, entries []Entry) []Answer {
 	return []Answer{launched, shake, tools, ext}
 }
 
-func intField(e *Entry, key string) int64 {
+func intField(e *ledger.Entry, key string) int64 {
 	v, _ := e.Int(key)
 	return v
 }
 
 // target names where an external event went: scheme://host:port.
-func target(e *Entry) string {
+func target(e *ledger.Entry) string {
 	s := e.Str("host")
 	if p, ok := e.Int("port"); ok {
 		s = fmt.Sprintf("%s:%d", s, p)

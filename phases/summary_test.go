@@ -1,6 +1,8 @@
 package phases
 
 import (
+	"github.com/mcpshim-dev/mcpshim/ledger"
+
 	"bytes"
 	"math"
 	"strings"
@@ -14,7 +16,7 @@ func fold(t *testing.T, alive bool, evs ...ev) Run {
 	var buf bytes.Buffer
 	encodeRun(&buf, "srv", "run_X", 77, evs...)
 	s := NewSummary()
-	sc := NewScanner(&buf)
+	sc := ledger.NewScanner(&buf)
 	for sc.Scan() {
 		s.Add(sc.Head())
 	}
@@ -27,15 +29,15 @@ func fold(t *testing.T, alive bool, evs ...ev) Run {
 
 var (
 	ms        = time.Millisecond
-	spawnReq  = ev{0, SpawnRequested, []Field{F("generation", 1)}, ""}
+	spawnReq  = ev{0, SpawnRequested, []ledger.Field{ledger.F("generation", 1)}, ""}
 	spawned   = ev{1 * ms, Spawned, nil, ""}
-	initRecv  = ev{2 * ms, InitializeReceived, []Field{F("request_id", "1")}, ""}
-	initResp  = ev{3 * ms, InitializeResponded, []Field{F("request_id", "1"), F("protocol_version", "2025-11-25")}, ""}
-	exit0     = ev{9 * ms, Exited, []Field{F("exit_code", 0)}, ""}
-	exit1     = ev{9 * ms, Exited, []Field{F("exit_code", 1), F("stderr_tail", []string{"first", "fatal: boom", " "})}, ""}
-	exitAsked = ev{9 * ms, Exited, []Field{F("exit_code", -1), F("signal", "SIGTERM"), F("requested_by_shim", true)}, ""}
-	exitKill  = ev{9 * ms, Exited, []Field{F("exit_code", -1), F("signal", "SIGKILL")}, ""}
-	noise     = ev{1500 * time.Microsecond, StdoutNoise, []Field{F("preview", "Starting Acme MCP server")}, ""}
+	initRecv  = ev{2 * ms, InitializeReceived, []ledger.Field{ledger.F("request_id", "1")}, ""}
+	initResp  = ev{3 * ms, InitializeResponded, []ledger.Field{ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25")}, ""}
+	exit0     = ev{9 * ms, Exited, []ledger.Field{ledger.F("exit_code", 0)}, ""}
+	exit1     = ev{9 * ms, Exited, []ledger.Field{ledger.F("exit_code", 1), ledger.F("stderr_tail", []string{"first", "fatal: boom", " "})}, ""}
+	exitAsked = ev{9 * ms, Exited, []ledger.Field{ledger.F("exit_code", -1), ledger.F("signal", "SIGTERM"), ledger.F("requested_by_shim", true)}, ""}
+	exitKill  = ev{9 * ms, Exited, []ledger.Field{ledger.F("exit_code", -1), ledger.F("signal", "SIGKILL")}, ""}
+	noise     = ev{1500 * time.Microsecond, StdoutNoise, []ledger.Field{ledger.F("preview", "Starting Acme MCP server")}, ""}
 )
 
 func TestOutcome(t *testing.T) {
@@ -46,21 +48,21 @@ func TestOutcome(t *testing.T) {
 		outcome string
 		detail  string
 	}{
-		{"spawn failed", false, []ev{spawnReq, {1 * ms, SpawnFailed, []Field{F("error_class", "not_found"), F("error", "no such file")}, ""}},
+		{"spawn failed", false, []ev{spawnReq, {1 * ms, SpawnFailed, []ledger.Field{ledger.F("error_class", "not_found"), ledger.F("error", "no such file")}, ""}},
 			OutcomeExited, "not_found: no such file"},
 		{"exited before the handshake", false, []ev{spawnReq, spawned, initRecv, exit1}, OutcomeExited, "fatal: boom"},
 		{"exited before the handshake, silent", false, []ev{spawnReq, spawned, exitKill}, OutcomeExited, "killed by SIGKILL"},
 		{"handshake refused", false, []ev{spawnReq, spawned, initRecv,
-			{3 * ms, InitializeFailed, []Field{F("code", -32602), F("message", "unsupported protocolVersion")}, ""}, exit0},
+			{3 * ms, InitializeFailed, []ledger.Field{ledger.F("code", -32602), ledger.F("message", "unsupported protocolVersion")}, ""}, exit0},
 			OutcomeProtocolError, "handshake refused: -32602 unsupported protocolVersion"},
 		{"discover refused, no fallback", false, []ev{spawnReq, spawned,
-			{2 * ms, DiscoverFailed, []Field{F("code", -32601), F("message", "method not found")}, ""}, exitAsked},
+			{2 * ms, DiscoverFailed, []ledger.Field{ledger.F("code", -32601), ledger.F("message", "method not found")}, ""}, exitAsked},
 			OutcomeProtocolError, "handshake refused: -32601 method not found"},
 		{"discover refused, initialize fallback answered: one good handshake", false, []ev{spawnReq, spawned,
-			{2 * ms, DiscoverFailed, []Field{F("code", -32601)}, ""}, initRecv, initResp, exit0}, OutcomeEnded, ""},
+			{2 * ms, DiscoverFailed, []ledger.Field{ledger.F("code", -32601)}, ""}, initRecv, initResp, exit0}, OutcomeEnded, ""},
 		{"discover refused, fallback never answered", false, []ev{spawnReq, spawned,
-			{2 * ms, DiscoverFailed, []Field{F("code", -32601)}, ""}, initRecv,
-			{5 * ms, HandshakeTimeout, []Field{F("last_event", InitializeReceivedNoResponse), F("timeout_ms", 1000.0)}, ""}, exitAsked},
+			{2 * ms, DiscoverFailed, []ledger.Field{ledger.F("code", -32601)}, ""}, initRecv,
+			{5 * ms, HandshakeTimeout, []ledger.Field{ledger.F("last_event", InitializeReceivedNoResponse), ledger.F("timeout_ms", 1000.0)}, ""}, exitAsked},
 			OutcomeTimeout, "no handshake answer in 1s (initialize_received_no_response)"},
 		{"noise before the handshake", false, []ev{spawnReq, spawned, noise, initRecv, initResp, exit0},
 			OutcomeProtocolError, `stdout noise before the handshake: "Starting Acme MCP server"`},
@@ -68,17 +70,17 @@ func TestOutcome(t *testing.T) {
 			{4 * ms, InitializedReceived, nil, ""}, exit0},
 			OutcomeEnded, `stdout noise before the handshake, which the client skipped: "Starting Acme MCP server"`},
 		{"the client left before the handshake: a failed start", false, []ev{spawnReq, spawned, initRecv,
-			{5 * ms, ClientDisconnected, []Field{F("reason", "stdin_eof")}, ""}, exitAsked},
+			{5 * ms, ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}, exitAsked},
 			OutcomeTimeout, "no handshake answer; the client gave up after 5ms"},
 		{"the client left before the handshake of a live run", true, []ev{spawnReq, spawned,
-			{5 * ms, ClientDisconnected, []Field{F("reason", "stdin_eof")}, ""}},
+			{5 * ms, ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}},
 			OutcomeTimeout, "no handshake answer; the client gave up after 5ms"},
 		{"the server died before the client left: its exit counts", false, []ev{spawnReq, spawned, initRecv, exit1,
-			{10 * ms, ClientDisconnected, []Field{F("reason", "stdin_eof")}, ""}}, OutcomeExited, "fatal: boom"},
+			{10 * ms, ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}}, OutcomeExited, "fatal: boom"},
 		{"noise after the handshake is not a protocol error", false, []ev{spawnReq, spawned, initRecv, initResp,
 			{4 * ms, StdoutNoise, nil, ""}, exit0}, OutcomeEnded, ""},
 		{"timeout", true, []ev{spawnReq, spawned,
-			{5 * ms, HandshakeTimeout, []Field{F("last_event", SpawnedNoInitialize), F("timeout_ms", 30000.0)}, ""}},
+			{5 * ms, HandshakeTimeout, []ledger.Field{ledger.F("last_event", SpawnedNoInitialize), ledger.F("timeout_ms", 30000.0)}, ""}},
 			OutcomeTimeout, "no handshake answer in 30s (spawned_no_initialize)"},
 		{"ready and running", true, []ev{spawnReq, spawned, initRecv, initResp}, OutcomeReady, ""},
 		{"modern request counts as a handshake", true, []ev{spawnReq, spawned, {2 * ms, ModernRequest, nil, ""}}, OutcomeReady, ""},
@@ -86,17 +88,17 @@ func TestOutcome(t *testing.T) {
 		{"starting", true, []ev{spawnReq, spawned}, OutcomeRunning, ""},
 		{"ended cleanly", false, []ev{spawnReq, spawned, initRecv, initResp, exit0}, OutcomeEnded, ""},
 		{"stopped by the shim", false, []ev{spawnReq, spawned, initRecv, initResp,
-			{5 * ms, ClientDisconnected, []Field{F("reason", "stdin_eof")}, ""}, exitAsked}, OutcomeEnded, "client left (stdin_eof)"},
+			{5 * ms, ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}, exitAsked}, OutcomeEnded, "client left (stdin_eof)"},
 		{"crashed after the handshake", false, []ev{spawnReq, spawned, initRecv, initResp, exit1}, OutcomeCrashed, "exit 1: fatal: boom"},
 		{"killed after the handshake", false, []ev{spawnReq, spawned, initRecv, initResp, exitKill}, OutcomeCrashed, "killed by SIGKILL"},
 		{"the handshake record was lost; the exit vouches", false, []ev{spawnReq, spawned,
-			{9 * ms, Exited, []Field{F("exit_code", 0), F("handshake", true)}, ""}}, OutcomeEnded, ""},
+			{9 * ms, Exited, []ledger.Field{ledger.F("exit_code", 0), ledger.F("handshake", true)}, ""}}, OutcomeEnded, ""},
 		{"shim killed: no exit and the pid is gone", false, []ev{spawnReq, spawned, initRecv, initResp}, OutcomeUnrecorded,
 			"no exit record; pid gone (the shim was killed)"},
 		{"shim killed before the handshake", false, []ev{spawnReq, spawned}, OutcomeUnrecorded, "no exit record; pid gone (the shim was killed)"},
 		{"zero tools", false, []ev{spawnReq, spawned, initRecv, initResp,
-			{4 * ms, ToolsListResponded, []Field{F("complete", true), F("tool_count", 0)}, ""}, exit0}, OutcomeEnded, "zero tools listed"},
-		{"a forged exit is ignored", true, []ev{spawnReq, spawned, initRecv, initResp, {4 * ms, Exited, []Field{F("exit_code", 0)}, OriginServer}},
+			{4 * ms, ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 0)}, ""}, exit0}, OutcomeEnded, "zero tools listed"},
+		{"a forged exit is ignored", true, []ev{spawnReq, spawned, initRecv, initResp, {4 * ms, Exited, []ledger.Field{ledger.F("exit_code", 0)}, OriginServer}},
 			OutcomeReady, ""},
 		{"order of arrival does not matter", false, []ev{exit1, initResp, spawned, spawnReq, initRecv}, OutcomeCrashed, "exit 1: fatal: boom"},
 	}
@@ -115,19 +117,19 @@ func TestOutcome(t *testing.T) {
 
 func TestRunAggregates(t *testing.T) {
 	r := fold(t, false, spawnReq, spawned, initRecv, initResp,
-		ev{4 * ms, ToolsListResponded, []Field{F("complete", false), F("page_tools", 2)}, ""},
-		ev{5 * ms, ToolsListResponded, []Field{F("complete", true), F("page_tools", 1), F("tool_count", 3)}, ""},
-		ev{6 * ms, ToolCallReceived, []Field{F("tool", "a")}, ""},
-		ev{7 * ms, ToolCallResponded, []Field{F("tool", "a"), F("outcome", "success")}, ""},
-		ev{6 * ms, ToolCallReceived, []Field{F("tool", "b")}, ""},
-		ev{7 * ms, ToolCallResponded, []Field{F("tool", "b"), F("outcome", "is_error")}, ""},
-		ev{7 * ms, ToolCallResponded, []Field{F("tool", "b"), F("outcome", "input_required")}, ""},
-		ev{8 * ms, ToolCallReceived, []Field{F("tool", "c")}, ""},
-		ev{8 * ms, PendingFailed, []Field{F("tool", "c"), F("method", "tools/call")}, ""},
-		ev{8 * ms, PendingFailed, []Field{F("method", "ping")}, ""},
-		ev{8 * ms, RecordsLost, []Field{F("count", 4)}, ""},
+		ev{4 * ms, ToolsListResponded, []ledger.Field{ledger.F("complete", false), ledger.F("page_tools", 2)}, ""},
+		ev{5 * ms, ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("page_tools", 1), ledger.F("tool_count", 3)}, ""},
+		ev{6 * ms, ToolCallReceived, []ledger.Field{ledger.F("tool", "a")}, ""},
+		ev{7 * ms, ToolCallResponded, []ledger.Field{ledger.F("tool", "a"), ledger.F("outcome", "success")}, ""},
+		ev{6 * ms, ToolCallReceived, []ledger.Field{ledger.F("tool", "b")}, ""},
+		ev{7 * ms, ToolCallResponded, []ledger.Field{ledger.F("tool", "b"), ledger.F("outcome", "is_error")}, ""},
+		ev{7 * ms, ToolCallResponded, []ledger.Field{ledger.F("tool", "b"), ledger.F("outcome", "input_required")}, ""},
+		ev{8 * ms, ToolCallReceived, []ledger.Field{ledger.F("tool", "c")}, ""},
+		ev{8 * ms, PendingFailed, []ledger.Field{ledger.F("tool", "c"), ledger.F("method", "tools/call")}, ""},
+		ev{8 * ms, PendingFailed, []ledger.Field{ledger.F("method", "ping")}, ""},
+		ev{8 * ms, RecordsLost, []ledger.Field{ledger.F("count", 4)}, ""},
 		exit1,
-		ev{10 * ms, RestartScheduled, []Field{F("previous_run", "run_X")}, ""},
+		ev{10 * ms, RestartScheduled, []ledger.Field{ledger.F("previous_run", "run_X")}, ""},
 	)
 	if r.Tools == nil || *r.Tools != 3 {
 		t.Errorf("tools over pages: got %v, want 3 (the last page's total)", r.Tools)
@@ -147,10 +149,10 @@ func TestRunAggregates(t *testing.T) {
 func TestRestartLinks(t *testing.T) {
 	var buf bytes.Buffer
 	encodeRun(&buf, "srv", "run_A", 1, spawnReq, spawned, initResp, exit1)
-	encodeRun(&buf, "srv", "run_B", 2, ev{time.Second, SpawnRequested, []Field{F("generation", 2), F("previous_run", "run_A")}, ""},
+	encodeRun(&buf, "srv", "run_B", 2, ev{time.Second, SpawnRequested, []ledger.Field{ledger.F("generation", 2), ledger.F("previous_run", "run_A")}, ""},
 		ev{time.Second + ms, Spawned, nil, ""}, ev{time.Second + 2*ms, HandshakeReplayed, nil, ""})
 	s := NewSummary()
-	sc := NewScanner(&buf)
+	sc := ledger.NewScanner(&buf)
 	for sc.Scan() {
 		s.Add(sc.Head())
 	}
@@ -162,7 +164,7 @@ func TestRestartLinks(t *testing.T) {
 }
 
 func TestExplain(t *testing.T) {
-	listed := ev{5 * ms, ToolsListResponded, []Field{F("complete", true), F("tool_count", 2)}, ""}
+	listed := ev{5 * ms, ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 2)}, ""}
 	tests := []struct {
 		name     string
 		evs      []ev
@@ -170,23 +172,23 @@ func TestExplain(t *testing.T) {
 		answers  string
 		evidence string // events of the evidence, "-" for none
 	}{
-		{"healthy, witnessed", []ev{{0, SpawnRequested, []Field{F("egress", "witnessed")}, ""}, spawned, initRecv, initResp,
+		{"healthy, witnessed", []ev{{0, SpawnRequested, []ledger.Field{ledger.F("egress", "witnessed")}, ""}, spawned, initRecv, initResp,
 			{4 * ms, InitializedReceived, nil, ""}, listed, exit0},
 			false, "yes yes yes no", "spawned initialize_responded tools_list_responded spawn_requested"},
 		{"reached out, the server says", []ev{spawnReq, spawned, initRecv, initResp, listed,
-			{6 * ms, ExternalAttempt, []Field{F("host", "api.example.test"), F("port", 443), F("scheme", "https")}, OriginServer}, exit0},
+			{6 * ms, ExternalAttempt, []ledger.Field{ledger.F("host", "api.example.test"), ledger.F("port", 443), ledger.F("scheme", "https")}, OriginServer}, exit0},
 			false, "yes yes yes yes", "spawned initialize_responded tools_list_responded external_attempt"},
 		{"denied by the witness", []ev{spawnReq, spawned, initRecv, initResp,
-			{6 * ms, ExternalDenied, []Field{F("host", "evil.test")}, "witness"}, exit0},
+			{6 * ms, ExternalDenied, []ledger.Field{ledger.F("host", "evil.test")}, "witness"}, exit0},
 			false, "yes yes unknown no", "spawned initialize_responded - external_denied"},
-		{"zero tools", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, ToolsListResponded, []Field{F("complete", true), F("tool_count", 0)}, ""}, exit0},
+		{"zero tools", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 0)}, ""}, exit0},
 			false, "yes yes no unknown", "spawned initialize_responded tools_list_responded spawn_requested"},
-		{"tools/list failed", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, ToolsListFailed, []Field{F("code", -32603), F("message", "boom")}, ""}, exit0},
+		{"tools/list failed", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, ToolsListFailed, []ledger.Field{ledger.F("code", -32603), ledger.F("message", "boom")}, ""}, exit0},
 			false, "yes yes no unknown", "spawned initialize_responded tools_list_failed spawn_requested"},
 		{"exited early", []ev{spawnReq, spawned, initRecv, exit1}, false, "yes no no unknown", "spawned exited - spawn_requested"},
-		{"spawn failed", []ev{spawnReq, {ms, SpawnFailed, []Field{F("error", "not found")}, ""}}, false, "no no no unknown",
+		{"spawn failed", []ev{spawnReq, {ms, SpawnFailed, []ledger.Field{ledger.F("error", "not found")}, ""}}, false, "no no no unknown",
 			"spawn_failed spawn_failed - spawn_requested"},
-		{"timeout", []ev{spawnReq, spawned, {5 * ms, HandshakeTimeout, []Field{F("last_event", SpawnedNoInitialize)}, ""}}, true,
+		{"timeout", []ev{spawnReq, spawned, {5 * ms, HandshakeTimeout, []ledger.Field{ledger.F("last_event", SpawnedNoInitialize)}, ""}}, true,
 			"yes no no unknown", "spawned handshake_timeout - spawn_requested"},
 		{"noise", []ev{spawnReq, spawned, noise, initRecv, initResp, exit0}, false, "yes no no unknown", "spawned stdout_noise - spawn_requested"},
 		{"still starting", []ev{spawnReq, spawned}, true, "yes unknown unknown unknown", "spawned - - spawn_requested"},
@@ -197,8 +199,8 @@ func TestExplain(t *testing.T) {
 			var buf bytes.Buffer
 			encodeRun(&buf, "srv", "run_X", 77, tc.evs...)
 			s := NewSummary()
-			var entries []Entry
-			sc := NewScanner(&buf)
+			var entries []ledger.Entry
+			sc := ledger.NewScanner(&buf)
 			for sc.Scan() {
 				s.Add(sc.Head())
 				e, _ := sc.Head().Entry()

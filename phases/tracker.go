@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
@@ -105,7 +106,7 @@ func (t *Tracker) Deadline() (time.Time, bool) { return t.deadline, !t.deadline.
 
 // Expire records handshake_timeout once when the deadline has passed. It
 // observes; it does not kill (the client owns that decision).
-func (t *Tracker) Expire(now time.Time) []Record {
+func (t *Tracker) Expire(now time.Time) []ledger.Record {
 	if t.deadline.IsZero() || now.Before(t.deadline) || t.hs == hsDone || t.timedOut {
 		return nil
 	}
@@ -118,14 +119,14 @@ func (t *Tracker) Expire(now time.Time) []Record {
 	case hsResponded:
 		last = ResponseSentNoInitialized
 	}
-	return []Record{t.rec(now, Handshake, HandshakeTimeout, F("last_event", last), F("timeout_ms", t.HandshakeTimeout))}
+	return []ledger.Record{t.rec(now, Handshake, HandshakeTimeout, ledger.F("last_event", last), ledger.F("timeout_ms", t.HandshakeTimeout))}
 }
 
 // Context describes where the run is, for evidence that arrives from
 // outside the traffic (the egress witness): the phase, whether the handshake
 // was done, and the tool calls in flight. With exactly one call in flight the
 // attempt is on its behalf.
-func (t *Tracker) Context() []Field {
+func (t *Tracker) Context() []ledger.Field {
 	phase := Launch
 	switch {
 	case t.hs == hsDone:
@@ -144,9 +145,9 @@ func (t *Tracker) Context() []Field {
 		}
 	}
 	sort.Strings(ids)
-	fields := []Field{F("run_phase", string(phase)), F("before_handshake", t.hs != hsDone), F("in_flight", ids)}
+	fields := []ledger.Field{ledger.F("run_phase", string(phase)), ledger.F("before_handshake", t.hs != hsDone), ledger.F("in_flight", ids)}
 	if len(ids) == 1 {
-		fields = append(fields, F("request_id", ids[0]), F("tool", tools[0]))
+		fields = append(fields, ledger.F("request_id", ids[0]), ledger.F("tool", tools[0]))
 	}
 	return fields
 }
@@ -170,28 +171,28 @@ func (t *Tracker) Stop() (lostTasks []string) {
 	return lostTasks
 }
 
-func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...Field) Record {
+func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...ledger.Field) ledger.Record {
 	switch event {
 	case StdoutNoise, ClientNoise, MessageTruncated, RequestReceived, RequestResponded, ToolsListChanged:
 	default:
 		t.lastEvent = event
 	}
-	return Record{Time: now, Run: t.run, PID: t.pid, Phase: p, Event: event, Fields: fields}
+	return ledger.Record{Time: now, Run: t.run, PID: t.pid, Phase: p, Event: event, Fields: fields}
 }
 
 // Observe turns one relayed line into records.
-func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
+func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []ledger.Record {
 	if t.pending[0] == nil {
 		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
-		return []Record{t.rec(now, Transport, PartialLineDropped, F("direction", dir.String()), F("bytes", l.Size),
-			F("sha256", Sha256(l.Data)), F("preview", redact.Preview(l.Data, 120)))}
+		return []ledger.Record{t.rec(now, Transport, PartialLineDropped, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size),
+			ledger.F("sha256", Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120)))}
 	}
-	var out []Record
+	var out []ledger.Record
 	if l.Truncated {
-		out = append(out, t.rec(now, Transport, MessageTruncated, F("direction", dir.String()), F("bytes", l.Size), F("observed", len(l.Data))))
+		out = append(out, t.rec(now, Transport, MessageTruncated, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size), ledger.F("observed", len(l.Data))))
 	}
 	m := l.Msg
 	if m.Kind != mcp.Noise && !l.Truncated && !mcp.Valid(l.Data) {
@@ -209,29 +210,29 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
 	return append(out, t.message(now, dir, &m, l)...)
 }
 
-func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) Record {
+func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) ledger.Record {
 	ev := StdoutNoise
 	if dir == FromClient {
 		ev = ClientNoise
 	}
-	fields := []Field{F("bytes", l.Size), F("sha256", Sha256(l.Data)), F("preview", redact.Preview(l.Data, 120))}
+	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120))}
 	if !t.HandshakeDone() && dir == FromServer {
-		fields = append(fields, F("before_handshake", true))
+		fields = append(fields, ledger.F("before_handshake", true))
 	}
 	if !l.Forwarded {
-		fields = append(fields, F("diverted", true)) // --divert-noise: the client never saw it
+		fields = append(fields, ledger.F("diverted", true)) // --divert-noise: the client never saw it
 	}
 	return t.rec(now, Transport, ev, fields...)
 }
 
-func (t *Tracker) body(l *jsonrpc.Line) []Field {
+func (t *Tracker) body(l *jsonrpc.Line) []ledger.Field {
 	if !t.CaptureFull {
 		return nil
 	}
-	return []Field{F("body", redact.Preview(l.Data, len(l.Data)))}
+	return []ledger.Field{ledger.F("body", redact.Preview(l.Data, len(l.Data)))}
 }
 
-func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
+func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
 	switch m.Kind {
 	case mcp.Request:
 		return t.request(now, dir, m, l)
@@ -243,10 +244,10 @@ func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 	return nil
 }
 
-func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
+func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
 	id := string(m.RawID)
 	p := pendingReq{id: id, method: m.Method, at: now}
-	var out []Record
+	var out []ledger.Record
 	if dir == FromClient {
 		switch m.Method {
 		case "initialize":
@@ -256,20 +257,20 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 			}
 			_ = json.Unmarshal(m.Params, &params)
 			t.hs = hsInitReceived
-			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]Field{F("request_id", id),
-				F("protocol_version", params.ProtocolVersion), F("client_name", redact.String(params.ClientInfo.Name)),
-				F("client_version", redact.String(params.ClientInfo.Version))}, t.body(l)...)...))
+			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
+				ledger.F("protocol_version", params.ProtocolVersion), ledger.F("client_name", redact.String(params.ClientInfo.Name)),
+				ledger.F("client_version", redact.String(params.ClientInfo.Version))}, t.body(l)...)...))
 		case "server/discover":
 			ver, client := metaInfo(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", redact.String(client))))
+			out = append(out, t.rec(now, Handshake, DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client))))
 		case "tools/list":
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
 			}
-			out = append(out, t.rec(now, Discovery, ToolsListReceived, F("request_id", id)))
+			out = append(out, t.rec(now, Discovery, ToolsListReceived, ledger.F("request_id", id)))
 		case "tools/call":
 			t.modern(now, m, &out)
 			p.tool = mcp.String(mcp.Member(m.Params, "name"))
@@ -280,23 +281,23 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 				// asked for; the rounds are one call.
 				ev = ToolCallContinued
 			}
-			fields := []Field{F("request_id", id), F("tool", p.tool), F("args_bytes", len(args)), F("args_sha256", Sha256(args))}
+			fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", Sha256(args))}
 			if mcp.Member(m.Params, "task") != nil {
-				fields = append(fields, F("task", true))
+				fields = append(fields, ledger.F("task", true))
 			}
 			out = append(out, t.rec(now, Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
 		case "tasks/result":
 			t.modern(now, m, &out)
 			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
-			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]Field{F("request_id", id), F("method", m.Method),
-				F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
+				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
-			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]Field{F("request_id", id), F("method", m.Method),
-				F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
+				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		}
 	} else {
-		out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
+		out = append(out, t.rec(now, Execution, RequestReceived, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method), ledger.F("direction", dir.String())}, t.body(l)...)...))
 	}
 	t.pending[dir][m.ID] = p
 	return out
@@ -304,7 +305,7 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 
 // modern notes the first 2026-07-28 request of a run that had no handshake:
 // that era has none, so the request itself completes it.
-func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]Record) {
+func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	if t.hs == hsDone {
 		return
 	}
@@ -314,17 +315,17 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]Record) {
 	}
 	t.hs = hsDone
 	t.deadline = time.Time{}
-	*out = append(*out, t.rec(now, Handshake, ModernRequest, F("method", m.Method), F("protocol_version", ver)))
+	*out = append(*out, t.rec(now, Handshake, ModernRequest, ledger.F("method", m.Method), ledger.F("protocol_version", ver)))
 }
 
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
 // into the ledger, so an exported span joins the agent's own trace.
-func traceparent(params []byte) []Field {
+func traceparent(params []byte) []ledger.Field {
 	tp := mcp.String(mcp.Member(mcp.Member(params, "_meta"), "traceparent"))
 	if tp == "" || len(tp) > 64 {
 		return nil
 	}
-	return []Field{F("traceparent", tp)}
+	return []ledger.Field{ledger.F("traceparent", tp)}
 }
 
 func metaInfo(params []byte) (version, client string) {
@@ -340,7 +341,7 @@ func metaInfo(params []byte) (version, client string) {
 	return version, info.Name
 }
 
-func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []Record {
+func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []ledger.Record {
 	switch {
 	case dir == FromClient && m.Method == "notifications/initialized":
 		switch t.hs {
@@ -350,9 +351,9 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []Record {
 		case hsInitReceived:
 			t.earlyInit = true
 		}
-		return []Record{t.rec(now, Handshake, InitializedReceived)}
+		return []ledger.Record{t.rec(now, Handshake, InitializedReceived)}
 	case dir == FromServer && m.Method == "notifications/tools/list_changed":
-		return []Record{t.rec(now, Discovery, ToolsListChanged)}
+		return []ledger.Record{t.rec(now, Discovery, ToolsListChanged)}
 	case m.Method == "notifications/cancelled":
 		// A side cancels a request it sent itself.
 		reqID, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
@@ -361,8 +362,8 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []Record {
 			return nil
 		}
 		delete(t.pending[dir], reqID)
-		return []Record{t.rec(now, Execution, RequestCancelled, F("request_id", p.id), F("method", p.method),
-			F("reason", mcp.String(mcp.Member(m.Params, "reason"))), F("latency_ms", now.Sub(p.at)))}
+		return []ledger.Record{t.rec(now, Execution, RequestCancelled, ledger.F("request_id", p.id), ledger.F("method", p.method),
+			ledger.F("reason", mcp.String(mcp.Member(m.Params, "reason"))), ledger.F("latency_ms", now.Sub(p.at)))}
 	}
 	return nil
 }
@@ -372,18 +373,18 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
+func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
 	reqDir := FromClient
 	if dir == FromClient {
 		reqDir = FromServer
 	}
 	p, ok := t.pending[reqDir][m.ID]
 	if !ok {
-		return []Record{t.rec(now, Transport, UnknownResponse, F("request_id", string(m.RawID)), F("direction", dir.String()))}
+		return []ledger.Record{t.rec(now, Transport, UnknownResponse, ledger.F("request_id", string(m.RawID)), ledger.F("direction", dir.String()))}
 	}
 	delete(t.pending[reqDir], m.ID)
 	id := p.id // the request's spelling: the answer may re-spell the same id
-	latency := F("latency_ms", now.Sub(p.at))
+	latency := ledger.F("latency_ms", now.Sub(p.at))
 	var e rpcError
 	failed := m.Kind == mcp.ErrorResponse
 	if failed {
@@ -391,13 +392,13 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 	}
 	body := t.body(l)
 	if reqDir == FromServer {
-		return []Record{t.rec(now, Execution, RequestResponded, append([]Field{F("request_id", id), F("method", p.method),
-			F("direction", reqDir.String()), F("outcome", mcp.Outcome(m)), F("code", e.Code), latency}, body...)...)}
+		return []ledger.Record{t.rec(now, Execution, RequestResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method),
+			ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), ledger.F("code", e.Code), latency}, body...)...)}
 	}
 	switch p.method {
 	case "initialize":
 		if failed {
-			return []Record{t.rec(now, Handshake, InitializeFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, Handshake, InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
 		var r struct {
 			ProtocolVersion string                         `json:"protocolVersion"`
@@ -410,11 +411,11 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 			t.hs = hsDone
 			t.deadline = time.Time{}
 		}
-		return []Record{t.rec(now, Handshake, InitializeResponded, append([]Field{F("request_id", id), F("protocol_version", r.ProtocolVersion),
-			F("server_name", redact.String(r.ServerInfo.Name)), F("server_version", redact.String(r.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+		return []ledger.Record{t.rec(now, Handshake, InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
+			ledger.F("server_name", redact.String(r.ServerInfo.Name)), ledger.F("server_version", redact.String(r.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
 	case "server/discover":
 		if failed {
-			return []Record{t.rec(now, Handshake, DiscoverFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, Handshake, DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
 		var r struct {
 			SupportedVersions []string                   `json:"supportedVersions"`
@@ -426,19 +427,19 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 		_ = json.Unmarshal(m.Result, &r)
 		t.hs = hsDone
 		t.deadline = time.Time{}
-		return []Record{t.rec(now, Handshake, DiscoverResponded, F("request_id", id), F("supported_versions", r.SupportedVersions),
-			F("server_name", redact.String(r.Meta.ServerInfo.Name)), F("server_version", redact.String(r.Meta.ServerInfo.Version)), F("capabilities", keys(r.Capabilities)), latency)}
+		return []ledger.Record{t.rec(now, Handshake, DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
+			ledger.F("server_name", redact.String(r.Meta.ServerInfo.Name)), ledger.F("server_version", redact.String(r.Meta.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency)}
 	case "tools/list":
 		if failed {
-			return []Record{t.rec(now, Discovery, ToolsListFailed, F("request_id", id), F("code", e.Code), F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, Discovery, ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
-		return []Record{t.toolsListed(now, id, m.Result, l, latency)}
+		return []ledger.Record{t.toolsListed(now, id, m.Result, l, latency)}
 	case "tools/call":
 		// The outcome comes from the scanner, which read the whole line however long.
 		oc := mcp.Outcome(m)
-		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", oc), latency, F("result_bytes", l.Size)}
+		fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("outcome", oc), latency, ledger.F("result_bytes", l.Size)}
 		if failed {
-			fields = append(fields, F("code", e.Code), F("message", redact.String(e.Message)))
+			fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
 		}
 		ev := ToolCallResponded
 		switch oc {
@@ -452,33 +453,33 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 					t.tasks = map[string]taskCall{}
 				}
 				t.tasks[task] = taskCall{id: id, tool: p.tool, at: p.at}
-				fields = append(fields, F("task_id", task))
+				fields = append(fields, ledger.F("task_id", task))
 			}
 		}
-		return []Record{t.rec(now, Execution, ev, append(fields, body...)...)}
+		return []ledger.Record{t.rec(now, Execution, ev, append(fields, body...)...)}
 	case "tasks/result":
 		if c, ok := t.tasks[p.task]; ok {
 			// The task's outcome is the call's: the record links back to it.
 			delete(t.tasks, p.task)
-			fields := []Field{F("request_id", c.id), F("tool", c.tool), F("outcome", mcp.Outcome(m)), F("latency_ms", now.Sub(c.at)),
-				F("result_bytes", l.Size), F("task_id", p.task), F("via_request_id", id)}
+			fields := []ledger.Field{ledger.F("request_id", c.id), ledger.F("tool", c.tool), ledger.F("outcome", mcp.Outcome(m)), ledger.F("latency_ms", now.Sub(c.at)),
+				ledger.F("result_bytes", l.Size), ledger.F("task_id", p.task), ledger.F("via_request_id", id)}
 			if failed {
-				fields = append(fields, F("code", e.Code), F("message", redact.String(e.Message)))
+				fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
 			}
-			return []Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
+			return []ledger.Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
 		}
 	}
-	fields := []Field{F("request_id", id), F("method", p.method), F("direction", reqDir.String()), F("outcome", mcp.Outcome(m)), latency}
+	fields := []ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method), ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), latency}
 	if failed {
-		fields = append(fields, F("code", e.Code))
+		fields = append(fields, ledger.F("code", e.Code))
 	}
-	return []Record{t.rec(now, Execution, RequestResponded, append(fields, body...)...)}
+	return []ledger.Record{t.rec(now, Execution, RequestResponded, append(fields, body...)...)}
 }
 
-func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency Field) Record {
+func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency ledger.Field) ledger.Record {
 	r, err := mcp.ParseToolsPage(result)
 	if l.Truncated || err != nil {
-		return t.rec(now, Discovery, ToolsListResponded, F("request_id", id), F("complete", false), F("unparsed", true), latency)
+		return t.rec(now, Discovery, ToolsListResponded, ledger.F("request_id", id), ledger.F("complete", false), ledger.F("unparsed", true), latency)
 	}
 	if t.listTools == nil {
 		t.listTools = map[string]string{}
@@ -492,26 +493,26 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 		}
 		t.listTools[name] = digest
 	}
-	fields := []Field{F("request_id", id), F("page_tools", len(r.Tools))}
+	fields := []ledger.Field{ledger.F("request_id", id), ledger.F("page_tools", len(r.Tools))}
 	if invalid > 0 {
-		fields = append(fields, F("invalid_tools", invalid))
+		fields = append(fields, ledger.F("invalid_tools", invalid))
 	}
 	if r.More {
-		return t.rec(now, Discovery, ToolsListResponded, append(fields, F("complete", false), latency)...)
+		return t.rec(now, Discovery, ToolsListResponded, append(fields, ledger.F("complete", false), latency)...)
 	}
 	names := make([]string, 0, len(t.listTools))
 	for n := range t.listTools {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	digests := make([]Field, 0, len(names))
+	digests := make([]ledger.Field, 0, len(names))
 	for _, n := range names {
-		digests = append(digests, F(n, t.listTools[n]))
+		digests = append(digests, ledger.F(n, t.listTools[n]))
 	}
-	fields = append(fields, F("complete", true), F("tool_count", len(names)), F("tools", names),
-		F("tool_digests", digests), F("surface_sha256", SurfaceDigest(t.listTools)), latency)
+	fields = append(fields, ledger.F("complete", true), ledger.F("tool_count", len(names)), ledger.F("tools", names),
+		ledger.F("tool_digests", digests), ledger.F("surface_sha256", SurfaceDigest(t.listTools)), latency)
 	if len(names) == 0 {
-		fields = append(fields, F("warning", "zero tools: the server is connected but offers nothing to call"))
+		fields = append(fields, ledger.F("warning", "zero tools: the server is connected but offers nothing to call"))
 	}
 	t.listTools = nil
 	return t.rec(now, Discovery, ToolsListResponded, fields...)

@@ -6,16 +6,17 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // feed runs lines through a fresh tracker; lines starting with "> " come from
 // the client, "< " from the server.
-func feed(t *testing.T, tr *Tracker, script ...string) []Record {
+func feed(t *testing.T, tr *Tracker, script ...string) []ledger.Record {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 	tr.Begin("run_1", 42, now)
-	var out []Record
+	var out []ledger.Record
 	for i, s := range script {
 		dir := FromClient
 		if strings.HasPrefix(s, "< ") {
@@ -30,7 +31,7 @@ func feed(t *testing.T, tr *Tracker, script ...string) []Record {
 	return out
 }
 
-func eventNames(rs []Record) string {
+func eventNames(rs []ledger.Record) string {
 	var names []string
 	for _, r := range rs {
 		names = append(names, r.Event)
@@ -38,7 +39,7 @@ func eventNames(rs []Record) string {
 	return strings.Join(names, " ")
 }
 
-func fieldOf(r Record, key string) any {
+func fieldOf(r ledger.Record, key string) any {
 	for _, f := range r.Fields {
 		if f.Key == key {
 			return f.Value

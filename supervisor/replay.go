@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
@@ -243,8 +244,8 @@ func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 		}
 		replayed = append(replayed, "subscriptions/listen")
 	}
-	s.emit(phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", version), phases.F("modern", modern),
-		phases.F("replayed", replayed), phases.F("latency_ms", time.Since(start)))
+	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", version), ledger.F("modern", modern),
+		ledger.F("replayed", replayed), ledger.F("latency_ms", time.Since(start)))
 	if before != nil {
 		s.compareTools(ctx, p, before, era)
 	}
@@ -268,12 +269,12 @@ func (s *Supervisor) compareTools(ctx context.Context, p *proc.Process, before m
 			return era.Request(id, "tools/list", mcp.CursorParams(cursor, first))
 		})
 		if err != nil || rpcErr != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("method", "tools/list"), phases.F("error", ownError(err, rpcErr)))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", "tools/list"), ledger.F("error", ownError(err, rpcErr)))
 			return
 		}
 		next, more, err := pager.Add(res)
 		if err != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("method", "tools/list"), phases.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", "tools/list"), ledger.F("error", err.Error()))
 			return
 		}
 		if !more {
@@ -309,8 +310,8 @@ func (s *Supervisor) compareTools(ctx context.Context, p *proc.Process, before m
 	s.mem.surface = after
 	note := s.mem.listChangedNote(era.Modern)
 	s.mem.mu.Unlock()
-	s.emit(phases.Supervision, phases.ToolsChangedAfterRestart, phases.F("added", added), phases.F("removed", removed),
-		phases.F("definitions_changed", changed), phases.F("client_notified", note != nil))
+	s.emit(phases.Supervision, phases.ToolsChangedAfterRestart, ledger.F("added", added), ledger.F("removed", removed),
+		ledger.F("definitions_changed", changed), ledger.F("client_notified", note != nil))
 	if note == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -379,7 +380,7 @@ func (s *Supervisor) withdraw(requests []pendingCall, how string) {
 		if err != nil {
 			return
 		}
-		s.emit(phases.Interruption, phases.PendingFailed, phases.F("request_id", string(p.id)), phases.F("method", p.method),
-			phases.F("direction", "server"), phases.F("message", "cancelled: the server is gone"))
+		s.emit(phases.Interruption, phases.PendingFailed, ledger.F("request_id", string(p.id)), ledger.F("method", p.method),
+			ledger.F("direction", "server"), ledger.F("message", "cancelled: the server is gone"))
 	}
 }

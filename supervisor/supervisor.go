@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
@@ -140,9 +141,9 @@ func (s *Supervisor) ident() runIdent {
 	return runIdent{}
 }
 
-func (s *Supervisor) emit(p phases.Phase, event string, fields ...phases.Field) {
+func (s *Supervisor) emit(p phases.Phase, event string, fields ...ledger.Field) {
 	id := s.ident()
-	s.cfg.Recorder.Emit(phases.Record{Time: time.Now(), Run: id.run, PID: id.pid, Phase: p, Event: event, Fields: fields})
+	s.cfg.Recorder.Emit(ledger.Record{Time: time.Now(), Run: id.run, PID: id.pid, Phase: p, Event: event, Fields: fields})
 }
 
 // say tells the person reading the client's log, in order with the events.
@@ -179,11 +180,11 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 		s.answer(p, notRunning)
 	}
 	if r.dropped {
-		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("kind", l.Msg.Kind.String()),
-			phases.F("bytes", l.Size), phases.F("reason", "no server running"))
+		s.emit(phases.Supervision, phases.MessageRejected, ledger.F("method", l.Msg.Method), ledger.F("kind", l.Msg.Kind.String()),
+			ledger.F("bytes", l.Size), ledger.F("reason", "no server running"))
 	}
 	for _, id := range r.late {
-		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
 	}
 	if forward {
 		each(&l.Msg, s.mem.noteClient)
@@ -215,7 +216,7 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 	if s.cfg.EnforceLock {
 		mode = "enforce"
 	}
-	s.emit(phases.Discovery, phases.ToolsMissing, phases.F("missing", missing), phases.F("mode", mode))
+	s.emit(phases.Discovery, phases.ToolsMissing, ledger.F("missing", missing), ledger.F("mode", mode))
 	s.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
 	if !s.cfg.EnforceLock || !l.Held {
 		return true
@@ -248,13 +249,13 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		}
 		// Over a MiB, its start is already with the client, under an id it never
 		// used (clients ignore those): say so rather than pretend.
-		s.emit(phases.Transport, phases.OwnAnswerForwarded, phases.F("request_id", string(l.Msg.RawID)), phases.F("bytes", l.Size))
+		s.emit(phases.Transport, phases.OwnAnswerForwarded, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("bytes", l.Size))
 		return true
 	}
 	answered, late := s.sess.fromServer(&l.Msg)
 	if late && l.Held {
 		// The shim answered this request itself when the child died: one answer only.
-		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", string(l.Msg.RawID)), phases.F("direction", "server"))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("direction", "server"))
 		return false
 	}
 	if l.Msg.Kind == mcp.Notification && l.Msg.Method == "notifications/cancelled" {
@@ -305,11 +306,11 @@ func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
 	if id, ok := mcp.ParseID(p.id); ok {
 		s.mem.endListen(id) // an answered subscription stream is over
 	}
-	fields := []phases.Field{phases.F("request_id", string(p.id)), phases.F("method", p.method), phases.F("direction", "client")}
+	fields := []ledger.Field{ledger.F("request_id", string(p.id)), ledger.F("method", p.method), ledger.F("direction", "client")}
 	if p.tool != "" {
-		fields = append(fields, phases.F("tool", p.tool))
+		fields = append(fields, ledger.F("tool", p.tool))
 	}
-	s.emit(phases.Interruption, phases.PendingFailed, append(fields, phases.F("message", msg))...)
+	s.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F("message", msg))...)
 }
 
 func (s *Supervisor) loop(ctx context.Context) int {
@@ -340,8 +341,8 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			}
 			return status
 		}
-		s.emit(phases.Supervision, phases.RestartScheduled, phases.F("attempt", d.Attempt), phases.F("delay_ms", d.Delay),
-			phases.F("reason", d.Reason), phases.F("previous_run", s.ident().run))
+		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F("delay_ms", d.Delay),
+			ledger.F("reason", d.Reason), ledger.F("previous_run", s.ident().run))
 		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
 		if !s.sleep(ctx, d.Delay) {
 			return status
@@ -363,7 +364,7 @@ func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
 				return false
 			}
 		case sig := <-s.cfg.Signals:
-			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", sigName(sig)), phases.F("forwarded", false))
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sigName(sig)), ledger.F("forwarded", false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 				return false // told to stop: no restart
 			}
@@ -374,12 +375,12 @@ func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
 }
 
 func (s *Supervisor) giveUp(d Decision, e Exit) {
-	fields := []phases.Field{phases.F("attempts", d.Attempt), phases.F("reason", d.Reason), phases.F("exit_code", e.Code)}
+	fields := []ledger.Field{ledger.F("attempts", d.Attempt), ledger.F("reason", d.Reason), ledger.F("exit_code", e.Code)}
 	if e.Signal != "" {
-		fields = append(fields, phases.F("signal", e.Signal))
+		fields = append(fields, ledger.F("signal", e.Signal))
 	}
 	if s.tail != nil {
-		fields = append(fields, phases.F("stderr_tail", s.tail.Lines()))
+		fields = append(fields, ledger.F("stderr_tail", s.tail.Lines()))
 	}
 	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
 	last := ""
@@ -400,7 +401,7 @@ func (s *Supervisor) clientLeft(ev loopEvent) {
 	} else if ev.err != nil {
 		reason = "stdin_error: " + ev.err.Error()
 	}
-	s.emit(phases.Interruption, phases.ClientDisconnected, phases.F("reason", reason))
+	s.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
 	s.stopping = true
 }
 
@@ -409,16 +410,16 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.gen++
 	prev := s.ident().run
 	now := time.Now()
-	run := phases.NewID("run", now)
+	run := ledger.NewID("run", now)
 	s.runID.Store(&runIdent{run: run})
 	spec := s.cfg.Spec
-	fields := []phases.Field{
-		phases.F("command", redact.String(spec.Path)), phases.F("argv", redact.Args(spec.Args)),
-		phases.F("cwd", cwd(spec.Dir)), phases.F("env_names", envNames(spec.Env)), phases.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
-		phases.F("generation", s.gen), phases.F("egress", egressWord(s.cfg.Witnessed)),
+	fields := []ledger.Field{
+		ledger.F("command", redact.String(spec.Path)), ledger.F("argv", redact.Args(spec.Args)),
+		ledger.F("cwd", cwd(spec.Dir)), ledger.F("env_names", envNames(spec.Env)), ledger.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
+		ledger.F("generation", s.gen), ledger.F("egress", egressWord(s.cfg.Witnessed)),
 	}
 	if prev != "" {
-		fields = append(fields, phases.F("previous_run", prev))
+		fields = append(fields, ledger.F("previous_run", prev))
 	}
 	s.emit(phases.Launch, phases.SpawnRequested, fields...)
 	exit = Exit{Started: now, EverHandshook: s.everHS}
@@ -429,7 +430,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 			se = proc.Classify(err, spec.Dir)
 			err = se
 		}
-		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
+		s.emit(phases.Launch, phases.SpawnFailed, ledger.F("error_class", se.Class), ledger.F("error", se.Error()), ledger.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
 		s.spawnErr, s.cause = se, "cannot start: "+proc.SpawnCause(se)
 		exit.SpawnFailed = true
@@ -450,7 +451,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 		s.guard.Store(guard)
 	}
-	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
+	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", s.gen))
 	s.hsAt.Store(0)
 	s.tail = &proc.Tail{}
 	stdoutDone := make(chan error, 1)
@@ -480,7 +481,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if s.gen > 1 {
 		if err := s.replay(ctx, p); err != nil {
 			s.say("the restarted server did not take the session back: %v", err)
-			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", err.Error()))
 			_ = p.Signal(syscall.SIGKILL)
 		}
 	}
@@ -496,7 +497,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.answer(pc, "could not be reached")
 	}
 	for _, id := range late {
-		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
 	}
 
 	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
@@ -534,13 +535,13 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
-	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.Started)),
-		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
+	exitFields := []ledger.Field{ledger.F("exit_code", code), ledger.F("duration_ms", time.Since(p.Started)),
+		ledger.F("stderr_tail", s.tail.Lines()), ledger.F("requested_by_shim", requested)}
 	if said != "" {
-		exitFields = append(exitFields, phases.F("stderr_cause", said))
+		exitFields = append(exitFields, ledger.F("stderr_cause", said))
 	}
 	if sig != "" {
-		exitFields = append(exitFields, phases.F("signal", sig))
+		exitFields = append(exitFields, ledger.F("signal", sig))
 	}
 	s.emit(phases.Launch, phases.Exited, exitFields...)
 	if !requested && (code != 0 || sig != "") {
@@ -571,11 +572,11 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 			p.Stdin.Close()
 		case 1:
 			step = 2
-			s.emit(phases.Interruption, phases.KillRequested, phases.F("signal", "SIGTERM"), phases.F("reason", reason))
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGTERM"), ledger.F("reason", reason))
 			_ = p.Signal(syscall.SIGTERM)
 		case 2:
 			step = 3
-			s.emit(phases.Interruption, phases.KillRequested, phases.F("signal", "SIGKILL"), phases.F("reason", reason))
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGKILL"), ledger.F("reason", reason))
 			_ = p.Signal(syscall.SIGKILL)
 		default:
 			return
@@ -613,14 +614,14 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
 			if ok && stop && s.installing() {
 				// No signal is safe for an install (runner.go): let it finish.
-				s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", false))
+				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
 				s.stopping = true
 				if step == 0 {
 					escalate("shim stopping while the package runner may be installing")
 				}
 				continue
 			}
-			s.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", name), phases.F("forwarded", true))
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", true))
 			if ok {
 				_ = p.Signal(ss)
 				if stop {

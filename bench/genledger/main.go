@@ -2,7 +2,7 @@
 // benchmark: one file per server, as the shim names them, each holding the
 // records of pairs of shims that ran at the same time (interleaved lines),
 // with restarts, crashes, timeouts, refusals, spawn failures and noise among
-// mostly healthy runs. Records are encoded by phases.Record, the shim's own
+// mostly healthy runs. Records are encoded by ledger.Record, the shim's own
 // encoder, so the bytes are the real format.
 //
 //	go run ./bench/genledger -dir /tmp/fleet -size 1073741824
@@ -19,6 +19,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -95,79 +96,79 @@ var (
 )
 
 // session is one shim: one to three runs (restarts after a crash).
-func (g *gen) session(t time.Time) []phases.Record {
-	shim := phases.NewID("shim", t)
-	var out []phases.Record
+func (g *gen) session(t time.Time) []ledger.Record {
+	shim := ledger.NewID("shim", t)
+	var out []ledger.Record
 	seq := uint64(0)
 	prev := ""
 	for generation := 1; generation <= 3; generation++ {
 		g.runs++
-		run := phases.NewID("run", t)
+		run := ledger.NewID("run", t)
 		pid := 1000 + g.rng.IntN(60000)
-		emit := func(dt time.Duration, phase phases.Phase, event string, fields ...phases.Field) {
+		emit := func(dt time.Duration, phase phases.Phase, event string, fields ...ledger.Field) {
 			t = t.Add(dt)
 			seq++
-			out = append(out, phases.Record{Time: t, Shim: shim, Run: run, Seq: seq, Server: g.server, PID: pid,
+			out = append(out, ledger.Record{Time: t, Shim: shim, Run: run, Seq: seq, Server: g.server, PID: pid,
 				Phase: phase, Event: event, Fields: fields})
 		}
 		ms := func(lo, hi int) time.Duration {
 			return time.Duration(lo*1000+g.rng.IntN((hi-lo)*1000+1)) * time.Microsecond
 		}
-		start := []phases.Field{phases.F("command", "/usr/local/bin/npx"), phases.F("argv", []string{"-y", "@acme/" + g.server + "-mcp"}),
-			phases.F("cwd", "/"), phases.F("env_names", envNames), phases.F("path", "/usr/local/bin:/usr/bin:/bin"),
-			phases.F("generation", generation), phases.F("egress", "unwitnessed")}
+		start := []ledger.Field{ledger.F("command", "/usr/local/bin/npx"), ledger.F("argv", []string{"-y", "@acme/" + g.server + "-mcp"}),
+			ledger.F("cwd", "/"), ledger.F("env_names", envNames), ledger.F("path", "/usr/local/bin:/usr/bin:/bin"),
+			ledger.F("generation", generation), ledger.F("egress", "unwitnessed")}
 		if prev != "" {
-			start = append(start, phases.F("previous_run", prev))
+			start = append(start, ledger.F("previous_run", prev))
 		}
 		emit(0, phases.Launch, phases.SpawnRequested, start...)
 		fate := g.rng.IntN(100)
 		if fate < 2 && generation == 1 {
-			emit(ms(0, 2), phases.Launch, phases.SpawnFailed, phases.F("error_class", "not_found"),
-				phases.F("error", `exec: "npx": executable file not found in $PATH`), phases.F("hint", "use an absolute path; clients do not read your shell's PATH"))
+			emit(ms(0, 2), phases.Launch, phases.SpawnFailed, ledger.F("error_class", "not_found"),
+				ledger.F("error", `exec: "npx": executable file not found in $PATH`), ledger.F("hint", "use an absolute path; clients do not read your shell's PATH"))
 			return out
 		}
-		emit(ms(2, 30), phases.Launch, phases.Spawned, phases.F("pid", pid), phases.F("pgid", pid), phases.F("generation", generation))
+		emit(ms(2, 30), phases.Launch, phases.Spawned, ledger.F("pid", pid), ledger.F("pgid", pid), ledger.F("generation", generation))
 		exit := func(code int, handshake bool, last string, tail ...string) {
-			emit(ms(0, 5), phases.Launch, phases.Exited, phases.F("exit_code", code), phases.F("duration_ms", ms(100, 90000)),
-				phases.F("stderr_tail", tail), phases.F("requested_by_shim", code == 0), phases.F("last_event", last), phases.F("handshake", handshake))
+			emit(ms(0, 5), phases.Launch, phases.Exited, ledger.F("exit_code", code), ledger.F("duration_ms", ms(100, 90000)),
+				ledger.F("stderr_tail", tail), ledger.F("requested_by_shim", code == 0), ledger.F("last_event", last), ledger.F("handshake", handshake))
 		}
 		if generation == 1 {
 			if fate < 4 {
-				emit(ms(1, 3), phases.Transport, phases.StdoutNoise, phases.F("bytes", 25), phases.F("sha256", sha("noise")),
-					phases.F("preview", "Starting Acme MCP server"), phases.F("before_handshake", true))
+				emit(ms(1, 3), phases.Transport, phases.StdoutNoise, ledger.F("bytes", 25), ledger.F("sha256", sha("noise")),
+					ledger.F("preview", "Starting Acme MCP server"), ledger.F("before_handshake", true))
 			}
-			emit(ms(1, 50), phases.Handshake, phases.InitializeReceived, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"),
-				phases.F("client_name", "claude-code"), phases.F("client_version", "2.0.14"))
+			emit(ms(1, 50), phases.Handshake, phases.InitializeReceived, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"),
+				ledger.F("client_name", "claude-code"), ledger.F("client_version", "2.0.14"))
 			switch {
 			case fate < 8:
 				exit(1, false, phases.InitializeReceived, "Error: Cannot find module './config.json'", "fatal: missing API key")
 				return out
 			case fate < 10:
-				emit(ms(1, 5), phases.Handshake, phases.InitializeFailed, phases.F("request_id", "1"), phases.F("code", -32602),
-					phases.F("message", "unsupported protocolVersion"), phases.F("latency_ms", ms(1, 5)))
+				emit(ms(1, 5), phases.Handshake, phases.InitializeFailed, ledger.F("request_id", "1"), ledger.F("code", -32602),
+					ledger.F("message", "unsupported protocolVersion"), ledger.F("latency_ms", ms(1, 5)))
 				exit(0, false, phases.InitializeFailed)
 				return out
 			case fate < 13:
-				emit(30*time.Second, phases.Handshake, phases.HandshakeTimeout, phases.F("last_event", phases.InitializeReceivedNoResponse), phases.F("timeout_ms", 30*time.Second))
-				emit(ms(0, 5000), phases.Interruption, phases.KillRequested, phases.F("signal", "SIGTERM"), phases.F("reason", "client left"))
+				emit(30*time.Second, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", phases.InitializeReceivedNoResponse), ledger.F("timeout_ms", 30*time.Second))
+				emit(ms(0, 5000), phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGTERM"), ledger.F("reason", "client left"))
 				exit(0, false, phases.InitializeReceived, "fatal_error=Cannot read properties of undefined (reading 'tools')")
 				return out
 			}
-			emit(ms(1, 40), phases.Handshake, phases.InitializeResponded, phases.F("request_id", "1"), phases.F("protocol_version", "2025-11-25"),
-				phases.F("server_name", g.server), phases.F("server_version", "1.4.0"), phases.F("capabilities", []string{"logging", "tools"}),
-				phases.F("latency_ms", ms(1, 40)))
+			emit(ms(1, 40), phases.Handshake, phases.InitializeResponded, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"),
+				ledger.F("server_name", g.server), ledger.F("server_version", "1.4.0"), ledger.F("capabilities", []string{"logging", "tools"}),
+				ledger.F("latency_ms", ms(1, 40)))
 			emit(ms(0, 2), phases.Handshake, phases.InitializedReceived)
-			emit(ms(0, 5), phases.Discovery, phases.ToolsListReceived, phases.F("request_id", "2"))
-			digests := make([]phases.Field, len(tools))
+			emit(ms(0, 5), phases.Discovery, phases.ToolsListReceived, ledger.F("request_id", "2"))
+			digests := make([]ledger.Field, len(tools))
 			for k, name := range tools {
-				digests[k] = phases.F(name, "sha256/v1:"+sha(g.server+name))
+				digests[k] = ledger.F(name, "sha256/v1:"+sha(g.server+name))
 			}
-			emit(ms(1, 20), phases.Discovery, phases.ToolsListResponded, phases.F("request_id", "2"), phases.F("page_tools", len(tools)),
-				phases.F("complete", true), phases.F("tool_count", len(tools)), phases.F("tools", tools), phases.F("tool_digests", digests),
-				phases.F("surface_sha256", "sha256/v1:"+sha(g.server)), phases.F("latency_ms", ms(1, 20)))
+			emit(ms(1, 20), phases.Discovery, phases.ToolsListResponded, ledger.F("request_id", "2"), ledger.F("page_tools", len(tools)),
+				ledger.F("complete", true), ledger.F("tool_count", len(tools)), ledger.F("tools", tools), ledger.F("tool_digests", digests),
+				ledger.F("surface_sha256", "sha256/v1:"+sha(g.server)), ledger.F("latency_ms", ms(1, 20)))
 		} else {
-			emit(ms(5, 40), phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", "2025-11-25"),
-				phases.F("modern", false), phases.F("replayed", []string{"initialize"}), phases.F("latency_ms", ms(5, 40)))
+			emit(ms(5, 40), phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", "2025-11-25"),
+				ledger.F("modern", false), ledger.F("replayed", []string{"initialize"}), ledger.F("latency_ms", ms(5, 40)))
 		}
 		calls := 20 + g.rng.IntN(300)
 		crashAt := -1
@@ -177,25 +178,25 @@ func (g *gen) session(t time.Time) []phases.Record {
 		for c := 0; c < calls; c++ {
 			id := fmt.Sprint(3 + c)
 			tool := tools[g.rng.IntN(len(tools))]
-			emit(ms(50, 4000), phases.Execution, phases.ToolCallReceived, phases.F("request_id", id), phases.F("tool", tool),
-				phases.F("args_bytes", 20+g.rng.IntN(400)), phases.F("args_sha256", sha(id+tool)))
+			emit(ms(50, 4000), phases.Execution, phases.ToolCallReceived, ledger.F("request_id", id), ledger.F("tool", tool),
+				ledger.F("args_bytes", 20+g.rng.IntN(400)), ledger.F("args_sha256", sha(id+tool)))
 			if c == crashAt {
-				emit(ms(1, 50), phases.Interruption, phases.PendingFailed, phases.F("request_id", id), phases.F("method", "tools/call"),
-					phases.F("direction", "client"), phases.F("tool", tool), phases.F("message", "mcpshim: server "+g.server+" exited with code 1 before answering"))
+				emit(ms(1, 50), phases.Interruption, phases.PendingFailed, ledger.F("request_id", id), ledger.F("method", "tools/call"),
+					ledger.F("direction", "client"), ledger.F("tool", tool), ledger.F("message", "mcpshim: server "+g.server+" exited with code 1 before answering"))
 				exit(1, true, phases.ToolCallReceived, "panic: runtime error: invalid memory address or nil pointer dereference")
-				emit(ms(0, 1), phases.Supervision, phases.RestartScheduled, phases.F("attempt", generation), phases.F("delay_ms", ms(100, 400)),
-					phases.F("reason", "exit code 1"), phases.F("previous_run", run))
+				emit(ms(0, 1), phases.Supervision, phases.RestartScheduled, ledger.F("attempt", generation), ledger.F("delay_ms", ms(100, 400)),
+					ledger.F("reason", "exit code 1"), ledger.F("previous_run", run))
 				break
 			}
-			outcome, extra := "success", []phases.Field(nil)
+			outcome, extra := "success", []ledger.Field(nil)
 			switch r := g.rng.IntN(100); {
 			case r < 3:
 				outcome = "is_error"
 			case r < 4:
-				outcome, extra = "rpc_error", []phases.Field{phases.F("code", -32602), phases.F("message", "invalid params")}
+				outcome, extra = "rpc_error", []ledger.Field{ledger.F("code", -32602), ledger.F("message", "invalid params")}
 			}
-			fields := append([]phases.Field{phases.F("request_id", id), phases.F("tool", tool), phases.F("outcome", outcome),
-				phases.F("latency_ms", ms(1, 900)), phases.F("result_bytes", 50+g.rng.IntN(20000))}, extra...)
+			fields := append([]ledger.Field{ledger.F("request_id", id), ledger.F("tool", tool), ledger.F("outcome", outcome),
+				ledger.F("latency_ms", ms(1, 900)), ledger.F("result_bytes", 50+g.rng.IntN(20000))}, extra...)
 			emit(ms(1, 900), phases.Execution, phases.ToolCallResponded, fields...)
 		}
 		if crashAt >= 0 {
@@ -203,7 +204,7 @@ func (g *gen) session(t time.Time) []phases.Record {
 			t = t.Add(ms(100, 400))
 			continue
 		}
-		emit(ms(100, 60000), phases.Interruption, phases.ClientDisconnected, phases.F("reason", "stdin_eof"))
+		emit(ms(100, 60000), phases.Interruption, phases.ClientDisconnected, ledger.F("reason", "stdin_eof"))
 		exit(0, true, phases.ToolCallResponded)
 		return out
 	}

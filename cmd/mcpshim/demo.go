@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
@@ -356,7 +357,7 @@ func (sc demoScenario) run(ctx context.Context, exe, dir string, env []string) d
 // demoReadLedger reads the records of path written past offset (all of
 // them when the file is shorter: it was rotated meanwhile): the entries in
 // order, and the runs as the ledger reader judges them.
-func demoReadLedger(path string, offset int64) ([]phases.Entry, []phases.Run, error) {
+func demoReadLedger(path string, offset int64) ([]ledger.Entry, []phases.Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -367,9 +368,9 @@ func demoReadLedger(path string, offset int64) ([]phases.Entry, []phases.Run, er
 			return nil, nil, err
 		}
 	}
-	var entries []phases.Entry
+	var entries []ledger.Entry
 	sum := phases.NewSummary()
-	sc := phases.NewScanner(f)
+	sc := ledger.NewScanner(f)
 	for sc.Scan() {
 		e, err := sc.Head().Entry()
 		if err != nil {
@@ -384,7 +385,7 @@ func demoReadLedger(path string, offset int64) ([]phases.Entry, []phases.Run, er
 
 // summarize fills the events and the runs; the scenario's outcome is its
 // last run's.
-func (r *demoResult) summarize(entries []phases.Entry, runs []phases.Run) {
+func (r *demoResult) summarize(entries []ledger.Entry, runs []phases.Run) {
 	base := entries[0].Time
 	runIndex := map[string]int{}
 	for _, e := range entries {
@@ -441,7 +442,7 @@ var demoKeys = map[string][]string{
 var demoBulky = map[string]bool{"env_names": true, "path": true, "cwd": true, "command": true, "tool_digests": true,
 	"surface_sha256": true, "args_sha256": true, "sha256": true, "body": true, "previous_run": true, "stderr_tail": true}
 
-func demoKeyFields(e phases.Entry) map[string]any {
+func demoKeyFields(e ledger.Entry) map[string]any {
 	keys, ok := demoKeys[e.Event]
 	if !ok {
 		for _, k := range e.FieldKeys() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/witness"
@@ -21,16 +22,16 @@ func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
 		if !ok {
 			return
 		}
-		fields := make([]phases.Field, 0, len(ev.Fields)+1)
+		fields := make([]ledger.Field, 0, len(ev.Fields)+1)
 		for _, kv := range ev.Fields {
-			fields = append(fields, phases.F(kv[0], redact.String(kv[1])))
+			fields = append(fields, ledger.F(kv[0], redact.String(kv[1])))
 		}
 		event := ev.Event
 		if phases.ShimOwned(event) {
-			fields = append(fields, phases.F("claimed", event))
+			fields = append(fields, ledger.F("claimed", event))
 			event = phases.ForgedEvent
 		}
-		rec.Emit(phases.Record{Time: time.Now(), Run: run, PID: pid, Origin: phases.OriginServer,
+		rec.Emit(ledger.Record{Time: time.Now(), Run: run, PID: pid, Origin: phases.OriginServer,
 			Phase: phases.Phase(ev.Phase), Event: event, Fields: fields})
 	}
 }
@@ -42,24 +43,24 @@ func startWitness(rec *phases.Recorder, deny []string) (*witness.Witness, error)
 	w, err := witness.Start(witness.Config{
 		Deny: deny,
 		OnAttempt: func(a witness.Attempt) {
-			rec.Emit(phases.Record{Time: a.Start, Origin: "witness", Phase: phases.Execution, Event: phases.ExternalAttempt,
-				Fields: []phases.Field{phases.F("action_id", a.ID), phases.F("host", a.Host), phases.F("port", a.Port),
-					phases.F("scheme", a.Scheme), phases.F("method", a.Method)}})
+			rec.Emit(ledger.Record{Time: a.Start, Origin: "witness", Phase: phases.Execution, Event: phases.ExternalAttempt,
+				Fields: []ledger.Field{ledger.F("action_id", a.ID), ledger.F("host", a.Host), ledger.F("port", a.Port),
+					ledger.F("scheme", a.Scheme), ledger.F("method", a.Method)}})
 		},
 		OnResult: func(r witness.Result) {
 			event := phases.ExternalResult
 			if r.Status == witness.StatusDenied {
 				event = phases.ExternalDenied
 			}
-			fields := []phases.Field{phases.F("action_id", r.ID), phases.F("status", r.Status), phases.F("bytes_out", r.BytesOut),
-				phases.F("bytes_in", r.BytesIn), phases.F("duration_ms", r.Duration), phases.F("tls", r.TLS)}
+			fields := []ledger.Field{ledger.F("action_id", r.ID), ledger.F("status", r.Status), ledger.F("bytes_out", r.BytesOut),
+				ledger.F("bytes_in", r.BytesIn), ledger.F("duration_ms", r.Duration), ledger.F("tls", r.TLS)}
 			if r.HTTPStatus != 0 {
-				fields = append(fields, phases.F("http_status", r.HTTPStatus))
+				fields = append(fields, ledger.F("http_status", r.HTTPStatus))
 			}
 			if r.Err != "" {
-				fields = append(fields, phases.F("error", redact.String(r.Err)))
+				fields = append(fields, ledger.F("error", redact.String(r.Err)))
 			}
-			rec.Emit(phases.Record{Time: time.Now(), Origin: "witness", Phase: phases.Execution, Event: event, Fields: fields})
+			rec.Emit(ledger.Record{Time: time.Now(), Origin: "witness", Phase: phases.Execution, Event: event, Fields: fields})
 		},
 	})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -84,17 +85,17 @@ func TestNameStaysInLedgerDir(t *testing.T) {
 		root := t.TempDir()
 		state := filepath.Join(root, "state", "deep")
 		dir := filepath.Join(root, "dir")
-		for _, ledger := range []string{"", dir + "/"} {
+		for _, lpath := range []string{"", dir + "/"} {
 			args := []string{"--name", name, "--", builtShim(t), "fixture", "healthy"}
-			if ledger != "" {
-				args = append([]string{"--ledger", ledger}, args...)
+			if lpath != "" {
+				args = append([]string{"--ledger", lpath}, args...)
 			}
 			status, _, stderr := runBinary(t, []string{"XDG_STATE_HOME=" + state}, "", args...)
 			if status != 0 {
 				t.Fatalf("mcpshim %q: status %d, want 0; stderr:\n%s", args, status, stderr)
 			}
 			want := filepath.Join(state, "mcpshim")
-			if ledger != "" {
+			if lpath != "" {
 				want = dir
 			}
 			var files []string
@@ -105,7 +106,7 @@ func TestNameStaysInLedgerDir(t *testing.T) {
 				return nil
 			})
 			if len(files) != 1 || filepath.Dir(files[0]) != want || strings.HasPrefix(filepath.Base(files[0]), ".") || len(filepath.Base(files[0])) > 255 {
-				t.Errorf("--name %q --ledger %q wrote %q, want one visible file in %s", name, ledger, files, want)
+				t.Errorf("--name %q --ledger %q wrote %q, want one visible file in %s", name, lpath, files, want)
 			}
 			os.RemoveAll(root)
 		}
@@ -120,7 +121,7 @@ func TestBadShebang(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/nonexistent/node --flag\nconsole.log(1)\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ledger := filepath.Join(dir, "l.jsonl")
+	lpath := filepath.Join(dir, "l.jsonl")
 	tests := []struct {
 		command          string
 		status           int
@@ -130,15 +131,15 @@ func TestBadShebang(t *testing.T) {
 		{filepath.Join(dir, "absent"), 127, "not_found", "absolute path"},
 	}
 	for _, tt := range tests {
-		os.Remove(ledger)
-		status, _, stderr := runBinary(t, nil, "", "--ledger", ledger, "--", tt.command)
+		os.Remove(lpath)
+		status, _, stderr := runBinary(t, nil, "", "--ledger", lpath, "--", tt.command)
 		if status != tt.status {
 			t.Errorf("mcpshim -- %s: status %d, want %d; stderr:\n%s", tt.command, status, tt.status, stderr)
 		}
-		data, _ := os.ReadFile(ledger)
-		var failed *phases.Entry
+		data, _ := os.ReadFile(lpath)
+		var failed *ledger.Entry
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			if e, err := phases.Decode(line); err == nil && e.Event == phases.SpawnFailed {
+			if e, err := ledger.Decode(line); err == nil && e.Event == phases.SpawnFailed {
 				failed = &e
 			}
 		}
@@ -172,7 +173,7 @@ func TestLedgerUnlinkedOrReplaced(t *testing.T) {
 			s.call(strconv.Itoa(id), "tools/list", `{}`)
 			data, _ := os.ReadFile(s.ledger)
 			for _, line := range bytes.Split(data, []byte("\n")) {
-				if e, err := phases.Decode(line); err == nil && e.Event == phases.ToolsListResponded && e.Str("request_id") != "" {
+				if e, err := ledger.Decode(line); err == nil && e.Event == phases.ToolsListResponded && e.Str("request_id") != "" {
 					if n, _ := strconv.Atoi(e.Str("request_id")); n > first {
 						return
 					}

@@ -56,6 +56,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
@@ -100,7 +101,7 @@ func runLedger(ctx context.Context, c *cli, args []string) int {
 		case "export":
 			return runLedgerExport(ctx, c, args[1:])
 		case "help", "-h", "--help":
-			fmt.Fprintf(c.stdout, ledgerUsage, phases.DefaultDir(c.getenv))
+			fmt.Fprintf(c.stdout, ledgerUsage, ledger.DefaultDir(c.getenv))
 			return 0
 		}
 		// A word that is neither a subcommand nor a file: a typo.
@@ -145,7 +146,7 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	fs := flag.NewFlagSet(title, flag.ContinueOnError)
 	fs.SetOutput(l.c.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(l.c.stderr, ledgerUsage, phases.DefaultDir(l.c.getenv))
+		fmt.Fprintf(l.c.stderr, ledgerUsage, ledger.DefaultDir(l.c.getenv))
 		fmt.Fprintf(l.c.stderr, "\nflags of %s:\n", title)
 		printFlags(l.c.stderr, fs)
 	}
@@ -230,10 +231,10 @@ type ledgerData struct {
 // A missing default directory is no ledger yet, not an error.
 func (l *ledgerCmd) files(paths []string) ([]string, error) {
 	if len(paths) > 0 {
-		return phases.Files(paths)
+		return ledger.Files(paths)
 	}
-	dir := phases.DefaultDir(l.c.getenv)
-	files, err := phases.Files([]string{dir})
+	dir := ledger.DefaultDir(l.c.getenv)
+	files, err := ledger.Files([]string{dir})
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", dir)
 		return nil, nil
@@ -251,7 +252,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 	d := &ledgerData{files: files, sum: phases.NewSummary()}
 	d.sum.StatsSince = l.since
 	for _, path := range files {
-		n, err := scanFile(path, func(h *phases.Head) { d.sum.Add(h) })
+		n, err := scanFile(path, func(h *ledger.Head) { d.sum.Add(h) })
 		d.skipped += n
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
@@ -264,13 +265,13 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 
 // scanFile calls fn with every record of path and returns how many lines
 // were skipped.
-func scanFile(path string, fn func(h *phases.Head)) (int, error) {
+func scanFile(path string, fn func(h *ledger.Head)) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
 	defer f.Close()
-	s := phases.NewScanner(f)
+	s := ledger.NewScanner(f)
 	for s.Scan() {
 		fn(s.Head())
 	}
@@ -297,7 +298,7 @@ func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []phases.Run, error) 
 
 // entries reads the records of the wanted runs, each run's in order. It is
 // the second pass of show, why and report: only their runs are kept whole.
-func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]phases.Entry {
+func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]ledger.Entry {
 	return l.entriesCapped(d, want, math.MaxInt)
 }
 
@@ -1002,7 +1003,7 @@ type eventJSON struct {
 	Fields   map[string]any `json:"fields"`
 }
 
-func toEventJSON(e *phases.Entry, start time.Time) eventJSON {
+func toEventJSON(e *ledger.Entry, start time.Time) eventJSON {
 	f := e.Fields
 	if f == nil {
 		f = map[string]any{}
@@ -1023,7 +1024,7 @@ var evidenceKeys = map[string][]string{
 
 // evidenceLine is a record as evidence, on one line:
 // 15:04:05.000 phase event key=value…
-func (l *ledgerCmd) evidenceLine(e *phases.Entry) string {
+func (l *ledgerCmd) evidenceLine(e *ledger.Entry) string {
 	fields := fieldsText(e, 40, "stderr_tail")
 	if keys, ok := evidenceKeys[e.Event]; ok {
 		var parts []string
@@ -1039,7 +1040,7 @@ func (l *ledgerCmd) evidenceLine(e *phases.Entry) string {
 
 // fieldsText prints an event's fields as key=value in name order, each value
 // cut to width, without the keys in skip.
-func fieldsText(e *phases.Entry, width int, skip ...string) string {
+func fieldsText(e *ledger.Entry, width int, skip ...string) string {
 	var b strings.Builder
 	for _, k := range e.FieldKeys() {
 		if contains(skip, k) {
@@ -1158,7 +1159,7 @@ func answerStyle(a string) string {
 }
 
 // eventStyle colours failures red and warnings yellow.
-func eventStyle(e *phases.Entry) string {
+func eventStyle(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.SpawnFailed, phases.InitializeFailed, phases.DiscoverFailed, phases.ToolsListFailed, phases.HandshakeTimeout,
 		phases.PendingFailed, phases.RestartsExhausted, phases.ReplayFailed, phases.ForgedEvent, phases.RecordsLost, phases.ExternalDenied:

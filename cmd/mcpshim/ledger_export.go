@@ -11,8 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/otelexport"
-	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--state FILE|off] [--json] [PATH...]
@@ -52,7 +52,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 	fs.StringVar(&state, "state", "", "remember progress in `FILE` (default: one per collector in the ledger directory); off sends everything again")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON document")
 	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, ledgerExportUsage, phases.DefaultDir(c.getenv))
+		fmt.Fprintf(c.stderr, ledgerExportUsage, ledger.DefaultDir(c.getenv))
 		fs.PrintDefaults()
 	}
 	paths, err := parseInterleaved(fs, args)
@@ -73,7 +73,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 	case "":
 		// One per collector: exporting to a second one starts from the beginning.
 		sum := sha256.Sum256([]byte(otlp.collector(c) + " " + cfg.Protocol))
-		state = filepath.Join(phases.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
+		state = filepath.Join(ledger.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
 	}
 	files, err := ledgerFiles(c, paths)
 	if err != nil {
@@ -116,9 +116,9 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 // a missing default directory is no ledger yet.
 func ledgerFiles(c *cli, paths []string) ([]string, error) {
 	if len(paths) > 0 {
-		return phases.Files(paths)
+		return ledger.Files(paths)
 	}
-	files, err := phases.Files([]string{phases.DefaultDir(c.getenv)})
+	files, err := ledger.Files([]string{ledger.DefaultDir(c.getenv)})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

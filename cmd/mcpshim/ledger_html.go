@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -92,10 +93,10 @@ func (l *ledgerCmd) report(args []string) int {
 
 // entriesCapped is entries with at most max records per run: the report
 // draws at most reportRowsPerRun rows of a run anyway.
-func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]phases.Entry {
-	out := map[string][]phases.Entry{}
+func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]ledger.Entry {
+	out := map[string][]ledger.Entry{}
 	for _, path := range d.files {
-		_, err := scanFile(path, func(h *phases.Head) {
+		_, err := scanFile(path, func(h *ledger.Head) {
 			if want[h.Run] && (len(out[h.Run]) < limit || h.Event == phases.Exited) {
 				if e, err := h.Entry(); err == nil {
 					out[h.Run] = append(out[h.Run], e)
@@ -211,7 +212,7 @@ type svgLink struct {
 }
 
 // chainView lays one chain out: rows top to bottom, time left to right.
-func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]phases.Entry, short map[string]string) chainView {
+func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]ledger.Entry, short map[string]string) chainView {
 	start, end := ch[0].Start, ch[0].End
 	for _, r := range ch {
 		if es := entries[r.ID]; len(es) > 0 && es[0].Time.Before(start) {
@@ -277,14 +278,14 @@ func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]phases.Entr
 
 // runRows turns a run's records into waterfall rows: launch, handshake,
 // each tools/list and call and other request, noise and external traffic.
-func runRows(r *phases.Run, es []phases.Entry, x func(time.Time) float64) (rows []svgRow, dropped int) {
+func runRows(r *phases.Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRow, dropped int) {
 	bar := func(from, to time.Time, class, title string) svgBar {
 		return svgBar{X: x(from), W: math.Max(2, x(to)-x(from)), Class: "bar " + class, Title: title}
 	}
 	end := r.End
-	var launchAt, spawnedAt, hsStart *phases.Entry
+	var launchAt, spawnedAt, hsStart *ledger.Entry
 	type open struct {
-		e   *phases.Entry
+		e   *ledger.Entry
 		row int
 	}
 	pending := map[string]open{} // request id -> its row
@@ -401,14 +402,14 @@ func runRows(r *phases.Run, es []phases.Entry, x func(time.Time) float64) (rows 
 	return rows, dropped
 }
 
-func latencyText(e *phases.Entry) string {
+func latencyText(e *ledger.Entry) string {
 	if ms, ok := e.Float("latency_ms"); ok {
 		return phases.FormatMS(ms)
 	}
 	return ""
 }
 
-func callClass(e *phases.Entry) string {
+func callClass(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.ToolsListFailed, phases.PendingFailed:
 		return "failed"

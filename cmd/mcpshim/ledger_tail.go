@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -22,7 +22,7 @@ const tailPoll = 200 * time.Millisecond
 
 // tailRecord is a record and its raw line, which tail --json prints as is.
 type tailRecord struct {
-	entry phases.Entry
+	entry ledger.Entry
 	line  []byte
 }
 
@@ -142,7 +142,7 @@ func readTail(path string, n int) ([]tailRecord, *followedFile, error) {
 // parseRecords reads the records of whole lines, keeping their text.
 func parseRecords(data []byte) []tailRecord {
 	var out []tailRecord
-	s := phases.NewScanner(bytes.NewReader(data))
+	s := ledger.NewScanner(bytes.NewReader(data))
 	for s.Scan() {
 		if e, err := s.Head().Entry(); err == nil {
 			out = append(out, tailRecord{e, bytes.Clone(s.Head().Line())})
@@ -194,9 +194,9 @@ func (l *ledgerCmd) poll(paths []string, tracked []*followedFile) []*followedFil
 // before the first shim does.
 func (l *ledgerCmd) quietFiles(paths []string) ([]string, error) {
 	if len(paths) > 0 {
-		return phases.Files(paths)
+		return ledger.Files(paths)
 	}
-	return phases.Files([]string{phases.DefaultDir(l.c.getenv)})
+	return ledger.Files([]string{ledger.DefaultDir(l.c.getenv)})
 }
 
 // readFrom reads the whole lines of path between off and size and says how

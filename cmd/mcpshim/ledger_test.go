@@ -18,6 +18,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -28,7 +29,7 @@ var lt0 = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 type lrec struct {
 	dt     time.Duration
 	event  string
-	fields []phases.Field
+	fields []ledger.Field
 }
 
 // appendRun appends a run's records to a ledger file as the shim writes them.
@@ -36,7 +37,7 @@ func appendRun(t *testing.T, path, server, run string, pid int, recs ...lrec) {
 	t.Helper()
 	var buf bytes.Buffer
 	for i, r := range recs {
-		rec := phases.Record{Time: lt0.Add(r.dt), Shim: "shim_" + server, Run: run, Seq: uint64(i + 1), Server: server,
+		rec := ledger.Record{Time: lt0.Add(r.dt), Shim: "shim_" + server, Run: run, Seq: uint64(i + 1), Server: server,
 			PID: pid, Phase: phaseOf(r.event), Event: r.event, Fields: r.fields}
 		rec.Encode(&buf)
 	}
@@ -92,7 +93,7 @@ const (
 	rejectText = "unsupported protocolVersion"
 )
 
-var fld = phases.F
+var fld = ledger.F
 
 // writeFleet writes a ledger directory covering every outcome: two files,
 // a restart chain, a live run, a run whose shim was killed, a torn line and
@@ -102,81 +103,81 @@ func writeFleet(t *testing.T) string {
 	dir := t.TempDir()
 	fs := filepath.Join(dir, "fs.jsonl")
 	appendRun(t, fs, "fs", idHealthy, 101,
-		lrec{0, phases.SpawnRequested, []phases.Field{fld("command", "/usr/bin/fs-mcp"), fld("generation", 1), fld("egress", "witnessed")}},
-		lrec{2 * lms, phases.Spawned, []phases.Field{fld("pgid", 101), fld("generation", 1)}},
-		lrec{10 * lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1"), fld("protocol_version", "2025-11-25")}},
-		lrec{13 * lms, phases.InitializeResponded, []phases.Field{fld("request_id", "1"), fld("protocol_version", "2025-11-25"), fld("latency_ms", 3*lms)}},
+		lrec{0, phases.SpawnRequested, []ledger.Field{fld("command", "/usr/bin/fs-mcp"), fld("generation", 1), fld("egress", "witnessed")}},
+		lrec{2 * lms, phases.Spawned, []ledger.Field{fld("pgid", 101), fld("generation", 1)}},
+		lrec{10 * lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1"), fld("protocol_version", "2025-11-25")}},
+		lrec{13 * lms, phases.InitializeResponded, []ledger.Field{fld("request_id", "1"), fld("protocol_version", "2025-11-25"), fld("latency_ms", 3*lms)}},
 		lrec{14 * lms, phases.InitializedReceived, nil},
-		lrec{15 * lms, phases.ToolsListReceived, []phases.Field{fld("request_id", "2")}},
-		lrec{20 * lms, phases.ToolsListResponded, []phases.Field{fld("request_id", "2"), fld("complete", true), fld("tool_count", 2), fld("tools", []string{"add", "echo"}), fld("latency_ms", 5*lms)}},
-		lrec{30 * lms, phases.ToolCallReceived, []phases.Field{fld("request_id", "3"), fld("tool", "echo")}},
-		lrec{34 * lms, phases.ToolCallResponded, []phases.Field{fld("request_id", "3"), fld("tool", "echo"), fld("outcome", "success"), fld("latency_ms", 4*lms)}},
-		lrec{40 * lms, phases.ToolCallReceived, []phases.Field{fld("request_id", "4"), fld("tool", "add")}},
-		lrec{60 * lms, phases.ToolCallResponded, []phases.Field{fld("request_id", "4"), fld("tool", "add"), fld("outcome", "is_error"), fld("latency_ms", 20*lms)}},
-		lrec{2 * lsec, phases.ClientDisconnected, []phases.Field{fld("reason", "stdin_eof")}},
-		lrec{2*lsec + 5*lms, phases.Exited, []phases.Field{fld("exit_code", 0), fld("requested_by_shim", true), fld("last_event", phases.ToolCallResponded), fld("handshake", true)}},
+		lrec{15 * lms, phases.ToolsListReceived, []ledger.Field{fld("request_id", "2")}},
+		lrec{20 * lms, phases.ToolsListResponded, []ledger.Field{fld("request_id", "2"), fld("complete", true), fld("tool_count", 2), fld("tools", []string{"add", "echo"}), fld("latency_ms", 5*lms)}},
+		lrec{30 * lms, phases.ToolCallReceived, []ledger.Field{fld("request_id", "3"), fld("tool", "echo")}},
+		lrec{34 * lms, phases.ToolCallResponded, []ledger.Field{fld("request_id", "3"), fld("tool", "echo"), fld("outcome", "success"), fld("latency_ms", 4*lms)}},
+		lrec{40 * lms, phases.ToolCallReceived, []ledger.Field{fld("request_id", "4"), fld("tool", "add")}},
+		lrec{60 * lms, phases.ToolCallResponded, []ledger.Field{fld("request_id", "4"), fld("tool", "add"), fld("outcome", "is_error"), fld("latency_ms", 20*lms)}},
+		lrec{2 * lsec, phases.ClientDisconnected, []ledger.Field{fld("reason", "stdin_eof")}},
+		lrec{2*lsec + 5*lms, phases.Exited, []ledger.Field{fld("exit_code", 0), fld("requested_by_shim", true), fld("last_event", phases.ToolCallResponded), fld("handshake", true)}},
 	)
 	appendBytes(t, fs, []byte("npm WARN deprecated left-pad\n"))
 	appendRun(t, fs, "fs", idRunning, os.Getpid(), // this test process: alive
-		lrec{50 * lsec, phases.SpawnRequested, []phases.Field{fld("generation", 1)}},
+		lrec{50 * lsec, phases.SpawnRequested, []ledger.Field{fld("generation", 1)}},
 		lrec{50*lsec + 2*lms, phases.Spawned, nil},
-		lrec{50*lsec + 5*lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1")}},
-		lrec{50*lsec + 9*lms, phases.InitializeResponded, []phases.Field{fld("request_id", "1"), fld("latency_ms", 4*lms)}},
+		lrec{50*lsec + 5*lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1")}},
+		lrec{50*lsec + 9*lms, phases.InitializeResponded, []ledger.Field{fld("request_id", "1"), fld("latency_ms", 4*lms)}},
 	)
 
 	git := filepath.Join(dir, "git.jsonl")
 	appendRun(t, git, "git", idExit, 202,
-		lrec{1 * lsec, phases.SpawnRequested, []phases.Field{fld("generation", 1)}},
+		lrec{1 * lsec, phases.SpawnRequested, []ledger.Field{fld("generation", 1)}},
 		lrec{1*lsec + 3*lms, phases.Spawned, nil},
-		lrec{1*lsec + 4*lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1")}},
-		lrec{1*lsec + 20*lms, phases.Exited, []phases.Field{fld("exit_code", 1), fld("stderr_tail", []string{"loading config", fatalLine}), fld("last_event", phases.InitializeReceived), fld("handshake", false)}},
+		lrec{1*lsec + 4*lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1")}},
+		lrec{1*lsec + 20*lms, phases.Exited, []ledger.Field{fld("exit_code", 1), fld("stderr_tail", []string{"loading config", fatalLine}), fld("last_event", phases.InitializeReceived), fld("handshake", false)}},
 	)
 	appendRun(t, git, "git", idReject, 203,
-		lrec{3 * lsec, phases.SpawnRequested, []phases.Field{fld("generation", 1)}},
+		lrec{3 * lsec, phases.SpawnRequested, []ledger.Field{fld("generation", 1)}},
 		lrec{3*lsec + 1*lms, phases.Spawned, nil},
-		lrec{3*lsec + 2*lms, phases.DiscoverReceived, []phases.Field{fld("request_id", "0")}},
-		lrec{3*lsec + 3*lms, phases.DiscoverFailed, []phases.Field{fld("request_id", "0"), fld("code", -32601), fld("message", "method not found")}},
-		lrec{3*lsec + 4*lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1")}},
-		lrec{3*lsec + 5*lms, phases.InitializeFailed, []phases.Field{fld("request_id", "1"), fld("code", -32602), fld("message", rejectText)}},
-		lrec{3*lsec + 9*lms, phases.Exited, []phases.Field{fld("exit_code", 0), fld("requested_by_shim", true)}},
+		lrec{3*lsec + 2*lms, phases.DiscoverReceived, []ledger.Field{fld("request_id", "0")}},
+		lrec{3*lsec + 3*lms, phases.DiscoverFailed, []ledger.Field{fld("request_id", "0"), fld("code", -32601), fld("message", "method not found")}},
+		lrec{3*lsec + 4*lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1")}},
+		lrec{3*lsec + 5*lms, phases.InitializeFailed, []ledger.Field{fld("request_id", "1"), fld("code", -32602), fld("message", rejectText)}},
+		lrec{3*lsec + 9*lms, phases.Exited, []ledger.Field{fld("exit_code", 0), fld("requested_by_shim", true)}},
 	)
 	appendRun(t, git, "db", idSpawn, 0,
-		lrec{4 * lsec, phases.SpawnRequested, []phases.Field{fld("command", "db-mcp")}},
-		lrec{4*lsec + 1*lms, phases.SpawnFailed, []phases.Field{fld("error_class", "not_found"), fld("error", `exec: "db-mcp": executable file not found in $PATH`), fld("hint", "use an absolute path")}},
+		lrec{4 * lsec, phases.SpawnRequested, []ledger.Field{fld("command", "db-mcp")}},
+		lrec{4*lsec + 1*lms, phases.SpawnFailed, []ledger.Field{fld("error_class", "not_found"), fld("error", `exec: "db-mcp": executable file not found in $PATH`), fld("hint", "use an absolute path")}},
 	)
 
 	slow := filepath.Join(dir, "slow.jsonl")
 	appendRun(t, slow, "slow", idTimeout, 303,
 		lrec{5 * lsec, phases.SpawnRequested, nil},
 		lrec{5*lsec + 1*lms, phases.Spawned, nil},
-		lrec{5*lsec + 2*lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1")}},
-		lrec{6*lsec + 2*lms, phases.HandshakeTimeout, []phases.Field{fld("last_event", phases.InitializeReceivedNoResponse), fld("timeout_ms", 1000.0)}},
-		lrec{7 * lsec, phases.KillRequested, []phases.Field{fld("signal", "SIGTERM"), fld("reason", "client left")}},
-		lrec{7*lsec + 5*lms, phases.Exited, []phases.Field{fld("exit_code", -1), fld("signal", "SIGTERM"), fld("requested_by_shim", true), fld("stderr_tail", []string{"fatal_error=Cannot read properties of undefined (reading 'tools')"})}},
+		lrec{5*lsec + 2*lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1")}},
+		lrec{6*lsec + 2*lms, phases.HandshakeTimeout, []ledger.Field{fld("last_event", phases.InitializeReceivedNoResponse), fld("timeout_ms", 1000.0)}},
+		lrec{7 * lsec, phases.KillRequested, []ledger.Field{fld("signal", "SIGTERM"), fld("reason", "client left")}},
+		lrec{7*lsec + 5*lms, phases.Exited, []ledger.Field{fld("exit_code", -1), fld("signal", "SIGTERM"), fld("requested_by_shim", true), fld("stderr_tail", []string{"fatal_error=Cannot read properties of undefined (reading 'tools')"})}},
 	)
 	crash := filepath.Join(dir, "crashy.jsonl")
 	appendRun(t, crash, "crashy", idCrash, 404,
-		lrec{10 * lsec, phases.SpawnRequested, []phases.Field{fld("generation", 1)}},
+		lrec{10 * lsec, phases.SpawnRequested, []ledger.Field{fld("generation", 1)}},
 		lrec{10*lsec + 1*lms, phases.Spawned, nil},
-		lrec{10*lsec + 2*lms, phases.InitializeResponded, []phases.Field{fld("request_id", "1"), fld("latency_ms", 1*lms)}},
-		lrec{10*lsec + 3*lms, phases.ToolCallReceived, []phases.Field{fld("request_id", "2"), fld("tool", "echo")}},
-		lrec{10*lsec + 4*lms, phases.StdoutNoise, []phases.Field{fld("bytes", 45), fld("preview", `{"jsonrpc":"2.0","id":2,"res`)}},
-		lrec{10*lsec + 5*lms, phases.PendingFailed, []phases.Field{fld("request_id", "2"), fld("method", "tools/call"), fld("tool", "echo"), fld("message", "server exited")}},
-		lrec{10*lsec + 6*lms, phases.Exited, []phases.Field{fld("exit_code", 1), fld("stderr_tail", []string{"panic: boom"}), fld("handshake", true)}},
-		lrec{10*lsec + 7*lms, phases.RestartScheduled, []phases.Field{fld("attempt", 1), fld("delay_ms", 100*lms), fld("previous_run", idCrash)}},
+		lrec{10*lsec + 2*lms, phases.InitializeResponded, []ledger.Field{fld("request_id", "1"), fld("latency_ms", 1*lms)}},
+		lrec{10*lsec + 3*lms, phases.ToolCallReceived, []ledger.Field{fld("request_id", "2"), fld("tool", "echo")}},
+		lrec{10*lsec + 4*lms, phases.StdoutNoise, []ledger.Field{fld("bytes", 45), fld("preview", `{"jsonrpc":"2.0","id":2,"res`)}},
+		lrec{10*lsec + 5*lms, phases.PendingFailed, []ledger.Field{fld("request_id", "2"), fld("method", "tools/call"), fld("tool", "echo"), fld("message", "server exited")}},
+		lrec{10*lsec + 6*lms, phases.Exited, []ledger.Field{fld("exit_code", 1), fld("stderr_tail", []string{"panic: boom"}), fld("handshake", true)}},
+		lrec{10*lsec + 7*lms, phases.RestartScheduled, []ledger.Field{fld("attempt", 1), fld("delay_ms", 100*lms), fld("previous_run", idCrash)}},
 	)
 	appendRun(t, crash, "crashy", idRestart, 405,
-		lrec{10*lsec + 110*lms, phases.SpawnRequested, []phases.Field{fld("generation", 2), fld("previous_run", idCrash)}},
+		lrec{10*lsec + 110*lms, phases.SpawnRequested, []ledger.Field{fld("generation", 2), fld("previous_run", idCrash)}},
 		lrec{10*lsec + 112*lms, phases.Spawned, nil},
-		lrec{10*lsec + 130*lms, phases.HandshakeReplayed, []phases.Field{fld("protocol_version", "2025-11-25"), fld("latency_ms", 18*lms)}},
-		lrec{10*lsec + 140*lms, phases.ToolCallReceived, []phases.Field{fld("request_id", "3"), fld("tool", "echo")}},
-		lrec{10*lsec + 142*lms, phases.ToolCallResponded, []phases.Field{fld("request_id", "3"), fld("tool", "echo"), fld("outcome", "rpc_error"), fld("code", -32602), fld("latency_ms", 2*lms)}},
-		lrec{11 * lsec, phases.Exited, []phases.Field{fld("exit_code", 0), fld("handshake", true)}},
+		lrec{10*lsec + 130*lms, phases.HandshakeReplayed, []ledger.Field{fld("protocol_version", "2025-11-25"), fld("latency_ms", 18*lms)}},
+		lrec{10*lsec + 140*lms, phases.ToolCallReceived, []ledger.Field{fld("request_id", "3"), fld("tool", "echo")}},
+		lrec{10*lsec + 142*lms, phases.ToolCallResponded, []ledger.Field{fld("request_id", "3"), fld("tool", "echo"), fld("outcome", "rpc_error"), fld("code", -32602), fld("latency_ms", 2*lms)}},
+		lrec{11 * lsec, phases.Exited, []ledger.Field{fld("exit_code", 0), fld("handshake", true)}},
 	)
 	appendRun(t, crash, "crashy", idKilled, deadPID,
-		lrec{20 * lsec, phases.SpawnRequested, []phases.Field{fld("generation", 1)}},
+		lrec{20 * lsec, phases.SpawnRequested, []ledger.Field{fld("generation", 1)}},
 		lrec{20*lsec + 1*lms, phases.Spawned, nil},
-		lrec{20*lsec + 2*lms, phases.InitializeReceived, []phases.Field{fld("request_id", "1")}},
+		lrec{20*lsec + 2*lms, phases.InitializeReceived, []ledger.Field{fld("request_id", "1")}},
 	)
 	appendBytes(t, crash, []byte(`{"ts":"2026-11-29T08:00:21Z","run":"`+idKilled+`","seq":4,"ev`)) // torn by the SIGKILL
 	return dir
@@ -477,7 +478,7 @@ func TestLedgerStats(t *testing.T) {
 func TestLedgerPrune(t *testing.T) {
 	dir := t.TempDir()
 	old := filepath.Join(dir, "old.jsonl")
-	rotated := phases.RotatedName(filepath.Join(dir, "fs.jsonl"), lt0)
+	rotated := ledger.RotatedName(filepath.Join(dir, "fs.jsonl"), lt0)
 	fresh := filepath.Join(dir, "fs.jsonl")
 	notes := filepath.Join(dir, "notes.txt")
 	for _, p := range []string{old, rotated, fresh, notes} {
@@ -521,11 +522,11 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 	dir := filepath.Join(state, "mcpshim")
 	os.MkdirAll(dir, 0o700)
 	live := filepath.Join(dir, "fs.jsonl")
-	appendRun(t, phases.RotatedName(live, lt0), "fs", idHealthy, 101,
+	appendRun(t, ledger.RotatedName(live, lt0), "fs", idHealthy, 101,
 		lrec{0, phases.SpawnRequested, nil}, lrec{lms, phases.Spawned, nil})
 	appendRun(t, live, "fs", idHealthy, 101,
-		lrec{2 * lms, phases.InitializeResponded, []phases.Field{fld("request_id", "1")}},
-		lrec{lsec, phases.Exited, []phases.Field{fld("exit_code", 0), fld("handshake", true)}})
+		lrec{2 * lms, phases.InitializeResponded, []ledger.Field{fld("request_id", "1")}},
+		lrec{lsec, phases.Exited, []ledger.Field{fld("exit_code", 0), fld("handshake", true)}})
 	var out, errb bytes.Buffer
 	code := run(context.Background(), []string{"ledger", "--json"}, []string{"XDG_STATE_HOME=" + state}, strings.NewReader(""), &out, &errb)
 	var doc listDoc
@@ -651,21 +652,21 @@ func TestLedgerTailFollow(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("tail -f printed no appended record in %v:\n%s", eventWait, stdout.String())
 		}
-		appendRun(t, fs, "fs", idRunning, 1, lrec{59 * lsec, phases.ToolCallReceived, []phases.Field{fld("tool", "warmup")}})
+		appendRun(t, fs, "fs", idRunning, 1, lrec{59 * lsec, phases.ToolCallReceived, []ledger.Field{fld("tool", "warmup")}})
 		time.Sleep(3 * tailPoll)
 	}
-	appendRun(t, fs, "fs", idRunning, 1, lrec{60 * lsec, phases.ToolCallReceived, []phases.Field{fld("tool", "first")}})
+	appendRun(t, fs, "fs", idRunning, 1, lrec{60 * lsec, phases.ToolCallReceived, []ledger.Field{fld("tool", "first")}})
 	waitFor("tool=first")
-	if err := os.Rename(fs, phases.RotatedName(fs, time.Now())); err != nil {
+	if err := os.Rename(fs, ledger.RotatedName(fs, time.Now())); err != nil {
 		t.Fatal(err)
 	}
-	appendRun(t, fs, "fs", idRunning, 1, lrec{61 * lsec, phases.ToolCallReceived, []phases.Field{fld("tool", "after_rotation")}})
+	appendRun(t, fs, "fs", idRunning, 1, lrec{61 * lsec, phases.ToolCallReceived, []ledger.Field{fld("tool", "after_rotation")}})
 	appendRun(t, filepath.Join(dir, "new.jsonl"), "new", "run_new", 1, lrec{62 * lsec, phases.Spawned, nil})
 	waitFor("tool=after_rotation")
 	waitFor("run_new")
 	var line bytes.Buffer
-	(&phases.Record{Time: lt0.Add(63 * lsec), Run: idRunning, Server: "fs", Event: phases.ToolCallReceived,
-		Fields: []phases.Field{fld("tool", "split_write")}}).Encode(&line)
+	(&ledger.Record{Time: lt0.Add(63 * lsec), Run: idRunning, Server: "fs", Event: phases.ToolCallReceived,
+		Fields: []ledger.Field{fld("tool", "split_write")}}).Encode(&line)
 	appendBytes(t, fs, line.Bytes()[:20])
 	time.Sleep(3 * tailPoll) // a chance to see the torn line; what follows holds either way
 	appendBytes(t, fs, line.Bytes()[20:])

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/otelexport"
-	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // otlpCloseGrace is how long a session's end waits for the last spans to
@@ -58,12 +58,12 @@ func firstEnv(c *cli, keys ...string) string {
 
 // otlpFromFlags starts streaming a session's ledger records to a collector
 // when --otlp or the standard variables name one. It returns the hook for
-// phases.LedgerOptions.OnRecord (nil when OTLP is off) and stop, to call
+// ledger.Options.OnRecord (nil when OTLP is off) and stop, to call
 // once the Recorder has closed: stop exports what is left within
 // otlpCloseGrace and says on stderr what the collector did not get. A bad
 // endpoint is said once and the session carries on without OTLP: export
 // never breaks a session.
-func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server string, stderr io.Writer) (onRecord func(*phases.Record), stop func()) {
+func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server string, stderr io.Writer) (onRecord func(*ledger.Record), stop func()) {
 	cfg, ok := f.config(c)
 	if !ok {
 		return nil, func() {}

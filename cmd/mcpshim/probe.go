@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
@@ -250,7 +250,7 @@ func runFleet(ctx context.Context, c *cli, fl *fleet, opts probe.Options, cache 
 		opts.OnDone = p.done
 		defer p.clear()
 	}
-	shimID := phases.NewID("probe", now)
+	shimID := ledger.NewID("probe", now)
 	for j, r := range probe.Run(ctx, todo, opts) {
 		results[where[j]] = r
 		recordProbe(c, fl.ledger, shimID, r)

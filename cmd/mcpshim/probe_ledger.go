@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
 )
@@ -36,57 +37,57 @@ func recordProbe(c *cli, dir, shimID string, r probe.Result) {
 		return
 	}
 	if dir == "" {
-		dir = phases.DefaultDir(c.getenv)
+		dir = ledger.DefaultDir(c.getenv)
 	}
-	l, err := phases.OpenLedger(phases.LedgerOptions{Path: phases.PathIn(dir, r.Server), Shim: shimID, Server: r.Server})
+	l, err := ledger.Open(ledger.Options{Path: ledger.PathIn(dir, r.Server), Shim: shimID, Server: r.Server})
 	if err != nil {
 		return // the probe's own report is what the user reads; the ledger is a bonus
 	}
 	defer l.Close()
-	run := phases.NewID("run", r.Started)
-	write := func(at time.Time, p phases.Phase, event string, fields ...phases.Field) {
-		l.Write(&phases.Record{Time: at, Run: run, Origin: phases.OriginProbe, Phase: p, Event: event, Fields: fields})
+	run := ledger.NewID("run", r.Started)
+	write := func(at time.Time, p phases.Phase, event string, fields ...ledger.Field) {
+		l.Write(&ledger.Record{Time: at, Run: run, Origin: phases.OriginProbe, Phase: p, Event: event, Fields: fields})
 	}
 	for _, st := range r.Timeline {
 		switch st.Event {
 		case "spawned":
 			write(st.At, phases.Launch, phases.Spawned)
 		case "spawn_failed":
-			write(st.At, phases.Launch, phases.SpawnFailed, phases.F("error", st.Detail))
+			write(st.At, phases.Launch, phases.SpawnFailed, ledger.F("error", st.Detail))
 		case "tools_listed":
-			write(st.At, phases.Discovery, phases.ToolsListResponded, phases.F("complete", true),
-				phases.F("tool_count", len(r.Tools)), phases.F("tools", r.ToolNames()))
+			write(st.At, phases.Discovery, phases.ToolsListResponded, ledger.F("complete", true),
+				ledger.F("tool_count", len(r.Tools)), ledger.F("tools", r.ToolNames()))
 		case "deadline":
-			write(st.At, phases.Handshake, phases.HandshakeTimeout, phases.F("last_event", r.LastEvent), phases.F("waiting", st.Method))
+			write(st.At, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", r.LastEvent), ledger.F("waiting", st.Method))
 		case "stopped", "exited":
 			if r.Transport == "http" {
 				continue // no process ran: the probe_result says how it went
 			}
-			write(st.At, phases.Launch, phases.Exited, phases.F("detail", st.Detail), phases.F("requested_by_shim", st.Event == "stopped"),
-				phases.F("stderr_tail", r.StderrTail))
+			write(st.At, phases.Launch, phases.Exited, ledger.F("detail", st.Detail), ledger.F("requested_by_shim", st.Event == "stopped"),
+				ledger.F("stderr_tail", r.StderrTail))
 		default:
 			pe, ok := probeEvents[st.Event+" "+st.Method]
 			if !ok {
 				continue
 			}
 			event := pe[1]
-			fields := []phases.Field{}
+			fields := []ledger.Field{}
 			if strings.HasPrefix(st.Detail, "error ") {
 				if failed, ok := failedEvents[event]; ok {
 					event = failed
 				}
-				fields = append(fields, phases.F("message", st.Detail))
+				fields = append(fields, ledger.F("message", st.Detail))
 			}
 			if event == phases.InitializeResponded || event == phases.DiscoverResponded {
-				fields = append(fields, phases.F("protocol_version", r.Protocol))
+				fields = append(fields, ledger.F("protocol_version", r.Protocol))
 				if r.ServerInfo != nil {
-					fields = append(fields, phases.F("server_name", r.ServerInfo.Name), phases.F("server_version", r.ServerInfo.Version))
+					fields = append(fields, ledger.F("server_name", r.ServerInfo.Name), ledger.F("server_version", r.ServerInfo.Version))
 				}
 			}
 			write(st.At, phases.Phase(pe[0]), event, fields...)
 		}
 	}
-	write(r.Started.Add(r.Elapsed), phases.LedgerPhase, phases.ProbeResult, phases.F("outcome", string(r.Outcome)),
-		phases.F("detail", r.Detail), phases.F("elapsed_ms", r.Elapsed), phases.F("attempts", r.Attempts),
-		phases.F("transport", r.Transport))
+	write(r.Started.Add(r.Elapsed), phases.LedgerPhase, phases.ProbeResult, ledger.F("outcome", string(r.Outcome)),
+		ledger.F("detail", r.Detail), ledger.F("elapsed_ms", r.Elapsed), ledger.F("attempts", r.Attempts),
+		ledger.F("transport", r.Transport))
 }

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -91,7 +91,7 @@ func id(raw string) mcp.ID {
 }
 
 // waitEvent polls the ledger until it has event.
-func (s *session) waitEvent(event string) *phases.Entry {
+func (s *session) waitEvent(event string) *ledger.Entry {
 	s.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -269,7 +269,7 @@ func TestEmptyCursorIsNotTheEnd(t *testing.T) {
 	}
 	s.call("3", "tools/list", `{"cursor":""}`)
 	s.finish()
-	var pages []*phases.Entry
+	var pages []*ledger.Entry
 	es := s.entries()
 	for i := range es {
 		if es[i].Event == "tools_list_responded" {

@@ -21,6 +21,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/proc"
@@ -58,7 +59,7 @@ type shimFlags struct {
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.name, "name", c.getenv("MCPSHIM_NAME"), "the server's label in the ledger and events (env MCPSHIM_NAME; default: derived from the command)")
 	fs.StringVar(&f.ledger, "ledger", c.getenv("MCPSHIM_LEDGER"), "the ledger file, JSON lines (env MCPSHIM_LEDGER; default $XDG_STATE_HOME/mcpshim/NAME.jsonl); a directory puts NAME.jsonl in it; \"off\" disables it")
-	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", phases.DefaultMaxSize, "rotate the ledger file past this many bytes (at least 4096)")
+	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", ledger.DefaultMaxSize, "rotate the ledger file past this many bytes (at least 4096)")
 	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill); 0 turns it off, at most 24h")
 	fs.StringVar(&f.capture, "capture", "meta", "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies")
 	fs.BoolVar(&f.divertNoise, "divert-noise", false, "send non-JSON lines of the server's stdout to stderr instead of the client")
@@ -273,14 +274,14 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		// the collector runs before the heap doubles (bench/RESULTS.md).
 		debug.SetMemoryLimit(24 << 20)
 	}
-	shimID := phases.NewID("shim", time.Now())
+	shimID := ledger.NewID("shim", time.Now())
 	var events io.Writer = stderr
 	if f.quiet {
 		events = nil
 	}
 	onRecord, stopOTLP := otlpFromFlags(ctx, c, &f.otlp, shimID, f.name, stderr)
 	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
-	ledger, _ := phases.OpenLedger(phases.LedgerOptions{
+	lw, _ := ledger.Open(ledger.Options{
 		OnRecord: onRecord,
 		Path:     ledgerPath(c, f.ledger, f.name),
 		Shim:     shimID,
@@ -291,7 +292,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Color:    colorOK(c, c.stderr),
 	})
 	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
-	rec := phases.NewRecorder(ledger, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr})
+	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -367,14 +368,14 @@ func ledgerPath(c *cli, flagValue, name string) string {
 	case "off", "none":
 		return ""
 	case "":
-		return phases.DefaultPath(c.getenv, name)
+		return ledger.DefaultPath(c.getenv, name)
 	}
 	// A path that does not exist yet is a file only when it is named like
 	// one (server.jsonl): --ledger /var/log/mcp means a directory, slash or not.
 	st, err := os.Stat(flagValue)
 	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
 		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
-		return phases.PathIn(flagValue, name)
+		return ledger.PathIn(flagValue, name)
 	}
 	return flagValue
 }
@@ -418,7 +419,7 @@ func deriveName(command []string) string {
 			}
 		}
 	}
-	return phases.FileName(name)
+	return ledger.FileName(name)
 }
 
 func scriptName(a string) string {

@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -165,18 +165,18 @@ func (s *session) call(id, method, params string) string {
 	}
 }
 
-func (s *session) entries() []phases.Entry {
+func (s *session) entries() []ledger.Entry {
 	s.t.Helper()
 	data, err := os.ReadFile(s.ledger)
 	if err != nil {
 		s.t.Fatalf("read ledger: %v", err)
 	}
-	var out []phases.Entry
+	var out []ledger.Entry
 	for _, line := range bytes.Split(data, []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		e, err := phases.Decode(line)
+		e, err := ledger.Decode(line)
 		if err != nil {
 			s.t.Fatalf("ledger line %q: %v", line, err)
 		}
@@ -185,7 +185,7 @@ func (s *session) entries() []phases.Entry {
 	return out
 }
 
-func events(es []phases.Entry) []string {
+func events(es []ledger.Entry) []string {
 	var out []string
 	for _, e := range es {
 		out = append(out, e.Event)
@@ -193,7 +193,7 @@ func events(es []phases.Entry) []string {
 	return out
 }
 
-func find(es []phases.Entry, event string) *phases.Entry {
+func find(es []ledger.Entry, event string) *ledger.Entry {
 	for i := range es {
 		if es[i].Event == event {
 			return &es[i]
@@ -654,7 +654,7 @@ func TestLogFormatJSON(t *testing.T) {
 	var events int
 	for _, line := range strings.Split(s.stderr.String(), "\n") {
 		if strings.HasPrefix(line, "{") {
-			if _, err := phases.Decode([]byte(line)); err != nil {
+			if _, err := ledger.Decode([]byte(line)); err != nil {
 				t.Errorf("stderr line %q is not a ledger record: %v", line, err)
 			}
 			events++

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -21,8 +22,8 @@ import (
 // shimCmd is the built shim in front of argv, with a ledger in a temp dir.
 func shimCmd(t *testing.T, flags []string, argv ...string) (*exec.Cmd, string) {
 	t.Helper()
-	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-	args := append([]string{"--name", "test", "--ledger", ledger}, flags...)
+	lpath := filepath.Join(t.TempDir(), "ledger.jsonl")
+	args := append([]string{"--name", "test", "--ledger", lpath}, flags...)
 	cmd := exec.Command(builtShim(t), append(append(args, "--"), argv...)...)
 	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	t.Cleanup(func() {
@@ -31,21 +32,21 @@ func shimCmd(t *testing.T, flags []string, argv ...string) (*exec.Cmd, string) {
 			_ = cmd.Wait()
 		}
 	})
-	return cmd, ledger
+	return cmd, lpath
 }
 
-func readLedger(t *testing.T, path string) []phases.Entry {
+func readLedger(t *testing.T, path string) []ledger.Entry {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("read ledger: %v", err)
 	}
-	var out []phases.Entry
+	var out []ledger.Entry
 	for _, line := range strings.Split(string(data), "\n") {
 		if line == "" {
 			continue
 		}
-		e, err := phases.Decode([]byte(line))
+		e, err := ledger.Decode([]byte(line))
 		if err != nil {
 			t.Fatalf("ledger line %q: %v", line, err)
 		}
@@ -72,7 +73,7 @@ func TestClientTailDelivered(t *testing.T) {
 // TestServerTailDelivered: a last server line without newline reaches the
 // client when the server exits cleanly and the shim writes nothing after it.
 func TestServerTailDelivered(t *testing.T) {
-	cmd, ledger := shimCmd(t, nil, "sh", "-c", `printf 'a\nserver tail'`)
+	cmd, lpath := shimCmd(t, nil, "sh", "-c", `printf 'a\nserver tail'`)
 	cmd.Stdin = strings.NewReader("")
 	got, err := cmd.Output()
 	if err != nil {
@@ -81,7 +82,7 @@ func TestServerTailDelivered(t *testing.T) {
 	if want := "a\nserver tail"; string(got) != want {
 		t.Errorf("client got %q, want %q", got, want)
 	}
-	if e := find(readLedger(t, ledger), phases.PartialLineDropped); e != nil {
+	if e := find(readLedger(t, lpath), phases.PartialLineDropped); e != nil {
 		t.Errorf("a delivered tail is recorded %s: %v", e.Event, e.Fields)
 	}
 }
@@ -91,7 +92,7 @@ func TestServerTailDelivered(t *testing.T) {
 func TestStartupBackpressure(t *testing.T) {
 	const n = 5000
 	out := filepath.Join(t.TempDir(), "got")
-	cmd, ledger := shimCmd(t, nil, "sh", "-c", `sleep 1; exec cat > "$0"`, out)
+	cmd, lpath := shimCmd(t, nil, "sh", "-c", `sleep 1; exec cat > "$0"`, out)
 	var in strings.Builder
 	for i := range n {
 		fmt.Fprintf(&in, `{"jsonrpc":"2.0","method":"notifications/message","params":{"i":%d}}`+"\n", i)
@@ -104,7 +105,7 @@ func TestStartupBackpressure(t *testing.T) {
 	if string(got) != in.String() {
 		t.Errorf("server got %d lines (%d bytes), want %d lines (%d bytes)", strings.Count(string(got), "\n"), len(got), n, in.Len())
 	}
-	if e := find(readLedger(t, ledger), phases.MessageRejected); e != nil {
+	if e := find(readLedger(t, lpath), phases.MessageRejected); e != nil {
 		t.Errorf("got %s %v, want nothing rejected", e.Event, e.Fields)
 	}
 }
@@ -113,7 +114,7 @@ func TestStartupBackpressure(t *testing.T) {
 // recorded before their answers.
 func TestHeldRequestRecordedFirst(t *testing.T) {
 	bin := builtShim(t)
-	cmd, ledger := shimCmd(t, []string{"--restart", "never"}, "sh", "-c", `sleep 0.3; exec "$0" fixture healthy`, bin)
+	cmd, lpath := shimCmd(t, []string{"--restart", "never"}, "sh", "-c", `sleep 0.3; exec "$0" fixture healthy`, bin)
 	var in strings.Builder
 	in.WriteString(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":` + initParams + `}` + "\n")
 	in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
@@ -137,7 +138,7 @@ func TestHeldRequestRecordedFirst(t *testing.T) {
 	io.Copy(io.Discard, br)
 	cmd.Wait()
 	received := map[string]bool{}
-	for _, e := range readLedger(t, ledger) {
+	for _, e := range readLedger(t, lpath) {
 		id := fmt.Sprint(e.Fields["request_id"])
 		switch e.Event {
 		case phases.RequestReceived, phases.InitializeReceived:
@@ -251,7 +252,7 @@ func TestStreamPropertyOneAnswerEach(t *testing.T) {
 func streamProperty(t *testing.T, seed int) {
 	const requests = 300
 	server, _ := filepath.Abs("testdata/stream/flaky_server.py")
-	cmd, ledger := shimCmd(t, []string{"--max-restarts", "1000", "--backoff", "1ms", "--backoff-max", "5ms", "--quiet"},
+	cmd, lpath := shimCmd(t, []string{"--max-restarts", "1000", "--backoff", "1ms", "--backoff-max", "5ms", "--quiet"},
 		"python3", server, fmt.Sprint(seed))
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -317,7 +318,7 @@ func streamProperty(t *testing.T, seed int) {
 	mu.Lock()
 	defer mu.Unlock()
 	restarts := 0
-	for _, e := range readLedger(t, ledger) {
+	for _, e := range readLedger(t, lpath) {
 		if e.Event == phases.RestartScheduled {
 			restarts++
 		}
@@ -325,7 +326,7 @@ func streamProperty(t *testing.T, seed int) {
 	t.Logf("seed %d: %d restarts", seed, restarts)
 	if restarts == 0 {
 		count := map[string]int{}
-		for _, e := range readLedger(t, ledger) {
+		for _, e := range readLedger(t, lpath) {
 			count[e.Event]++
 		}
 		t.Logf("events: %v", count)

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
 // eventWait is how long a test waits for something the shim will do: long,
@@ -15,13 +15,13 @@ const eventWait = 60 * time.Second
 
 // waitEvent polls the ledger at path until it holds a record of event, and
 // returns the first one. A line still being written is skipped, not failed.
-func waitEvent(t testing.TB, path, event string, timeout time.Duration) phases.Entry {
+func waitEvent(t testing.TB, path, event string, timeout time.Duration) ledger.Entry {
 	t.Helper()
-	var got phases.Entry
+	var got ledger.Entry
 	waitFor(t, "ledger event "+event+" in "+path, timeout, func() bool {
 		data, _ := os.ReadFile(path)
 		for _, line := range bytes.Split(data, []byte("\n")) {
-			if e, err := phases.Decode(line); err == nil && e.Event == event {
+			if e, err := ledger.Decode(line); err == nil && e.Event == event {
 				got = e
 				return true
 			}

@@ -1,4 +1,4 @@
-package phases
+package ledger
 
 import (
 	"crypto/rand"

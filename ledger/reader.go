@@ -1,4 +1,4 @@
-package phases
+package ledger
 
 import (
 	"bufio"
@@ -246,6 +246,12 @@ func (h *Head) Float(key string) (float64, bool) {
 func (h *Head) Bool(key string) bool {
 	f := h.find(key)
 	return f != nil && f.kind == 't'
+}
+
+// False reports whether key is present with the value false.
+func (h *Head) False(key string) bool {
+	f := h.find(key)
+	return f != nil && f.kind == 'f'
 }
 
 // Strs returns a list-of-strings field, as Entry.Strs.

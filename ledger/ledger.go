@@ -1,4 +1,4 @@
-package phases
+package ledger
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ import (
 // DefaultMaxSize is the size past which a ledger file is rotated.
 const DefaultMaxSize = 64 << 20
 
-// LedgerOptions configures a Ledger.
-type LedgerOptions struct {
+// Options configures a Ledger.
+type Options struct {
 	Path    string // the JSON-lines file; "" disables the file
 	Shim    string // id of this mcpshim invocation
 	Server  string // the server's label
@@ -49,7 +49,7 @@ type LedgerOptions struct {
 // says so and where, and the lost records are counted and written once
 // writing works.
 type Ledger struct {
-	opts    LedgerOptions
+	opts    Options
 	f       *os.File
 	size    int64
 	seq     uint64
@@ -116,9 +116,9 @@ func DefaultDir(getenv func(string) string) string {
 	return filepath.Join(dir, "mcpshim")
 }
 
-// OpenLedger opens (creating 0700 directories and a 0600 file) the ledger.
+// Open opens (creating 0700 directories and a 0600 file) the ledger.
 // It always returns a usable Ledger; the error says why the file is off.
-func OpenLedger(opts LedgerOptions) (*Ledger, error) {
+func Open(opts Options) (*Ledger, error) {
 	if opts.MaxSize <= 0 {
 		opts.MaxSize = DefaultMaxSize
 	}
@@ -246,7 +246,7 @@ func (l *Ledger) writeLost(run string, pid int) {
 	l.seq += l.skipped + 1
 	l.skipped = 0
 	r := Record{Time: time.Now(), Shim: l.opts.Shim, Server: l.opts.Server, Run: run, PID: pid, Seq: l.seq,
-		Phase: LedgerPhase, Event: RecordsLost, Fields: []Field{F("count", n)}}
+		Phase: PhaseLedger, Event: RecordsLost, Fields: []Field{F("count", n)}}
 	var b bytes.Buffer
 	r.Encode(&b)
 	l.print(&r, b.Bytes())

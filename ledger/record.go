@@ -1,4 +1,9 @@
-package phases
+// Package ledger owns the phase ledger on disk: the record format (encode
+// and decode), the writer that appends, rotates and prints records, the
+// scanner that reads them back, and the ledger's file names and ids. It knows
+// no event but its own records_lost, nor how events are interpreted: the
+// vocabulary and the tracker are phases', the reports are report's.
+package ledger
 
 import (
 	"bytes"
@@ -8,6 +13,15 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+)
+
+// Phase is the boundary an event belongs to; phases names them.
+type Phase string
+
+// The ledger's own event: records that could not be written, counted.
+const (
+	PhaseLedger Phase = "ledger"
+	RecordsLost       = "records_lost"
 )
 
 // Record is one ledger line. Time, Shim, Server and Seq are filled in by the

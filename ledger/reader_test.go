@@ -1,6 +1,9 @@
-package phases
+package ledger_test
 
 import (
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -21,59 +24,59 @@ var t0 = time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
 type ev struct {
 	dt     time.Duration
 	event  string
-	fields []Field
+	fields []ledger.Field
 	origin string
 }
 
 // encodeRun writes a run's records as ledger lines, seq from 1.
 func encodeRun(buf *bytes.Buffer, server, run string, pid int, evs ...ev) {
 	for i, e := range evs {
-		r := Record{Time: t0.Add(e.dt), Shim: "shim_" + server, Run: run, Seq: uint64(i + 1), Server: server,
+		r := ledger.Record{Time: t0.Add(e.dt), Shim: "shim_" + server, Run: run, Seq: uint64(i + 1), Server: server,
 			PID: pid, Origin: e.origin, Phase: phaseOf(e.event), Event: e.event, Fields: e.fields}
 		r.Encode(buf)
 	}
 }
 
-func phaseOf(event string) Phase {
+func phaseOf(event string) phases.Phase {
 	switch event {
-	case SpawnRequested, Spawned, SpawnFailed, Exited, ExecutableReady:
-		return Launch
-	case ToolsListReceived, ToolsListResponded, ToolsListFailed, ToolsMissing:
-		return Discovery
-	case ToolCallReceived, ToolCallResponded, ExternalAttempt, ExternalResult, ExternalDenied:
-		return Execution
-	case StdoutNoise, ClientNoise:
-		return Transport
-	case RestartScheduled, RestartsExhausted, HandshakeReplayed:
-		return Supervision
-	case PendingFailed, KillRequested, ClientDisconnected:
-		return Interruption
-	case RecordsLost:
-		return LedgerPhase
+	case phases.SpawnRequested, phases.Spawned, phases.SpawnFailed, phases.Exited, phases.ExecutableReady:
+		return phases.Launch
+	case phases.ToolsListReceived, phases.ToolsListResponded, phases.ToolsListFailed, phases.ToolsMissing:
+		return phases.Discovery
+	case phases.ToolCallReceived, phases.ToolCallResponded, phases.ExternalAttempt, phases.ExternalResult, phases.ExternalDenied:
+		return phases.Execution
+	case phases.StdoutNoise, phases.ClientNoise:
+		return phases.Transport
+	case phases.RestartScheduled, phases.RestartsExhausted, phases.HandshakeReplayed:
+		return phases.Supervision
+	case phases.PendingFailed, phases.KillRequested, phases.ClientDisconnected:
+		return phases.Interruption
+	case phases.RecordsLost:
+		return phases.LedgerPhase
 	}
-	return Handshake
+	return phases.Handshake
 }
 
 // healthyRun is a run that handshakes, lists two tools, answers a call and exits 0.
 func healthyRun(buf *bytes.Buffer, server, run string) {
 	encodeRun(buf, server, run, 4242,
-		ev{0, SpawnRequested, []Field{F("command", "/usr/bin/fs-mcp"), F("argv", []string{"--root", "/"}), F("generation", 1)}, ""},
-		ev{2 * time.Millisecond, Spawned, []Field{F("pid", 4242), F("pgid", 4242)}, ""},
-		ev{10 * time.Millisecond, InitializeReceived, []Field{F("request_id", "1"), F("protocol_version", "2025-11-25")}, ""},
-		ev{13 * time.Millisecond, InitializeResponded, []Field{F("request_id", "1"), F("protocol_version", "2025-11-25"), F("latency_ms", 3*time.Millisecond)}, ""},
-		ev{14 * time.Millisecond, InitializedReceived, nil, ""},
-		ev{20 * time.Millisecond, ToolsListResponded, []Field{F("request_id", "2"), F("tool_count", 2), F("tools", []string{"echo", "add"}), F("complete", true)}, ""},
-		ev{30 * time.Millisecond, ToolCallReceived, []Field{F("request_id", "3"), F("tool", "echo")}, ""},
-		ev{35 * time.Millisecond, ToolCallResponded, []Field{F("request_id", "3"), F("tool", "echo"), F("outcome", "success"), F("latency_ms", 5*time.Millisecond)}, ""},
-		ev{time.Second, Exited, []Field{F("exit_code", 0), F("duration_ms", 1000.0), F("handshake", true)}, ""},
+		ev{0, phases.SpawnRequested, []ledger.Field{ledger.F("command", "/usr/bin/fs-mcp"), ledger.F("argv", []string{"--root", "/"}), ledger.F("generation", 1)}, ""},
+		ev{2 * time.Millisecond, phases.Spawned, []ledger.Field{ledger.F("pid", 4242), ledger.F("pgid", 4242)}, ""},
+		ev{10 * time.Millisecond, phases.InitializeReceived, []ledger.Field{ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25")}, ""},
+		ev{13 * time.Millisecond, phases.InitializeResponded, []ledger.Field{ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"), ledger.F("latency_ms", 3*time.Millisecond)}, ""},
+		ev{14 * time.Millisecond, phases.InitializedReceived, nil, ""},
+		ev{20 * time.Millisecond, phases.ToolsListResponded, []ledger.Field{ledger.F("request_id", "2"), ledger.F("tool_count", 2), ledger.F("tools", []string{"echo", "add"}), ledger.F("complete", true)}, ""},
+		ev{30 * time.Millisecond, phases.ToolCallReceived, []ledger.Field{ledger.F("request_id", "3"), ledger.F("tool", "echo")}, ""},
+		ev{35 * time.Millisecond, phases.ToolCallResponded, []ledger.Field{ledger.F("request_id", "3"), ledger.F("tool", "echo"), ledger.F("outcome", "success"), ledger.F("latency_ms", 5*time.Millisecond)}, ""},
+		ev{time.Second, phases.Exited, []ledger.Field{ledger.F("exit_code", 0), ledger.F("duration_ms", 1000.0), ledger.F("handshake", true)}, ""},
 	)
 }
 
 // scanAll reads data and returns the records' lines and the skipped count.
-func scanAll(t *testing.T, data []byte) ([]Entry, int) {
+func scanAll(t *testing.T, data []byte) ([]ledger.Entry, int) {
 	t.Helper()
-	s := NewScanner(bytes.NewReader(data))
-	var out []Entry
+	s := ledger.NewScanner(bytes.NewReader(data))
+	var out []ledger.Entry
 	for s.Scan() {
 		e, err := s.Head().Entry()
 		if err != nil {
@@ -101,13 +104,13 @@ func TestScannerLines(t *testing.T) {
 	}{
 		{"empty", "", nil, 0, ""},
 		{"blank lines", "\n\n  \n", nil, 0, ""},
-		{"one record", first + "\n", []string{SpawnRequested}, 0, ""},
-		{"no final newline", first, []string{SpawnRequested}, 0, ""},
-		{"crlf", first + "\r\n", []string{SpawnRequested}, 0, ""},
-		{"garbage", "hello\n" + first + "\n{not json}\n", []string{SpawnRequested}, 2, ""},
-		{"torn last line", first + "\n" + first[:40], []string{SpawnRequested}, 1, ""},
-		{"torn line glued to the next writer's record", first[:50] + first + "\n", []string{SpawnRequested}, 1, ""},
-		{"NULs from a crash before a record", "\x00\x00\x00" + first + "\n", []string{SpawnRequested}, 1, ""},
+		{"one record", first + "\n", []string{phases.SpawnRequested}, 0, ""},
+		{"no final newline", first, []string{phases.SpawnRequested}, 0, ""},
+		{"crlf", first + "\r\n", []string{phases.SpawnRequested}, 0, ""},
+		{"garbage", "hello\n" + first + "\n{not json}\n", []string{phases.SpawnRequested}, 2, ""},
+		{"torn last line", first + "\n" + first[:40], []string{phases.SpawnRequested}, 1, ""},
+		{"torn line glued to the next writer's record", first[:50] + first + "\n", []string{phases.SpawnRequested}, 1, ""},
+		{"NULs from a crash before a record", "\x00\x00\x00" + first + "\n", []string{phases.SpawnRequested}, 1, ""},
 		{"json but not a record", `{"a":1}` + "\n" + `[1,2]` + "\n" + `{"ts":"yesterday","run":"r","event":"x"}` + "\n", nil, 3, ""},
 		{"no run and no event", `{"ts":"2026-11-29T08:00:00Z","seq":1}` + "\n", nil, 1, ""},
 		{"trailing bytes after the object", first + "x\n", nil, 1, ""},
@@ -117,7 +120,7 @@ func TestScannerLines(t *testing.T) {
 		{"escaped strings", `{"ts":"2026-11-29T08:00:00Z","run":"run_\u0042","event":"x","msg":"a\"b\\c\u00e9\n"}` + "\n", []string{"x"}, 0, "msg"},
 		{"duplicate keys: the last wins", `{"ts":"2026-11-29T08:00:00Z","run":"a","run":"b","event":"x"}` + "\n", []string{"x"}, 0, ""},
 		{"wrong types read as zero", `{"ts":"2026-11-29T08:00:00Z","run":7,"seq":"x","pid":1.5,"event":"e"}` + "\n", []string{"e"}, 0, ""},
-		{"line too long", strings.Repeat("x", MaxLine+10) + "\n" + first + "\n", []string{SpawnRequested}, 1, ""},
+		{"line too long", strings.Repeat("x", ledger.MaxLine+10) + "\n" + first + "\n", []string{phases.SpawnRequested}, 1, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,10 +160,10 @@ func TestScannerAgreesWithDecode(t *testing.T) {
 // JSON that Decode accepts, and then reads the same values.
 func checkAgreement(t *testing.T, line []byte) {
 	t.Helper()
-	s := NewScanner(nil)
+	s := ledger.NewScanner(nil)
 	h := s.Head()
-	got := h.parse(line)
-	e, err := Decode(line)
+	got := h.Parse(line)
+	e, err := ledger.Decode(line)
 	want := err == nil && json.Valid(line)
 	if got != want {
 		t.Fatalf("parse(%q) = %v, want %v (Decode error %v, json.Valid %v)", line, got, want, err, json.Valid(line))
@@ -175,8 +178,8 @@ func checkAgreement(t *testing.T, line []byte) {
 			e.Time, e.Shim, e.Run, e.Seq, e.Server, e.PID, e.Origin, e.Phase, e.Event)
 	}
 	keys := map[string]bool{}
-	for _, f := range h.fields {
-		keys[h.key(&f)] = true
+	for _, k := range h.Keys() {
+		keys[k] = true
 	}
 	if len(keys) != len(e.Fields) {
 		t.Fatalf("parse(%q): got fields %v, want %v", line, keys, e.FieldKeys())
@@ -205,7 +208,7 @@ func FuzzScanner(f *testing.F) {
 	f.Add(buf.Bytes())
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// Any stream: never a panic, and every record read decodes.
-		s := NewScanner(bytes.NewReader(data))
+		s := ledger.NewScanner(bytes.NewReader(data))
 		for s.Scan() {
 			h := s.Head()
 			if _, err := h.Entry(); err != nil {
@@ -225,13 +228,13 @@ func FuzzScanner(f *testing.F) {
 func TestTruncatedLastRecord(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fs.jsonl")
-	l, err := OpenLedger(LedgerOptions{Path: path, Shim: "shim_1", Server: "fs"})
+	l, err := ledger.Open(ledger.Options{Path: path, Shim: "shim_1", Server: "fs"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, event := range []string{SpawnRequested, Spawned, InitializeReceived, InitializeResponded, ToolsListResponded, Exited} {
-		l.Write(&Record{Time: t0.Add(time.Duration(i) * time.Millisecond), Run: "run_A", PID: 7, Phase: phaseOf(event), Event: event,
-			Fields: []Field{F("request_id", "1"), F("stderr_tail", []string{"bye"}), F("exit_code", 0), F("handshake", true)}})
+	for i, event := range []string{phases.SpawnRequested, phases.Spawned, phases.InitializeReceived, phases.InitializeResponded, phases.ToolsListResponded, phases.Exited} {
+		l.Write(&ledger.Record{Time: t0.Add(time.Duration(i) * time.Millisecond), Run: "run_A", PID: 7, Phase: phaseOf(event), Event: event,
+			Fields: []ledger.Field{ledger.F("request_id", "1"), ledger.F("stderr_tail", []string{"bye"}), ledger.F("exit_code", 0), ledger.F("handshake", true)}})
 	}
 	l.Close()
 	data, err := os.ReadFile(path)
@@ -239,7 +242,7 @@ func TestTruncatedLastRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	cut := bytes.LastIndexByte(data[:len(data)-1], '\n') + 1
-	next := Record{Time: t0.Add(time.Second), Shim: "shim_2", Run: "run_B", Seq: 1, Server: "fs", PID: 8, Phase: Launch, Event: SpawnRequested}
+	next := ledger.Record{Time: t0.Add(time.Second), Shim: "shim_2", Run: "run_B", Seq: 1, Server: "fs", PID: 8, Phase: phases.Launch, Event: phases.SpawnRequested}
 	var nextLine bytes.Buffer
 	next.Encode(&nextLine)
 	for k := 0; k <= len(data)-cut; k++ {
@@ -255,15 +258,15 @@ func TestTruncatedLastRecord(t *testing.T) {
 		if len(entries) != wantN || skipped != wantSkipped {
 			t.Fatalf("cut at %d of %d: got %d records, %d skipped, want %d, %d", k, len(data)-cut, len(entries), skipped, wantN, wantSkipped)
 		}
-		sum := NewSummary()
-		s := NewScanner(bytes.NewReader(torn))
+		sum := phases.NewSummary()
+		s := ledger.NewScanner(bytes.NewReader(torn))
 		for s.Scan() {
 			sum.Add(s.Head())
 		}
 		runs := sum.Runs(t0, func(int) bool { return false })
-		wantOutcome := OutcomeUnrecorded
+		wantOutcome := phases.OutcomeUnrecorded
 		if whole {
-			wantOutcome = OutcomeEnded
+			wantOutcome = phases.OutcomeEnded
 		}
 		if len(runs) != 1 || runs[0].Outcome != wantOutcome {
 			t.Fatalf("cut at %d: got runs %+v, want one %s", k, runs, wantOutcome)
@@ -298,8 +301,8 @@ func TestFilesOrdersRotatedFirst(t *testing.T) {
 	live := filepath.Join(dir, "fs.jsonl")
 	names := []string{
 		live,
-		RotatedName(live, t0.Add(time.Hour)),
-		RotatedName(live, t0),
+		ledger.RotatedName(live, t0.Add(time.Hour)),
+		ledger.RotatedName(live, t0),
 		filepath.Join(dir, "a.jsonl"),
 		filepath.Join(dir, "notes.txt"),
 	}
@@ -308,7 +311,7 @@ func TestFilesOrdersRotatedFirst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := Files([]string{dir, live})
+	got, err := ledger.Files([]string{dir, live})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +319,7 @@ func TestFilesOrdersRotatedFirst(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("Files(%s, %s): got %v, want %v", dir, live, got, want)
 	}
-	if _, err := Files([]string{filepath.Join(dir, "missing")}); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := ledger.Files([]string{filepath.Join(dir, "missing")}); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("Files(missing): got %v, want a not-exist error", err)
 	}
 }
@@ -328,13 +331,13 @@ func TestSplitRotated(t *testing.T) {
 		at         time.Time
 	}{
 		{"/l/fs.jsonl", "/l/fs.jsonl", time.Time{}},
-		{RotatedName("/l/fs.jsonl", at), "/l/fs.jsonl", at},
-		{RotatedName("/l/my.server.jsonl", at), "/l/my.server.jsonl", at},
+		{ledger.RotatedName("/l/fs.jsonl", at), "/l/fs.jsonl", at},
+		{ledger.RotatedName("/l/my.server.jsonl", at), "/l/my.server.jsonl", at},
 		{"/l/my.server.jsonl", "/l/my.server.jsonl", time.Time{}},
 		{"/l/x.2026.jsonl", "/l/x.2026.jsonl", time.Time{}},
 	}
 	for _, tc := range tests {
-		live, rot := SplitRotated(tc.path)
+		live, rot := ledger.SplitRotated(tc.path)
 		if live != tc.live || !rot.Equal(tc.at) {
 			t.Errorf("SplitRotated(%q): got %q %v, want %q %v", tc.path, live, rot, tc.live, tc.at)
 		}
@@ -350,8 +353,8 @@ func BenchmarkScanSummary(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		sum := NewSummary()
-		s := NewScanner(bytes.NewReader(data))
+		sum := phases.NewSummary()
+		s := ledger.NewScanner(bytes.NewReader(data))
 		for s.Scan() {
 			sum.Add(s.Head())
 		}

@@ -1,4 +1,4 @@
-package phases
+package ledger_test
 
 import (
 	"bytes"
@@ -10,22 +10,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
-	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-func readEntries(t *testing.T, path string) []Entry {
+func readEntries(t *testing.T, path string) []ledger.Entry {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Entry
+	var out []ledger.Entry
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		if len(line) == 0 {
 			continue
 		}
-		e, err := Decode(line)
+		e, err := ledger.Decode(line)
 		if err != nil {
 			t.Fatalf("line %q: %v", line, err)
 		}
@@ -37,11 +37,11 @@ func readEntries(t *testing.T, path string) []Entry {
 func TestLedgerFileModesAndFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "mcpshim", "fs.jsonl")
 	var events bytes.Buffer
-	l, err := OpenLedger(LedgerOptions{Path: path, Shim: "shim_1", Server: "fs", Events: &events})
+	l, err := ledger.Open(ledger.Options{Path: path, Shim: "shim_1", Server: "fs", Events: &events})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.Write(&Record{Run: "run_1", PID: 7, Phase: Launch, Event: Spawned, Fields: []Field{F("pid", 7), F("argv", []string{"a b"}), F("latency_ms", 1500*time.Microsecond)}})
+	l.Write(&ledger.Record{Run: "run_1", PID: 7, Phase: phases.Launch, Event: phases.Spawned, Fields: []ledger.Field{ledger.F("pid", 7), ledger.F("argv", []string{"a b"}), ledger.F("latency_ms", 1500*time.Microsecond)}})
 	l.Close()
 	st, _ := os.Stat(path)
 	dir, _ := os.Stat(filepath.Dir(path))
@@ -50,7 +50,7 @@ func TestLedgerFileModesAndFields(t *testing.T) {
 	}
 	es := readEntries(t, path)
 	e := es[0]
-	if e.Seq != 1 || e.Shim != "shim_1" || e.Server != "fs" || e.Run != "run_1" || e.Event != Spawned {
+	if e.Seq != 1 || e.Shim != "shim_1" || e.Server != "fs" || e.Run != "run_1" || e.Event != phases.Spawned {
 		t.Errorf("got %+v, want seq 1, shim_1, fs, run_1, spawned", e)
 	}
 	if f, _ := e.Float("latency_ms"); f != 1.5 {
@@ -68,9 +68,9 @@ func TestLedgerFullDisk(t *testing.T) {
 		t.Skip("no /dev/full")
 	}
 	var events bytes.Buffer
-	l, _ := OpenLedger(LedgerOptions{Path: "/dev/full", Events: &events})
+	l, _ := ledger.Open(ledger.Options{Path: "/dev/full", Events: &events})
 	for range 3 {
-		l.Write(&Record{Run: "r", Phase: Launch, Event: Spawned})
+		l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Spawned})
 	}
 	if l.Lost() != 3 {
 		t.Errorf("lost = %d, want 3", l.Lost())
@@ -84,12 +84,12 @@ func TestLedgerFullDisk(t *testing.T) {
 // records_lost before the next record.
 func TestLedgerLostRecordsAreCounted(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
-	l, _ := OpenLedger(LedgerOptions{Path: path})
+	l, _ := ledger.Open(ledger.Options{Path: path})
 	l.Skip(5)
-	l.Write(&Record{Run: "r", Phase: Launch, Event: Exited})
+	l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Exited})
 	l.Close()
 	es := readEntries(t, path)
-	if len(es) != 2 || es[0].Event != RecordsLost {
+	if len(es) != 2 || es[0].Event != phases.RecordsLost {
 		t.Fatalf("got %v, want records_lost then exited", es)
 	}
 	if n, _ := es[0].Int("count"); n != 5 {
@@ -100,9 +100,9 @@ func TestLedgerLostRecordsAreCounted(t *testing.T) {
 func TestLedgerRotates(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fs.jsonl")
-	l, _ := OpenLedger(LedgerOptions{Path: path, MaxSize: 1000})
+	l, _ := ledger.Open(ledger.Options{Path: path, MaxSize: 1000})
 	for range 30 {
-		l.Write(&Record{Run: "r", Phase: Launch, Event: Spawned, Fields: []Field{F("pad", strings.Repeat("x", 100))}})
+		l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Spawned, Fields: []ledger.Field{ledger.F("pad", strings.Repeat("x", 100))}})
 	}
 	l.Close()
 	files, _ := filepath.Glob(filepath.Join(dir, "fs.*.jsonl"))
@@ -118,41 +118,9 @@ func TestLedgerRotates(t *testing.T) {
 	}
 }
 
-// TestRecorderNeverBlocks: with a tiny queue and a slow ledger the relay's
-// hand-off returns at once, and what did not fit is counted.
-func TestRecorderNeverBlocks(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.jsonl")
-	l, _ := OpenLedger(LedgerOptions{Path: path})
-	r := NewRecorder(l, &Tracker{}, RecorderOptions{Queue: 1, MaxBytes: 64})
-	start := time.Now()
-	for range 1000 {
-		data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
-		r.Line(FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("1000 hand-offs took %v", d)
-	}
-	dropped := r.Dropped()
-	r.Close()
-	if dropped == 0 {
-		t.Fatal("nothing dropped with a queue of one")
-	}
-	es := readEntries(t, path)
-	var lost int64
-	for _, e := range es {
-		if e.Event == RecordsLost {
-			n, _ := e.Int("count")
-			lost += n
-		}
-	}
-	if lost != int64(dropped) {
-		t.Errorf("records_lost counts %d, want %d dropped", lost, dropped)
-	}
-}
-
 func TestNewIDSortsByTime(t *testing.T) {
-	a := NewID("run", time.Unix(1000, 0))
-	b := NewID("run", time.Unix(1001, 0))
+	a := ledger.NewID("run", time.Unix(1000, 0))
+	b := ledger.NewID("run", time.Unix(1001, 0))
 	if !(a < b) || len(a) != len("run_")+26 || !strings.HasPrefix(a, "run_") {
 		t.Errorf("ids %q %q: want time-sorted, 26 digits", a, b)
 	}
@@ -162,10 +130,10 @@ func TestNewIDSortsByTime(t *testing.T) {
 // ledger leave as many seq numbers out, then records_lost says how many.
 func TestLedgerSkippedLeaveSeqGap(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
-	l, _ := OpenLedger(LedgerOptions{Path: path})
-	l.Write(&Record{Run: "r", Phase: Launch, Event: Spawned})
+	l, _ := ledger.Open(ledger.Options{Path: path})
+	l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Spawned})
 	l.Skip(3)
-	l.Write(&Record{Run: "r", Phase: Launch, Event: Exited})
+	l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Exited})
 	l.Close()
 	var got []string
 	for _, e := range readEntries(t, path) {
@@ -181,10 +149,10 @@ func TestLedgerSkippedLeaveSeqGap(t *testing.T) {
 func TestLedgerHoldWritesOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	var events countingWriter
-	l, _ := OpenLedger(LedgerOptions{Path: path, Events: &events})
+	l, _ := ledger.Open(ledger.Options{Path: path, Events: &events})
 	l.Hold()
 	for range 10 {
-		l.Write(&Record{Run: "r", Phase: Execution, Event: RequestReceived})
+		l.Write(&ledger.Record{Run: "r", Phase: phases.Execution, Event: phases.RequestReceived})
 	}
 	if data, _ := os.ReadFile(path); len(data) != 0 || events.n != 0 {
 		t.Fatalf("before Flush: %d bytes in the file, %d writes to the log; want none", len(data), events.n)
@@ -218,7 +186,7 @@ func TestLedgerSharedFileNeverInterleaves(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := OpenLedger(LedgerOptions{Path: path, Shim: fmt.Sprint("shim", w), MaxSize: 1 << 30})
+			l, err := ledger.Open(ledger.Options{Path: path, Shim: fmt.Sprint("shim", w), MaxSize: 1 << 30})
 			if err != nil {
 				t.Error(err)
 				return
@@ -226,7 +194,7 @@ func TestLedgerSharedFileNeverInterleaves(t *testing.T) {
 			for range batches {
 				l.Hold()
 				for range perBatch {
-					l.Write(&Record{Run: "r", Phase: Execution, Event: RequestReceived, Fields: []Field{F("pad", pad)}})
+					l.Write(&ledger.Record{Run: "r", Phase: phases.Execution, Event: phases.RequestReceived, Fields: []ledger.Field{ledger.F("pad", pad)}})
 				}
 				l.Flush()
 			}
@@ -244,43 +212,5 @@ func TestLedgerSharedFileNeverInterleaves(t *testing.T) {
 	}
 	if len(es) != writers*batches*perBatch {
 		t.Errorf("got %d records, want %d", len(es), writers*batches*perBatch)
-	}
-}
-
-// TestRecorderFoldsNotificationFloods: progress and message notifications
-// become one count record per direction and method; the rest stays one
-// record per message.
-func TestRecorderFoldsNotificationFloods(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "l.jsonl")
-	l, _ := OpenLedger(LedgerOptions{Path: path})
-	r := NewRecorder(l, &Tracker{}, RecorderOptions{})
-	r.Emit(Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Spawned})
-	line := func(dir Dir, s string) {
-		data := []byte(s)
-		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
-	}
-	for range 300 {
-		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
-		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
-	}
-	line(FromClient, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	line(FromServer, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	r.Emit(Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Exited})
-	r.Close()
-	counts := map[string]int64{}
-	var got []string
-	for _, e := range readEntries(t, path) {
-		got = append(got, e.Event)
-		if e.Event == NotificationsFolded {
-			n, _ := e.Int("count")
-			counts[fmt.Sprint(e.Fields["direction"], " ", e.Fields["method"])] += n
-		}
-	}
-	want := map[string]int64{"server notifications/message": 300, "server notifications/progress": 300}
-	if fmt.Sprint(counts) != fmt.Sprint(want) {
-		t.Errorf("folded counts %v, want %v", counts, want)
-	}
-	if n := strings.Count(strings.Join(got, " "), "request_"); n != 2 || len(got) > 8 {
-		t.Errorf("got events %v, want spawned, the ping's two records, the folded counts and exited", got)
 	}
 }

@@ -1,0 +1,105 @@
+package phases
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
+)
+
+func readEntries(t *testing.T, path string) []ledger.Entry {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []ledger.Entry
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		e, err := ledger.Decode(line)
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// TestRecorderNeverBlocks: with a tiny queue and a slow ledger the relay's
+// hand-off returns at once, and what did not fit is counted.
+func TestRecorderNeverBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := ledger.Open(ledger.Options{Path: path})
+	r := NewRecorder(l, &Tracker{}, RecorderOptions{Queue: 1, MaxBytes: 64})
+	start := time.Now()
+	for range 1000 {
+		data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
+		r.Line(FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("1000 hand-offs took %v", d)
+	}
+	dropped := r.Dropped()
+	r.Close()
+	if dropped == 0 {
+		t.Fatal("nothing dropped with a queue of one")
+	}
+	es := readEntries(t, path)
+	var lost int64
+	for _, e := range es {
+		if e.Event == RecordsLost {
+			n, _ := e.Int("count")
+			lost += n
+		}
+	}
+	if lost != int64(dropped) {
+		t.Errorf("records_lost counts %d, want %d dropped", lost, dropped)
+	}
+}
+
+// TestRecorderFoldsNotificationFloods: progress and message notifications
+// become one count record per direction and method; the rest stays one
+// record per message.
+func TestRecorderFoldsNotificationFloods(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := ledger.Open(ledger.Options{Path: path})
+	r := NewRecorder(l, &Tracker{}, RecorderOptions{})
+	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Spawned})
+	line := func(dir Dir, s string) {
+		data := []byte(s)
+		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+	}
+	for range 300 {
+		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
+		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	}
+	line(FromClient, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	line(FromServer, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Exited})
+	r.Close()
+	counts := map[string]int64{}
+	var got []string
+	for _, e := range readEntries(t, path) {
+		got = append(got, e.Event)
+		if e.Event == NotificationsFolded {
+			n, _ := e.Int("count")
+			counts[fmt.Sprint(e.Fields["direction"], " ", e.Fields["method"])] += n
+		}
+	}
+	want := map[string]int64{"server notifications/message": 300, "server notifications/progress": 300}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("folded counts %v, want %v", counts, want)
+	}
+	if n := strings.Count(strings.Join(got, " "), "request_"); n != 2 || len(got) > 8 {
+		t.Errorf("got events %v, want spawned, the ping's two records, the folded counts and exited", got)
+	}
+}
