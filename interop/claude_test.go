@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
 // claudeEnv is the environment of the real Claude Code CLI in a throwaway
@@ -157,14 +158,14 @@ func TestClaudeCode(t *testing.T) {
 }
 
 // ledgerRuns folds the ledger at path into its runs.
-func ledgerRuns(t *testing.T, path string) []phases.Run {
+func ledgerRuns(t *testing.T, path string) []report.Run {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("read ledger: %v", err)
 	}
 	defer f.Close()
-	s := phases.NewSummary()
+	s := report.NewSummary()
 	for sc := ledger.NewScanner(f); sc.Scan(); {
 		s.Add(sc.Head())
 	}

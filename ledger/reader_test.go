@@ -1,9 +1,6 @@
 package ledger_test
 
 import (
-	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/phases"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -15,6 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
 // t0 is when the test runs start.
@@ -258,7 +259,7 @@ func TestTruncatedLastRecord(t *testing.T) {
 		if len(entries) != wantN || skipped != wantSkipped {
 			t.Fatalf("cut at %d of %d: got %d records, %d skipped, want %d, %d", k, len(data)-cut, len(entries), skipped, wantN, wantSkipped)
 		}
-		sum := phases.NewSummary()
+		sum := report.NewSummary()
 		s := ledger.NewScanner(bytes.NewReader(torn))
 		for s.Scan() {
 			sum.Add(s.Head())
@@ -353,7 +354,7 @@ func BenchmarkScanSummary(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		sum := phases.NewSummary()
+		sum := report.NewSummary()
 		s := ledger.NewScanner(bytes.NewReader(data))
 		for s.Scan() {
 			sum.Add(s.Head())

@@ -547,7 +547,7 @@ func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {
 	return span
 }
 
-// outcome judges the run as `mcpshim ledger` does (phases.Summary), from
+// outcome judges the run as `mcpshim ledger` does (report.Summary), from
 // what a single pass can know.
 func (r *runState) outcome(e *ledger.Entry) (string, status) {
 	code, _ := e.Int("exit_code")

@@ -24,6 +24,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -181,7 +182,7 @@ type demoResult struct {
 
 // demoRun is a run as the ledger reader judges it, with its diagnosis.
 type demoRun struct {
-	phases.Run
+	report.Run
 	Why string `json:"why"`
 }
 
@@ -357,7 +358,7 @@ func (sc demoScenario) run(ctx context.Context, exe, dir string, env []string) d
 // demoReadLedger reads the records of path written past offset (all of
 // them when the file is shorter: it was rotated meanwhile): the entries in
 // order, and the runs as the ledger reader judges them.
-func demoReadLedger(path string, offset int64) ([]ledger.Entry, []phases.Run, error) {
+func demoReadLedger(path string, offset int64) ([]ledger.Entry, []report.Run, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -369,7 +370,7 @@ func demoReadLedger(path string, offset int64) ([]ledger.Entry, []phases.Run, er
 		}
 	}
 	var entries []ledger.Entry
-	sum := phases.NewSummary()
+	sum := report.NewSummary()
 	sc := ledger.NewScanner(f)
 	for sc.Scan() {
 		e, err := sc.Head().Entry()
@@ -385,7 +386,7 @@ func demoReadLedger(path string, offset int64) ([]ledger.Entry, []phases.Run, er
 
 // summarize fills the events and the runs; the scenario's outcome is its
 // last run's.
-func (r *demoResult) summarize(entries []ledger.Entry, runs []phases.Run) {
+func (r *demoResult) summarize(entries []ledger.Entry, runs []report.Run) {
 	base := entries[0].Time
 	runIndex := map[string]int{}
 	for _, e := range entries {
@@ -403,7 +404,7 @@ func (r *demoResult) summarize(entries []ledger.Entry, runs []phases.Run) {
 		})
 	}
 	for i := range runs {
-		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: phases.Diagnosis(&runs[i])})
+		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: report.Diagnosis(&runs[i])})
 	}
 	if len(r.Runs) > 0 {
 		last := r.Runs[len(r.Runs)-1]
@@ -557,7 +558,7 @@ func demoFields(e demoEvent) string {
 		}
 		if n, ok := v.(json.Number); ok && strings.HasSuffix(k, "_ms") {
 			ms, _ := n.Float64()
-			k, v = strings.TrimSuffix(k, "_ms"), phases.FormatMS(ms)
+			k, v = strings.TrimSuffix(k, "_ms"), report.FormatMS(ms)
 		}
 		parts = append(parts, k+"="+demoValue(v))
 	}

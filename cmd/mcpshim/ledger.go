@@ -58,6 +58,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -211,7 +212,7 @@ func usageStatus(err error) int {
 }
 
 // keep applies the filters.
-func (l *ledgerCmd) keep(r *phases.Run) bool {
+func (l *ledgerCmd) keep(r *report.Run) bool {
 	return (l.server == "" || r.Server == l.server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
 		(l.outcomes == nil || l.outcomes[r.Outcome]) &&
@@ -221,8 +222,8 @@ func (l *ledgerCmd) keep(r *phases.Run) bool {
 // ledgerData is what one pass over the ledger files found.
 type ledgerData struct {
 	files   []string
-	sum     *phases.Summary
-	runs    []phases.Run // every run, oldest first
+	sum     *report.Summary
+	runs    []report.Run // every run, oldest first
 	skipped int
 	short   map[string]string // run id -> shortest unique prefix, for display
 }
@@ -249,7 +250,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &ledgerData{files: files, sum: phases.NewSummary()}
+	d := &ledgerData{files: files, sum: report.NewSummary()}
 	d.sum.StatsSince = l.since
 	for _, path := range files {
 		n, err := scanFile(path, func(h *ledger.Head) { d.sum.Add(h) })
@@ -282,12 +283,12 @@ func scanFile(path string, fn func(h *ledger.Head)) (int, error) {
 }
 
 // loadKept reads the ledgers and returns the runs the filters keep.
-func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []phases.Run, error) {
+func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []report.Run, error) {
 	d, err := l.load(paths)
 	if err != nil {
 		return nil, nil, err
 	}
-	var runs []phases.Run
+	var runs []report.Run
 	for i := range d.runs {
 		if l.keep(&d.runs[i]) {
 			runs = append(runs, d.runs[i])
@@ -313,7 +314,7 @@ const minShort = 10
 
 // shortIDs gives every run the shortest prefix (without "run_") that tells it
 // apart from all others, the same length for all so the column lines up.
-func shortIDs(runs []phases.Run) map[string]string {
+func shortIDs(runs []report.Run) map[string]string {
 	ids := make([]string, len(runs))
 	for i, r := range runs {
 		ids[i] = strings.TrimPrefix(r.ID, "run_")
@@ -347,14 +348,14 @@ var (
 
 // resolve finds the run arg names: a unique prefix of its id (with or without
 // "run_"), or else a unique suffix as the shim prints it (…A4N8).
-func resolve(runs []phases.Run, arg string) (*phases.Run, error) {
+func resolve(runs []report.Run, arg string) (*report.Run, error) {
 	want := strings.TrimPrefix(arg, "run_")
 	suffix := strings.TrimPrefix(strings.TrimPrefix(want, "…"), "...")
 	for _, match := range []func(id string) bool{
 		func(id string) bool { return strings.HasPrefix(id, want) },
 		func(id string) bool { return strings.HasSuffix(id, suffix) },
 	} {
-		var found []*phases.Run
+		var found []*report.Run
 		for i := range runs {
 			if match(strings.TrimPrefix(runs[i].ID, "run_")) {
 				found = append(found, &runs[i])
@@ -446,7 +447,7 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: server},
 			cell{text: d.short[r.ID]},
 			cell{text: gen, right: true},
-			cell{text: phases.FormatMS(r.DurationMS), right: true},
+			cell{text: report.FormatMS(r.DurationMS), right: true},
 			cell{text: r.Outcome, style: outcomeStyle(r.Outcome)},
 			cell{text: r.LastEvent},
 			cell{text: toolsText(r), right: true},
@@ -478,18 +479,18 @@ func (l *ledgerCmd) list(args []string) int {
 
 // runJSON is a run as --json prints it.
 type runJSON struct {
-	phases.Run
+	report.Run
 	Short string `json:"short"`
 }
 
-func toolsText(r *phases.Run) string {
+func toolsText(r *report.Run) string {
 	if r.Tools == nil {
 		return "-"
 	}
 	return strconv.Itoa(*r.Tools)
 }
 
-func callsText(r *phases.Run) string {
+func callsText(r *report.Run) string {
 	c := r.Calls
 	if c.Received == 0 && c.OK+c.IsError+c.Error == 0 {
 		return "-"
@@ -498,7 +499,7 @@ func callsText(r *phases.Run) string {
 }
 
 // exitText is the EXIT column: how the process ended, or that it has not.
-func exitText(r *phases.Run) string {
+func exitText(r *report.Run) string {
 	switch {
 	case r.Alive:
 		return "running"
@@ -543,7 +544,7 @@ func (l *ledgerCmd) show(args []string) int {
 			Diagnosis string      `json:"diagnosis"`
 			Events    []eventJSON `json:"events"`
 			Skipped   int         `json:"skipped_lines"`
-		}{runJSON{*r, d.short[r.ID]}, phases.Diagnosis(r), make([]eventJSON, 0, len(es)), d.skipped}
+		}{runJSON{*r, d.short[r.ID]}, report.Diagnosis(r), make([]eventJSON, 0, len(es)), d.skipped}
 		for i := range es {
 			out.Events = append(out.Events, toEventJSON(&es[i], es[0].Time))
 		}
@@ -553,7 +554,7 @@ func (l *ledgerCmd) show(args []string) int {
 	w := l.c.stdout
 	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
 	fmt.Fprintf(w, "started %s · lasted %s · %s", r.Start.In(l.loc).Format("2006-01-02 15:04:05.000 MST"),
-		phases.FormatMS(r.DurationMS), p.paint(outcomeStyle(r.Outcome), r.Outcome))
+		report.FormatMS(r.DurationMS), p.paint(outcomeStyle(r.Outcome), r.Outcome))
 	if r.Alive {
 		fmt.Fprint(w, " (still running)")
 	}
@@ -581,7 +582,7 @@ func (l *ledgerCmd) show(args []string) int {
 		}
 		text := fieldsText(e, 60, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
-			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+phases.FormatMS(ms)))
+			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+report.FormatMS(ms)))
 		}
 		origin := ""
 		if e.Origin != "" {
@@ -599,12 +600,12 @@ func (l *ledgerCmd) show(args []string) int {
 	if d.skipped > 0 {
 		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
 	}
-	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(phases.Diagnosis(r)))
+	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(report.Diagnosis(r)))
 	return 0
 }
 
-func runIndex(runs []phases.Run) map[string]*phases.Run {
-	m := make(map[string]*phases.Run, len(runs))
+func runIndex(runs []report.Run) map[string]*report.Run {
+	m := make(map[string]*report.Run, len(runs))
 	for i := range runs {
 		m[runs[i].ID] = &runs[i]
 	}
@@ -640,7 +641,7 @@ func (l *ledgerCmd) why(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		return 1
 	}
-	var picked []*phases.Run
+	var picked []*report.Run
 	if runArg != "" {
 		r, err := resolve(d.runs, runArg)
 		if err != nil {
@@ -649,7 +650,7 @@ func (l *ledgerCmd) why(args []string) int {
 		}
 		picked = append(picked, r)
 	} else {
-		latest := map[string]*phases.Run{}
+		latest := map[string]*report.Run{}
 		for i := range d.runs {
 			if r := &d.runs[i]; l.keep(r) {
 				latest[r.Server] = r // runs are oldest first
@@ -680,7 +681,7 @@ func (l *ledgerCmd) why(args []string) int {
 	p := painter(l.color)
 	for n, r := range picked {
 		es := entries[r.ID]
-		answers := phases.Explain(r, es)
+		answers := report.Explain(r, es)
 		if l.json {
 			ra := runAnswers{Run: runJSON{*r, d.short[r.ID]}}
 			for _, a := range answers {
@@ -732,7 +733,7 @@ func (l *ledgerCmd) why(args []string) int {
 
 // answerJSON is an Answer with its evidence as an EVENT.
 type answerJSON struct {
-	phases.Answer
+	report.Answer
 	Evidence *eventJSON `json:"evidence"`
 }
 
@@ -749,7 +750,7 @@ func (l *ledgerCmd) stats(args []string) int {
 		return 1
 	}
 	// --since counts the runs started since and the calls made since.
-	var servers []phases.ServerStats
+	var servers []report.ServerStats
 	for _, st := range d.sum.Stats(runs) {
 		if (l.server == "" || st.Server == l.server) && (st.Runs > 0 || st.Calls > 0 || st.Restarts > 0) {
 			servers = append(servers, st)
@@ -759,7 +760,7 @@ func (l *ledgerCmd) stats(args []string) int {
 		return l.writeJSON(struct {
 			Records int                  `json:"records"`
 			Skipped int                  `json:"skipped_lines"`
-			Servers []phases.ServerStats `json:"servers"`
+			Servers []report.ServerStats `json:"servers"`
 		}{d.sum.Records, d.skipped, nonNil(servers)})
 	}
 	p := painter(l.color)
@@ -791,7 +792,7 @@ func (l *ledgerCmd) stats(args []string) int {
 	return 0
 }
 
-func callCells(c phases.CallStats) []cell {
+func callCells(c report.CallStats) []cell {
 	rate := func(r float64, style string) cell {
 		if c.Calls == 0 {
 			return cell{text: "-", right: true}
@@ -806,7 +807,7 @@ func callCells(c phases.CallStats) []cell {
 		return append(out, cell{text: "-", right: true}, cell{text: "-", right: true}, cell{text: "-", right: true})
 	}
 	for _, v := range []float64{c.Latency.P50, c.Latency.P95, c.Latency.P99} {
-		out = append(out, cell{text: phases.FormatMS(v), right: true})
+		out = append(out, cell{text: report.FormatMS(v), right: true})
 	}
 	return out
 }

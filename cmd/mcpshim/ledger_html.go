@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
 // Report limits: the page stays small enough for a browser however large the
@@ -44,7 +45,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		return 1
 	}
-	var picked []*phases.Run
+	var picked []*report.Run
 	for i := range d.runs {
 		if l.keep(&d.runs[i]) {
 			picked = append(picked, &d.runs[i])
@@ -108,17 +109,17 @@ func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int
 		}
 	}
 	for _, es := range out {
-		phases.SortEntries(es)
+		report.SortEntries(es)
 	}
 	return out
 }
 
 // restartChains groups the picked runs with the runs they restarted from and
 // into, oldest chain first.
-func restartChains(all []phases.Run, picked []*phases.Run) [][]*phases.Run {
+func restartChains(all []report.Run, picked []*report.Run) [][]*report.Run {
 	byID := runIndex(all)
 	seen := map[string]bool{}
-	var chains [][]*phases.Run
+	var chains [][]*report.Run
 	for _, r := range picked {
 		first := r
 		for hops := 0; first.PreviousRun != "" && hops < len(all); hops++ {
@@ -131,7 +132,7 @@ func restartChains(all []phases.Run, picked []*phases.Run) [][]*phases.Run {
 		if seen[first.ID] {
 			continue
 		}
-		var ch []*phases.Run
+		var ch []*report.Run
 		for cur := first; cur != nil && !seen[cur.ID]; cur = byID[cur.NextRun] {
 			seen[cur.ID] = true
 			ch = append(ch, cur)
@@ -212,7 +213,7 @@ type svgLink struct {
 }
 
 // chainView lays one chain out: rows top to bottom, time left to right.
-func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]ledger.Entry, short map[string]string) chainView {
+func (l *ledgerCmd) chainView(ch []*report.Run, entries map[string][]ledger.Entry, short map[string]string) chainView {
 	start, end := ch[0].Start, ch[0].End
 	for _, r := range ch {
 		if es := entries[r.ID]; len(es) > 0 && es[0].Time.Before(start) {
@@ -232,10 +233,10 @@ func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]ledger.Entr
 	cv := chainView{
 		Server:   ch[0].Server,
 		Start:    start.In(l.loc).Format("2006-01-02 15:04:05.000"),
-		Duration: phases.FormatMS(float64(span.Microseconds()) / 1000),
+		Duration: report.FormatMS(float64(span.Microseconds()) / 1000),
 	}
 	for _, step := range ticks(span) {
-		cv.Ticks = append(cv.Ticks, svgTick{X: x(start.Add(step)), Label: "+" + phases.FormatMS(float64(step.Microseconds())/1000)})
+		cv.Ticks = append(cv.Ticks, svgTick{X: x(start.Add(step)), Label: "+" + report.FormatMS(float64(step.Microseconds())/1000)})
 	}
 	y := svgAxisH
 	var prevExit *svgMark
@@ -278,7 +279,7 @@ func (l *ledgerCmd) chainView(ch []*phases.Run, entries map[string][]ledger.Entr
 
 // runRows turns a run's records into waterfall rows: launch, handshake,
 // each tools/list and call and other request, noise and external traffic.
-func runRows(r *phases.Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRow, dropped int) {
+func runRows(r *report.Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRow, dropped int) {
 	bar := func(from, to time.Time, class, title string) svgBar {
 		return svgBar{X: x(from), W: math.Max(2, x(to)-x(from)), Class: "bar " + class, Title: title}
 	}
@@ -404,7 +405,7 @@ func runRows(r *phases.Run, es []ledger.Entry, x func(time.Time) float64) (rows 
 
 func latencyText(e *ledger.Entry) string {
 	if ms, ok := e.Float("latency_ms"); ok {
-		return phases.FormatMS(ms)
+		return report.FormatMS(ms)
 	}
 	return ""
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
 // lt0 is when the synthetic ledgers start.
@@ -431,10 +432,10 @@ func TestLedgerWhy(t *testing.T) {
 func TestLedgerStats(t *testing.T) {
 	dir := writeFleet(t)
 	var doc struct {
-		Servers []phases.ServerStats `json:"servers"`
+		Servers []report.ServerStats `json:"servers"`
 	}
 	ledgerJSON(t, &doc, "stats", dir)
-	var crashy, fs *phases.ServerStats
+	var crashy, fs *report.ServerStats
 	for i := range doc.Servers {
 		switch doc.Servers[i].Server {
 		case "crashy":
@@ -457,7 +458,7 @@ func TestLedgerStats(t *testing.T) {
 		t.Errorf("fs tool add: got %+v, want p50 = p99 = 20ms", add)
 	}
 	var since struct {
-		Servers []phases.ServerStats `json:"servers"`
+		Servers []report.ServerStats `json:"servers"`
 	}
 	ledgerJSON(t, &since, "stats", "--since", "2026-11-29T08:00:10", dir)
 	var got []string
@@ -545,7 +546,7 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 }
 
 func TestShortIDsAndResolve(t *testing.T) {
-	runs := []phases.Run{{ID: "run_01KB3F0000AAAA"}, {ID: "run_01KB3F0000AAAB"}, {ID: "run_01KB3F9999ZZZZ"}, {ID: "odd"}}
+	runs := []report.Run{{ID: "run_01KB3F0000AAAA"}, {ID: "run_01KB3F0000AAAB"}, {ID: "run_01KB3F9999ZZZZ"}, {ID: "odd"}}
 	short := shortIDs(runs)
 	if short["run_01KB3F0000AAAA"] != "01KB3F0000AAAA" || short["run_01KB3F9999ZZZZ"] != "01KB3F9999ZZZZ" || short["odd"] != "odd" {
 		t.Errorf("shortIDs: got %v, want 14 characters (one past the longest shared prefix)", short)

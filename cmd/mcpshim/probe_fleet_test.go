@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
 // TestProbeMorningFleet, through the built binary: every server that is not
@@ -84,7 +84,7 @@ func TestProbeRemoteRecordedAsRemote(t *testing.T) {
 	runBuilt(t, dir, env, "probe", "--config", cfg, "--timeout", "2s", "--retries", "0")
 	_, out, errs := runBuilt(t, dir, env, "ledger", "--json", filepath.Join(state, "mcpshim"))
 	var doc struct {
-		Runs []phases.Run `json:"runs"`
+		Runs []report.Run `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Runs) != 1 {
 		t.Fatalf("ledger --json: %v, %d runs\n%s%s", err, len(doc.Runs), out, errs)

@@ -1,13 +1,19 @@
-package phases
+// Package report owns what is read out of a ledger: runs folded from their
+// records, their outcomes and the diagnosis in words, the per-server stats
+// with their histograms, and the answers of "ledger why". It reads records
+// through ledger's scanner and names events through phases; it never writes
+// a ledger and is never on the relay's path.
+package report
 
 import (
-	"github.com/mcpshim-dev/mcpshim/ledger"
-
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Run is what the ledger says about one run (one child process), folded from
@@ -79,7 +85,7 @@ type Calls struct {
 // Fixable reports whether the outcome is one a person can fix now (seed 000:
 // do not retry, print the reason).
 func (r *Run) Fixable() bool {
-	return r.Outcome == OutcomeExited || r.Outcome == OutcomeProtocolError
+	return r.Outcome == phases.OutcomeExited || r.Outcome == phases.OutcomeProtocolError
 }
 
 // Failed reports whether the run did not end up serving: every outcome but
@@ -89,7 +95,7 @@ func (r *Run) Failed() bool {
 		return true // connected, but not the surface the agent was promised
 	}
 	switch r.Outcome {
-	case OutcomeReady, OutcomeEnded, OutcomeRunning:
+	case phases.OutcomeReady, phases.OutcomeEnded, phases.OutcomeRunning:
 		return false
 	}
 	return true
@@ -170,7 +176,7 @@ func NewSummary() *Summary {
 // Add folds one record in.
 func (s *Summary) Add(h *ledger.Head) {
 	s.Records++
-	if h.Event == RecordsLost {
+	if h.Event == phases.RecordsLost {
 		n, _ := h.Int("count")
 		s.Lost += int(n)
 	}
@@ -182,7 +188,7 @@ func (s *Summary) Add(h *ledger.Head) {
 		a = &runAgg{Run: Run{ID: h.Run, Server: h.Server, Shim: h.Shim, Origin: h.Origin, PID: h.PID}}
 		s.runs[h.Run] = a
 	}
-	if h.Origin == OriginServer && ShimOwned(h.Event) {
+	if h.Origin == phases.OriginServer && phases.ShimOwned(h.Event) {
 		a.Forged++
 		s.Forged++
 		return
@@ -209,25 +215,25 @@ func (s *Summary) Add(h *ledger.Head) {
 		srv = s.server(a.Server)
 	}
 	switch h.Event {
-	case SpawnRequested:
+	case phases.SpawnRequested:
 		a.spawnAt = m
 		if g, ok := h.Int("generation"); ok {
 			a.Generation = int(g)
 		}
 		a.PreviousRun = h.Str("previous_run")
 		a.Egress = h.Str("egress")
-	case ProbeResult:
+	case phases.ProbeResult:
 		if h.Str("transport") == "http" {
 			a.remoteOutcome, a.remoteDetail = h.Str("outcome"), h.Str("detail")
 		}
-	case Spawned:
+	case phases.Spawned:
 		if h.PID > 0 {
 			a.PID = h.PID
 		}
-	case SpawnFailed:
+	case phases.SpawnFailed:
 		a.SpawnFailed = true
 		a.ErrorClass, a.Error, a.Hint = h.Str("error_class"), h.Str("error"), h.Str("hint")
-	case Exited:
+	case phases.Exited:
 		a.Exited, a.exitAt = true, m
 		if c, ok := h.Int("exit_code"); ok && c >= 0 {
 			code := int(c)
@@ -239,39 +245,39 @@ func (s *Summary) Add(h *ledger.Head) {
 		a.StderrCause = h.Str("stderr_cause")
 		a.exitHandshake = h.Bool("handshake")
 		a.RequestedByShim = h.Bool("requested_by_shim")
-	case InitializeReceived:
+	case phases.InitializeReceived:
 		if a.initReceived.before(m) || !a.initReceived.set {
 			a.initReceived = m
 		}
-	case InitializeResponded, DiscoverResponded, ModernRequest, HandshakeReplayed:
+	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
 		if m.before(a.handshake) {
 			a.handshake, a.Handshake = m, h.Event
 			a.ProtocolVersion = h.Str("protocol_version")
 			a.ServerName = h.Str("server_name")
 		}
-	case InitializedReceived:
+	case phases.InitializedReceived:
 		a.Initialized = true
-	case InitializeFailed:
+	case phases.InitializeFailed:
 		if m.before(a.initFailed) {
 			a.initFailed, a.initFailMsg = m, codeMessage(h)
 		}
-	case DiscoverFailed:
+	case phases.DiscoverFailed:
 		if m.before(a.discFailed) {
 			a.discFailed, a.discFailMsg = m, codeMessage(h)
 		}
-	case HandshakeTimeout:
+	case phases.HandshakeTimeout:
 		a.timeout = m
 		a.TimeoutLast = h.Str("last_event")
 		a.TimeoutMS, _ = h.Float("timeout_ms")
-	case StdoutNoise:
+	case phases.StdoutNoise:
 		a.Noise++
 		// Noise diverted to stderr (--divert-noise) never reached the client.
 		if m.before(a.noise) && !h.Bool("diverted") {
 			a.noise, a.NoisePreview = m, h.Str("preview")
 		}
-	case ClientNoise:
+	case phases.ClientNoise:
 		a.ClientNoise++
-	case ToolsListResponded:
+	case phases.ToolsListResponded:
 		// Pages before the last say complete=false; the last carries the total.
 		if !h.False("complete") {
 			n, _ := h.Int("tool_count")
@@ -281,41 +287,41 @@ func (s *Summary) Add(h *ledger.Head) {
 				srv.zeroTools++
 			}
 		}
-	case ToolsListFailed:
+	case phases.ToolsListFailed:
 		a.ToolsListFailed++
-	case ToolsMissing:
+	case phases.ToolsMissing:
 		a.LockMissing = h.Strs("missing")
-	case ToolCallReceived:
+	case phases.ToolCallReceived:
 		a.Calls.Received++
-	case ToolCallInputRequired:
+	case phases.ToolCallInputRequired:
 		a.Calls.InputRequired++ // a round that asked for input: the call goes on
-	case ToolCallResponded:
+	case phases.ToolCallResponded:
 		ms, hasLatency := h.Float("latency_ms")
 		outcome := h.Str("outcome")
 		a.Calls.count(outcome)
 		srv.call(h.Str("tool"), outcome, ms, hasLatency)
-	case PendingFailed:
+	case phases.PendingFailed:
 		if tool := h.Str("tool"); tool != "" || h.Str("method") == "tools/call" {
 			a.Calls.Error++
 			srv.call(tool, "rpc_error", 0, false)
 		}
-	case RestartScheduled:
+	case phases.RestartScheduled:
 		if srv != nil {
 			srv.restarts++
 		}
-	case RestartsExhausted:
+	case phases.RestartsExhausted:
 		a.Exhausted = true
-	case RecordsLost:
+	case phases.RecordsLost:
 		n, _ := h.Int("count")
 		a.RecordsLost += int(n)
-	case KillRequested:
+	case phases.KillRequested:
 		a.killReason = h.Str("reason")
-	case ClientDisconnected:
+	case phases.ClientDisconnected:
 		a.disconnectedReason = h.Str("reason")
 		a.disconnected = m
-	case ExternalAttempt, ExternalResult:
+	case phases.ExternalAttempt, phases.ExternalResult:
 		a.External++
-	case ForgedEvent:
+	case phases.ForgedEvent:
 		a.Forged++
 		s.Forged++
 	}
@@ -325,11 +331,11 @@ func (s *Summary) Add(h *ledger.Head) {
 // not the shim stopping or restarting it, not the ledger's own records.
 func progress(h *ledger.Head) bool {
 	switch h.Phase {
-	case Interruption, Supervision, LedgerPhase:
+	case phases.Interruption, phases.Supervision, phases.LedgerPhase:
 		return false
 	}
 	switch h.Event {
-	case Exited, ForgedEvent, RecordsLost:
+	case phases.Exited, phases.ForgedEvent, phases.RecordsLost:
 		return false
 	}
 	return true
@@ -403,7 +409,7 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 		r.HandshakeAt = time.Unix(0, a.handshake.t).UTC()
 	}
 	if r.Handshake == "" && a.exitHandshake {
-		r.Handshake = Exited // its record was lost; the exit record vouches for it
+		r.Handshake = phases.Exited // its record was lost; the exit record vouches for it
 	}
 	if !a.Exited && !a.SpawnFailed {
 		r.Alive = alive != nil && r.PID > 0 && alive(r.PID)
@@ -430,28 +436,28 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 	}
 	switch {
 	case a.SpawnFailed:
-		r.Outcome = OutcomeExited
+		r.Outcome = phases.OutcomeExited
 	case r.NoiseFirst && r.Warning == "":
-		r.Outcome = OutcomeProtocolError
+		r.Outcome = phases.OutcomeProtocolError
 	case done && !a.Exited:
-		r.Outcome = OutcomeReady
+		r.Outcome = phases.OutcomeReady
 		if !r.Alive {
-			r.Outcome = OutcomeUnrecorded
+			r.Outcome = phases.OutcomeUnrecorded
 		}
 	case done && ((r.ExitCode != nil && *r.ExitCode == 0 && r.Signal == "") || r.RequestedByShim):
-		r.Outcome = OutcomeEnded
+		r.Outcome = phases.OutcomeEnded
 	case done:
-		r.Outcome = OutcomeCrashed
+		r.Outcome = phases.OutcomeCrashed
 	case a.refusal() != "":
-		r.Outcome = OutcomeProtocolError
+		r.Outcome = phases.OutcomeProtocolError
 	case a.timeout.set, clientGaveUp:
-		r.Outcome = OutcomeTimeout
+		r.Outcome = phases.OutcomeTimeout
 	case a.Exited:
-		r.Outcome = OutcomeExited
+		r.Outcome = phases.OutcomeExited
 	case r.Alive:
-		r.Outcome = OutcomeRunning
+		r.Outcome = phases.OutcomeRunning
 	default:
-		r.Outcome = OutcomeUnrecorded
+		r.Outcome = phases.OutcomeUnrecorded
 	}
 	if a.remoteOutcome != "" {
 		r.Outcome, r.Error = a.remoteOutcome, a.remoteDetail
@@ -482,7 +488,7 @@ func (a *runAgg) refusal() string {
 // detail says in a few words why a run stopped or where it stands.
 func detail(r *Run) string {
 	switch r.Outcome {
-	case OutcomeExited:
+	case phases.OutcomeExited:
 		if r.SpawnFailed {
 			return strings.TrimPrefix(r.ErrorClass+": "+r.Error, ": ")
 		}
@@ -490,12 +496,12 @@ func detail(r *Run) string {
 			return s
 		}
 		return exitStatus(r)
-	case OutcomeProtocolError:
+	case phases.OutcomeProtocolError:
 		if r.NoiseFirst {
 			return fmt.Sprintf("stdout noise before the handshake: %q", r.NoisePreview)
 		}
 		return "handshake refused: " + r.Error
-	case OutcomeTimeout:
+	case phases.OutcomeTimeout:
 		s := "no handshake answer"
 		if r.ClientLeftMS > 0 {
 			s += "; the client gave up after " + FormatMS(r.ClientLeftMS)
@@ -509,12 +515,12 @@ func detail(r *Run) string {
 			s += "; stderr: " + last
 		}
 		return s
-	case OutcomeCrashed:
+	case phases.OutcomeCrashed:
 		if s := r.StderrLast(); s != "" {
 			return exitStatus(r) + ": " + s
 		}
 		return exitStatus(r)
-	case OutcomeEnded:
+	case phases.OutcomeEnded:
 		var parts []string
 		if r.Warning != "" {
 			parts = append(parts, r.Warning)
@@ -529,7 +535,7 @@ func detail(r *Run) string {
 			parts = append(parts, r.StopReason)
 		}
 		return strings.Join(parts, "; ")
-	case OutcomeReady:
+	case phases.OutcomeReady:
 		if len(r.LockMissing) > 0 {
 			return "locked tools missing: " + strings.Join(r.LockMissing, ", ")
 		}
@@ -537,7 +543,7 @@ func detail(r *Run) string {
 			return "zero tools listed"
 		}
 		return r.Warning
-	case OutcomeUnrecorded:
+	case phases.OutcomeUnrecorded:
 		return "no exit record; pid gone (the shim was killed)"
 	}
 	return ""
@@ -587,7 +593,7 @@ func Diagnosis(r *Run) string {
 		calls = fmt.Sprintf(", served %d tool calls (%d ok, %d isError, %d error)", n, r.Calls.OK, r.Calls.IsError, r.Calls.Error)
 	}
 	switch r.Outcome {
-	case OutcomeExited:
+	case phases.OutcomeExited:
 		if r.SpawnFailed {
 			s := fmt.Sprintf("the command could not be started (%s): %s", r.ErrorClass, r.Error)
 			if r.Hint != "" {
@@ -597,18 +603,18 @@ func Diagnosis(r *Run) string {
 		}
 		after := "before the handshake"
 		switch r.LastEvent {
-		case InitializeReceived, DiscoverReceived:
+		case phases.InitializeReceived, phases.DiscoverReceived:
 			after = "after receiving " + strings.TrimSuffix(r.LastEvent, "_received") + " and before answering it"
-		case Spawned, SpawnRequested, ExecutableReady:
+		case phases.Spawned, phases.SpawnRequested, phases.ExecutableReady:
 			after = "before reading any request"
 		}
 		return fmt.Sprintf("the server %s %s%s. Fix what it says: a retry fails the same way", exitPhrase(r), after, last)
-	case OutcomeProtocolError:
+	case phases.OutcomeProtocolError:
 		if r.NoiseFirst {
 			return fmt.Sprintf("the server wrote %q to stdout before the handshake, which corrupts the JSON-RPC stream: stdout must carry only protocol messages, log to stderr", r.NoisePreview)
 		}
 		return fmt.Sprintf("the server refused the handshake (%s): align the protocol version or client identity", r.Error)
-	case OutcomeTimeout:
+	case phases.OutcomeTimeout:
 		if r.ClientLeftMS > 0 {
 			return fmt.Sprintf("the client gave up %s after the start, before the handshake (last confirmed: %s): a failed start; a cold npx/uvx install or a slow server needs a longer client timeout%s", FormatMS(r.ClientLeftMS), r.LastEvent, last)
 		}
@@ -617,19 +623,19 @@ func Diagnosis(r *Run) string {
 			wait = " within " + FormatMS(r.TimeoutMS)
 		}
 		switch r.TimeoutLast {
-		case SpawnedNoInitialize:
+		case phases.SpawnedNoInitialize:
 			return fmt.Sprintf("the server started but no initialize reached it%s: look at the client first%s", wait, last)
-		case ResponseSentNoInitialized:
+		case phases.ResponseSentNoInitialized:
 			return fmt.Sprintf("the server answered initialize but notifications/initialized never came%s: the client gave up or restarted%s", wait, last)
 		}
 		return fmt.Sprintf("the server received initialize and never answered%s%s", wait, last)
-	case OutcomeCrashed:
+	case phases.OutcomeCrashed:
 		after := "after the handshake"
 		if !r.HandshakeAt.IsZero() {
 			after = FormatMS(float64(r.End.Sub(r.HandshakeAt).Microseconds())/1000) + " " + after
 		}
 		return fmt.Sprintf("the server %s %s%s%s%s", exitPhrase(r), after, tools, calls, last)
-	case OutcomeEnded:
+	case phases.OutcomeEnded:
 		how := "ended cleanly"
 		if r.RequestedByShim {
 			how = "was stopped by the shim"
@@ -638,11 +644,11 @@ func Diagnosis(r *Run) string {
 			}
 		}
 		return fmt.Sprintf("the server %s after %s%s%s%s", how, FormatMS(r.DurationMS), tools, calls, warning(r))
-	case OutcomeReady:
+	case phases.OutcomeReady:
 		return fmt.Sprintf("the server is up: handshake done%s%s%s", tools, calls, warning(r))
-	case OutcomeRunning:
+	case phases.OutcomeRunning:
 		return "the server is running and has not finished the handshake yet"
-	case OutcomeUnrecorded:
+	case phases.OutcomeUnrecorded:
 		return fmt.Sprintf("the ledger stops at %s and pid %d is gone: the shim was killed before it could record the end", r.LastEvent, r.PID)
 	}
 	return ""
@@ -875,7 +881,7 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 	find := func(events ...string) *ledger.Entry {
 		for i := range entries {
 			e := &entries[i]
-			if e.Origin == OriginServer && ShimOwned(e.Event) {
+			if e.Origin == phases.OriginServer && phases.ShimOwned(e.Event) {
 				continue
 			}
 			for _, ev := range events {
@@ -888,18 +894,18 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 	}
 	last := func(event string) *ledger.Entry {
 		for i := len(entries) - 1; i >= 0; i-- {
-			if entries[i].Event == event && !(entries[i].Origin == OriginServer && ShimOwned(event)) {
+			if entries[i].Event == event && !(entries[i].Origin == phases.OriginServer && phases.ShimOwned(event)) {
 				return &entries[i]
 			}
 		}
 		return nil
 	}
 	launched := Answer{Key: "launched", Question: "did the process launch?"}
-	switch spawned, failed := find(Spawned), find(SpawnFailed); {
+	switch spawned, failed := find(phases.Spawned), find(phases.SpawnFailed); {
 	case spawned != nil:
 		launched.Answer, launched.Evidence = "yes", spawned
 		launched.Reason = fmt.Sprintf("spawned as pid %d", r.PID)
-		if ready := find(ExecutableReady); ready != nil {
+		if ready := find(phases.ExecutableReady); ready != nil {
 			launched.Reason += "; the server reported executable_ready"
 		}
 	case failed != nil:
@@ -910,43 +916,43 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 	}
 
 	shake := Answer{Key: "initialized", Question: "did initialization complete?"}
-	hs := find(InitializeResponded, DiscoverResponded, ModernRequest, HandshakeReplayed)
+	hs := find(phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed)
 	switch {
 	case r.NoiseFirst:
-		shake.Answer, shake.Evidence = "no", find(StdoutNoise)
+		shake.Answer, shake.Evidence = "no", find(phases.StdoutNoise)
 		shake.Reason = fmt.Sprintf("stdout carried %q before the handshake, which breaks a client's JSON-RPC parser", r.NoisePreview)
 	case hs != nil:
 		shake.Answer, shake.Evidence = "yes", hs
 		switch hs.Event {
-		case InitializeResponded:
+		case phases.InitializeResponded:
 			shake.Reason = "answered initialize with protocol " + hs.Str("protocol_version")
 			if r.Initialized {
 				shake.Reason += "; notifications/initialized arrived"
 			} else {
 				shake.Reason += "; notifications/initialized was not seen"
 			}
-		case DiscoverResponded:
+		case phases.DiscoverResponded:
 			shake.Reason = "answered server/discover"
-		case HandshakeReplayed:
+		case phases.HandshakeReplayed:
 			shake.Reason = "the shim replayed the client's handshake to the restarted server"
 		default:
 			shake.Reason = "the client spoke " + hs.Str("protocol_version") + " with no handshake, which that version allows"
 		}
-	case r.Handshake == Exited:
+	case r.Handshake == phases.Exited:
 		shake.Answer, shake.Reason = "yes", "the exit record says the handshake completed (its own record was lost)"
-		shake.Evidence = last(Exited)
+		shake.Evidence = last(phases.Exited)
 	case r.SpawnFailed:
-		shake.Answer, shake.Reason, shake.Evidence = "no", "the process never started", find(SpawnFailed)
+		shake.Answer, shake.Reason, shake.Evidence = "no", "the process never started", find(phases.SpawnFailed)
 	case r.Error != "":
 		shake.Answer, shake.Reason = "no", "the server refused the handshake: "+r.Error
-		if shake.Evidence = find(InitializeFailed); shake.Evidence == nil {
-			shake.Evidence = find(DiscoverFailed)
+		if shake.Evidence = find(phases.InitializeFailed); shake.Evidence == nil {
+			shake.Evidence = find(phases.DiscoverFailed)
 		}
-	case find(HandshakeTimeout) != nil:
-		shake.Answer, shake.Evidence = "no", find(HandshakeTimeout)
+	case find(phases.HandshakeTimeout) != nil:
+		shake.Answer, shake.Evidence = "no", find(phases.HandshakeTimeout)
 		shake.Reason = "no answer in time, last confirmed state " + shake.Evidence.Str("last_event")
 	case r.Exited:
-		shake.Answer, shake.Evidence = "no", last(Exited)
+		shake.Answer, shake.Evidence = "no", last(phases.Exited)
 		shake.Reason = "the process exited before the handshake"
 		if s := r.StderrLast(); s != "" {
 			shake.Reason += fmt.Sprintf("; last stderr line %q", s)
@@ -958,7 +964,7 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 	}
 
 	tools := Answer{Key: "tools", Question: "were tools discoverable?"}
-	switch listed, failed := last(ToolsListResponded), find(ToolsListFailed); {
+	switch listed, failed := last(phases.ToolsListResponded), find(phases.ToolsListFailed); {
 	case listed != nil && r.Tools != nil && *r.Tools > 0:
 		tools.Answer, tools.Evidence = "yes", listed
 		tools.Reason = fmt.Sprintf("tools/list returned %d tools", *r.Tools)
@@ -975,16 +981,16 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 	default:
 		tools.Answer, tools.Reason = "unknown", "no tools/list in the ledger"
 	}
-	if missing := last(ToolsMissing); missing != nil {
+	if missing := last(phases.ToolsMissing); missing != nil {
 		tools.Reason += "; missing: " + strings.Join(missing.Strs("missing"), ", ")
 	}
 
 	ext := Answer{Key: "external", Question: "did anything reach the outside world?"}
-	switch attempt, denied := find(ExternalAttempt, ExternalResult), find(ExternalDenied); {
+	switch attempt, denied := find(phases.ExternalAttempt, phases.ExternalResult), find(phases.ExternalDenied); {
 	case attempt != nil:
 		ext.Answer, ext.Evidence = "yes", attempt
 		ext.Reason = "an external attempt to " + target(attempt)
-		if attempt.Origin == OriginServer {
+		if attempt.Origin == phases.OriginServer {
 			ext.Reason += ", as the server itself reports"
 		} else {
 			ext.Reason += ", seen by the egress witness"
@@ -993,10 +999,10 @@ func Explain(r *Run, entries []ledger.Entry) []Answer {
 		ext.Answer, ext.Evidence = "no", denied
 		ext.Reason = "the egress witness denied a connection to " + target(denied)
 	case r.Egress == "witnessed":
-		ext.Answer, ext.Evidence = "no", find(SpawnRequested)
+		ext.Answer, ext.Evidence = "no", find(phases.SpawnRequested)
 		ext.Reason = "the egress witness saw no outbound connection (it sees what honours the proxy variables)"
 	default:
-		ext.Answer, ext.Evidence = "unknown", find(SpawnRequested)
+		ext.Answer, ext.Evidence = "unknown", find(phases.SpawnRequested)
 		ext.Reason = "nothing recorded, and the run was unwitnessed: only the egress witness or the server's own reports show outbound traffic"
 	}
 	return []Answer{launched, shake, tools, ext}
