@@ -453,8 +453,8 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: toolsText(r), right: true},
 			cell{text: callsText(r)},
 			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
-			cell{text: exitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
-			cell{text: oneLine(r.Detail, 100)})
+			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
+			cell{text: report.OneLine(r.Detail, 100)})
 	}
 	if len(runs) > 0 {
 		t.write(l.c.stdout, p, l.width)
@@ -498,23 +498,6 @@ func callsText(r *report.Run) string {
 	return fmt.Sprintf("%d/%d/%d", c.OK, c.IsError, c.Error)
 }
 
-// exitText is the EXIT column: how the process ended, or that it has not.
-func exitText(r *report.Run) string {
-	switch {
-	case r.Alive:
-		return "running"
-	case r.SpawnFailed:
-		return "not started"
-	case r.Signal != "":
-		return r.Signal
-	case r.ExitCode != nil:
-		return "exit " + strconv.Itoa(*r.ExitCode)
-	case !r.Exited:
-		return "unrecorded"
-	}
-	return "-"
-}
-
 // show prints one run's timeline: phases grouped, relative times, each
 // request with its latency, the stderr tail, restarts, and a diagnosis.
 func (l *ledgerCmd) show(args []string) int {
@@ -537,7 +520,7 @@ func (l *ledgerCmd) show(args []string) int {
 		return 1
 	}
 	es := l.entries(d, map[string]bool{r.ID: true})[r.ID]
-	byID := runIndex(d.runs)
+	byID := report.IndexRuns(d.runs)
 	if l.json {
 		out := struct {
 			Run       runJSON     `json:"run"`
@@ -566,7 +549,7 @@ func (l *ledgerCmd) show(args []string) int {
 		if o, ok := byID[link.id]; ok {
 			about := p.paint(outcomeStyle(o.Outcome), o.Outcome)
 			if o.Detail != "" {
-				about += ", " + oneLine(o.Detail, 80)
+				about += ", " + report.OneLine(o.Detail, 80)
 			}
 			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
 		} else {
@@ -580,7 +563,7 @@ func (l *ledgerCmd) show(args []string) int {
 			phase = e.Phase
 			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
 		}
-		text := fieldsText(e, 60, "stderr_tail", "latency_ms")
+		text := report.FieldsText(e, 60, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
 			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+report.FormatMS(ms)))
 		}
@@ -602,14 +585,6 @@ func (l *ledgerCmd) show(args []string) int {
 	}
 	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(report.Diagnosis(r)))
 	return 0
-}
-
-func runIndex(runs []report.Run) map[string]*report.Run {
-	m := make(map[string]*report.Run, len(runs))
-	for i := range runs {
-		m[runs[i].ID] = &runs[i]
-	}
-	return m
 }
 
 // offset prints a time since the run's first record, right-aligned:
@@ -707,7 +682,7 @@ func (l *ledgerCmd) why(args []string) int {
 			answer := p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
 			evidence := ""
 			if a.Evidence != nil {
-				evidence = "evidence: " + oneLine(l.evidenceLine(a.Evidence), 110)
+				evidence = "evidence: " + report.OneLine(l.evidenceLine(a.Evidence), 110)
 			}
 			if narrow {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
@@ -1026,63 +1001,17 @@ var evidenceKeys = map[string][]string{
 // evidenceLine is a record as evidence, on one line:
 // 15:04:05.000 phase event key=value…
 func (l *ledgerCmd) evidenceLine(e *ledger.Entry) string {
-	fields := fieldsText(e, 40, "stderr_tail")
+	fields := report.FieldsText(e, 40, "stderr_tail")
 	if keys, ok := evidenceKeys[e.Event]; ok {
 		var parts []string
 		for _, k := range keys {
 			if v, ok := e.Fields[k]; ok {
-				parts = append(parts, k+"="+oneLine(valueText(v), 40))
+				parts = append(parts, k+"="+report.OneLine(report.ValueText(v), 40))
 			}
 		}
 		fields = strings.Join(parts, " ")
 	}
 	return strings.TrimSpace(fmt.Sprintf("%s %s %s %s", e.Time.In(l.loc).Format("15:04:05.000"), termsafe.String(string(e.Phase)), termsafe.String(e.Event), fields))
-}
-
-// fieldsText prints an event's fields as key=value in name order, each value
-// cut to width, without the keys in skip.
-func fieldsText(e *ledger.Entry, width int, skip ...string) string {
-	var b strings.Builder
-	for _, k := range e.FieldKeys() {
-		if contains(skip, k) {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(termsafe.String(k))
-		b.WriteByte('=')
-		b.WriteString(oneLine(valueText(e.Fields[k]), width))
-	}
-	return b.String()
-}
-
-func contains(l []string, s string) bool {
-	for _, v := range l {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func valueText(v any) string {
-	switch v := v.(type) {
-	case string:
-		if v == "" || strings.ContainsAny(v, " \"=\t\n") {
-			return strconv.Quote(v)
-		}
-		return termsafe.String(v)
-	case json.Number:
-		return v.String()
-	case nil:
-		return "null"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // oneLine makes s one line of at most width runes.
@@ -1092,16 +1021,7 @@ func (l *ledgerCmd) fit(s string, indent int) string {
 	if l.width <= 0 {
 		return s
 	}
-	return oneLine(s, max(l.width-indent, 20))
-}
-
-func oneLine(s string, width int) string {
-	s = termsafe.String(strings.Join(strings.Fields(s), " "))
-	if utf8.RuneCountInString(s) <= width {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:width-1]) + "…"
+	return report.OneLine(s, max(l.width-indent, 20))
 }
 
 func plural(n int, word string) string {
@@ -1266,7 +1186,7 @@ func (t *table) write(w io.Writer, p painter, width int) {
 			}
 			text := c.shown(short[i])
 			if i == last && cut > 0 {
-				text = oneLine(text, cut)
+				text = report.OneLine(text, cut)
 			}
 			pad := strings.Repeat(" ", max(ws[i]-utf8.RuneCountInString(text), 0))
 			if i == len(row)-1 && !c.right {

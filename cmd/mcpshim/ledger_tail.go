@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -233,13 +234,13 @@ func (l *ledgerCmd) printRecord(r *tailRecord) {
 	if e.Origin != "" {
 		origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
 	}
-	fields := fieldsText(e, 80)
+	fields := report.FieldsText(e, 80)
 	if l.width > 0 { // the fields give way to the terminal's width
 		plain := len("15:04:05.000") + utf8.RuneCountInString(fmt.Sprintf(" %s %s %s %s", e.Server, run, e.Phase, e.Event)) + 1
 		if e.Origin != "" {
 			plain += len(e.Origin) + 3
 		}
-		fields = oneLine(fields, max(l.width-plain, 12))
+		fields = report.OneLine(fields, max(l.width-plain, 12))
 	}
 	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.paint(styleDim, e.Time.In(l.loc).Format("15:04:05.000")),
 		p.paint(styleBold, termsafe.String(e.Server)), termsafe.String(run), termsafe.String(string(e.Phase)), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, fields)
