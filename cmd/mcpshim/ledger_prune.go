@@ -1,0 +1,112 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+)
+
+// prune removes whole ledger files last written before the cutoff.
+func (l *ledgerCmd) prune(args []string) int {
+	var age string
+	var dry bool
+	paths, err := l.flags("prune", args, 0, func(fs *flag.FlagSet) {
+		fs.StringVar(&age, "older-than", "", "remove files last written more than `AGE` ago (30d, 12h)")
+		fs.BoolVar(&dry, "dry-run", false, "say what would be removed, remove nothing")
+	})
+	if err != nil {
+		return usageStatus(err)
+	}
+	if age == "" {
+		fmt.Fprintln(l.c.stderr, "mcpshim ledger prune: --older-than is required (e.g. --older-than 30d)")
+		return exitUsage
+	}
+	d, err := parseAge(age)
+	if err != nil {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger prune: --older-than %s: %v\n", age, err)
+		return exitUsage
+	}
+	files, err := l.files(paths)
+	if err != nil {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+		return 1
+	}
+	type removed struct {
+		Path     string    `json:"path"`
+		Bytes    int64     `json:"bytes"`
+		Modified time.Time `json:"modified"`
+	}
+	out := struct {
+		Removed []removed `json:"removed"`
+		Kept    int       `json:"kept"`
+		DryRun  bool      `json:"dry_run"`
+	}{Removed: []removed{}, DryRun: dry}
+	cutoff := l.now.Add(-d)
+	status := 0
+	for _, path := range files {
+		fi, err := os.Stat(path)
+		if err != nil || !fi.ModTime().Before(cutoff) {
+			out.Kept++
+			continue
+		}
+		if !dry {
+			if err := os.Remove(path); err != nil {
+				fmt.Fprintf(l.c.stderr, "mcpshim ledger prune: %v\n", err)
+				status = 1
+				out.Kept++
+				continue
+			}
+		}
+		out.Removed = append(out.Removed, removed{path, fi.Size(), fi.ModTime().UTC()})
+	}
+	if l.json {
+		if rc := l.writeJSON(out); rc != 0 {
+			return rc
+		}
+		return status
+	}
+	verb := "removed"
+	if dry {
+		verb = "would remove"
+	}
+	var total int64
+	for _, r := range out.Removed {
+		total += r.Bytes
+		fmt.Fprintf(l.c.stdout, "%s %s (%s, last written %s)\n", verb, r.Path, sizeText(r.Bytes), r.Modified.In(l.loc).Format("2006-01-02 15:04"))
+	}
+	fmt.Fprintf(l.c.stdout, "%s %s (%s); kept %d\n", verb, plural(len(out.Removed), "file"), sizeText(total), out.Kept)
+	return status
+}
+
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// parseAge reads 30d, 2w, 12h, 90m or any Go duration.
+func parseAge(s string) (time.Duration, error) {
+	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	if n := len(s); n > 1 {
+		if u, ok := unit[s[n-1]]; ok {
+			v, err := strconv.ParseFloat(s[:n-1], 64)
+			if err != nil || v < 0 {
+				return 0, fmt.Errorf("want a number before %q", s[n-1:])
+			}
+			return time.Duration(v * float64(u)), nil
+		}
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("want an age such as 30d, 12h or 90m")
+	}
+	return d, nil
+}

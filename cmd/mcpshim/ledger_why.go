@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
+)
+
+// why answers seed 002's four questions for one run, or for the latest run
+// of each server.
+func (l *ledgerCmd) why(args []string) int {
+	pos, err := l.flags("why", args, allFilters, nil)
+	if err != nil {
+		return usageStatus(err)
+	}
+	// A first positional that is not a path is a run.
+	var runArg string
+	if len(pos) > 0 {
+		if _, err := os.Stat(pos[0]); err != nil {
+			runArg, pos = pos[0], pos[1:]
+		}
+	}
+	d, err := l.load(pos)
+	if err != nil {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+		return 1
+	}
+	var picked []*report.Run
+	if runArg != "" {
+		r, err := resolve(d.runs, runArg)
+		if err != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger why: %v\n", err)
+			return 1
+		}
+		picked = append(picked, r)
+	} else {
+		latest := map[string]*report.Run{}
+		for i := range d.runs {
+			if r := &d.runs[i]; l.keep(r) {
+				latest[r.Server] = r // runs are oldest first
+			}
+		}
+		for _, r := range latest {
+			picked = append(picked, r)
+		}
+		sort.Slice(picked, func(i, j int) bool { return picked[i].Server < picked[j].Server })
+	}
+	if len(picked) == 0 {
+		fmt.Fprintln(l.c.stderr, "mcpshim ledger why: no run matches")
+		return 1
+	}
+	want := map[string]bool{}
+	for _, r := range picked {
+		want[r.ID] = true
+	}
+	entries := l.entries(d, want)
+	type runAnswers struct {
+		Run     runJSON      `json:"run"`
+		Answers []answerJSON `json:"answers"`
+	}
+	out := struct {
+		Runs    []runAnswers `json:"runs"`
+		Skipped int          `json:"skipped_lines"`
+	}{Skipped: d.skipped}
+	p := painter(l.color)
+	for n, r := range picked {
+		es := entries[r.ID]
+		answers := report.Explain(r, es)
+		if l.json {
+			ra := runAnswers{Run: runJSON{*r, d.short[r.ID]}}
+			for _, a := range answers {
+				aj := answerJSON{Answer: a}
+				if a.Evidence != nil {
+					ev := toEventJSON(a.Evidence, es[0].Time)
+					aj.Evidence = &ev
+				}
+				ra.Answers = append(ra.Answers, aj)
+			}
+			out.Runs = append(out.Runs, ra)
+			continue
+		}
+		if n > 0 {
+			fmt.Fprintln(l.c.stdout)
+		}
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
+			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(r.Outcome), r.Outcome))
+		// A narrow terminal gets the reason and the evidence on lines of
+		// their own under the answer, cut to its width.
+		narrow := l.width > 0 && l.width < 2+38+1+7+2+60
+		for _, a := range answers {
+			answer := p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
+			evidence := ""
+			if a.Evidence != nil {
+				evidence = "evidence: " + report.OneLine(l.evidenceLine(a.Evidence), 110)
+			}
+			if narrow {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
+				if evidence != "" {
+					fmt.Fprintf(l.c.stdout, "      %s\n", p.paint(styleDim, l.fit(evidence, 6)))
+				}
+				continue
+			}
+			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(termsafe.String(a.Reason), 2+38+1+7+2))
+			if a.Evidence != nil {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, l.fit(evidence, 2+38+1)))
+			}
+		}
+	}
+	if l.json {
+		return l.writeJSON(out)
+	}
+	if d.skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
+	}
+	return 0
+}
+
+// answerJSON is an Answer with its evidence as an EVENT.
+type answerJSON struct {
+	report.Answer
+	Evidence *eventJSON `json:"evidence"`
+}

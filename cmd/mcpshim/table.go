@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
+)
+
+// Styles are ANSI SGR sequences; painter applies them only when colour is on.
+const (
+	styleBold    = "\x1b[1m"
+	styleDim     = "\x1b[2m"
+	styleRed     = "\x1b[31m"
+	styleBoldRed = "\x1b[1;31m"
+	styleGreen   = "\x1b[32m"
+	styleYellow  = "\x1b[33m"
+	styleMagenta = "\x1b[35m"
+	styleCyan    = "\x1b[36m"
+)
+
+type painter bool
+
+func (p painter) paint(style, s string) string {
+	if !p || style == "" || s == "" {
+		return s
+	}
+	return style + s + "\x1b[0m"
+}
+
+// outcomeStyle makes the fixable failures stand out.
+func outcomeStyle(outcome string) string {
+	switch outcome {
+	case phases.OutcomeExited, phases.OutcomeProtocolError:
+		return styleBoldRed
+	case phases.OutcomeCrashed:
+		return styleRed
+	case phases.OutcomeTimeout:
+		return styleYellow
+	case phases.OutcomeReady, phases.OutcomeEnded:
+		return styleGreen
+	case phases.OutcomeRunning:
+		return styleCyan
+	}
+	return styleMagenta
+}
+
+func answerStyle(a string) string {
+	switch a {
+	case "yes":
+		return styleGreen
+	case "no":
+		return styleRed
+	}
+	return styleYellow
+}
+
+// eventStyle colours failures red and warnings yellow.
+func eventStyle(e *ledger.Entry) string {
+	switch e.Event {
+	case phases.SpawnFailed, phases.InitializeFailed, phases.DiscoverFailed, phases.ToolsListFailed, phases.HandshakeTimeout,
+		phases.PendingFailed, phases.RestartsExhausted, phases.ReplayFailed, phases.ForgedEvent, phases.RecordsLost, phases.ExternalDenied:
+		return styleRed
+	case phases.StdoutNoise, phases.KillRequested, phases.RestartScheduled, phases.SignalReceived, phases.ClientNoise, phases.ToolsMissing:
+		return styleYellow
+	case phases.Exited:
+		if code, _ := e.Int("exit_code"); (code != 0 || e.Str("signal") != "") && !e.Bool("requested_by_shim") {
+			return styleRed
+		}
+	case phases.ToolCallResponded:
+		if e.Str("outcome") != "success" {
+			return styleYellow
+		}
+	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
+		return styleGreen
+	}
+	return ""
+}
+
+// table lines up cells in columns; styles are applied after padding so
+// escape sequences never skew the widths. Given a width, it fits: it takes
+// its fit steps in order (shorten a column to each cell's short text, or
+// drop it) until the rows fit, then cuts the last column with "…".
+type table struct {
+	rows  [][]cell
+	steps []fitStep
+}
+
+type cell struct {
+	text  string
+	style string
+	right bool
+	short string // the text once its column is shortened; "" keeps text
+}
+
+// fitStep shortens (drop false) or drops column col.
+type fitStep struct {
+	col  int
+	drop bool
+}
+
+func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
+
+// write prints the table; width 0 is unlimited.
+func (t *table) write(w io.Writer, p painter, width int) {
+	const lastRoom = 32 // what the last column keeps before the others give way
+	for _, row := range t.rows {
+		for i := range row { // before the widths: escapes are wider
+			row[i].text, row[i].short = termsafe.String(row[i].text), termsafe.String(row[i].short)
+		}
+	}
+	dropped := map[int]bool{}
+	short := map[int]bool{}
+	widths := func() ([]int, int) {
+		var ws []int
+		for _, row := range t.rows {
+			for i, c := range row {
+				if i >= len(ws) {
+					ws = append(ws, 0)
+				}
+				if !dropped[i] {
+					ws[i] = max(ws[i], utf8.RuneCountInString(c.shown(short[i])))
+				}
+			}
+		}
+		total := 0
+		for i, n := range ws {
+			if i == len(ws)-1 {
+				n = min(n, lastRoom) // the last column is cut before the others give way
+			}
+			if n > 0 && !dropped[i] {
+				total += n + 2
+			}
+		}
+		return ws, total - 2
+	}
+	ws, total := widths()
+	for _, st := range t.steps {
+		if width <= 0 || total <= width {
+			break
+		}
+		if st.drop {
+			dropped[st.col] = true
+		} else {
+			short[st.col] = true
+		}
+		ws, total = widths()
+	}
+	last := len(ws) - 1
+	cut := 0 // the last column's room, when it must be cut
+	if last >= 0 {
+		if full := total - min(ws[last], lastRoom) + ws[last]; width > 0 && full > width {
+			cut = max(ws[last]-(full-width), 12)
+		}
+	}
+	var b strings.Builder
+	for _, row := range t.rows {
+		b.Reset()
+		for i, c := range row {
+			if dropped[i] {
+				continue
+			}
+			text := c.shown(short[i])
+			if i == last && cut > 0 {
+				text = report.OneLine(text, cut)
+			}
+			pad := strings.Repeat(" ", max(ws[i]-utf8.RuneCountInString(text), 0))
+			if i == len(row)-1 && !c.right {
+				pad = ""
+			}
+			if c.right {
+				b.WriteString(pad + p.paint(c.style, text))
+			} else {
+				b.WriteString(p.paint(c.style, text) + pad)
+			}
+			if i < len(row)-1 && ws[i] > 0 {
+				b.WriteString("  ")
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+func (c cell) shown(short bool) string {
+	if short && c.short != "" {
+		return c.short
+	}
+	return c.text
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
