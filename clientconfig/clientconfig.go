@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
 )
 
@@ -44,14 +46,36 @@ type Server struct {
 // Problem is a config defect reported by file and server, such as a ${VAR}
 // that is unset and has no default.
 type Problem struct {
-	File, Server, Msg string
+	File, Server string
+	Project      string // the entry's project in ~/.claude.json, as Server.Project
+	Msg          string
+}
+
+// Text is the problem without its file and server: "project P: msg" for a
+// project's entry.
+func (p Problem) Text() string {
+	if p.Project != "" {
+		return "project " + p.Project + ": " + p.Msg
+	}
+	return p.Msg
 }
 
 func (p Problem) String() string {
 	if p.Server == "" {
-		return p.File + ": " + p.Msg
+		return p.File + ": " + p.Text()
 	}
-	return fmt.Sprintf("%s: %s: %s", p.File, p.Server, p.Msg)
+	return fmt.Sprintf("%s: %s: %s", p.File, p.Server, p.Text())
+}
+
+// ForProject applies Claude Code's precedence for a session started in dir:
+// a project's own entry in ~/.claude.json comes before .mcp.json's, which
+// comes before the user's; another project's entries, and their problems, do
+// not apply there.
+func ForProject(servers []Server, problems []Problem, dir string) ([]Server, []Problem) {
+	servers = slices.DeleteFunc(servers, func(s Server) bool { return s.Project != "" && s.Project != dir })
+	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Project != "" && servers[j].Project == "" })
+	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Project != "" && p.Project != dir })
+	return servers, problems
 }
 
 // dialect is whose rules a file follows: where the entries are, which
@@ -272,10 +296,7 @@ func Load(files []string, lookup func(string) (string, bool)) ([]Server, []Probl
 			s, msgs := x.server(e)
 			s.File = file
 			for _, m := range msgs {
-				if e.project != "" {
-					m = "project " + e.project + ": " + m
-				}
-				problems = append(problems, Problem{File: file, Server: e.name, Msg: m})
+				problems = append(problems, Problem{File: file, Server: e.name, Project: e.project, Msg: m})
 			}
 			if s.Type != "" {
 				servers = append(servers, s)

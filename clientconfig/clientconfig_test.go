@@ -311,3 +311,24 @@ func TestParse(t *testing.T) {
 		t.Errorf(`get("a") with a repeated key = %q, want "last"`, got)
 	}
 }
+
+// TestForProject: in dir, the project's own ~/.claude.json entry comes
+// first, another project's entries and problems are left out.
+func TestForProject(t *testing.T) {
+	servers := []Server{{Name: "user"}, {Name: "mine", Project: "/p"}, {Name: "theirs", Project: "/q"}}
+	problems := []Problem{{Server: "a", Project: "/p", Msg: "x"}, {Server: "b", Project: "/q", Msg: "y"}, {Server: "c", Msg: "z"}}
+	gotS, gotP := ForProject(servers, problems, "/p")
+	var names, texts []string
+	for _, s := range gotS {
+		names = append(names, s.Name)
+	}
+	for _, p := range gotP {
+		texts = append(texts, p.Text())
+	}
+	if want := []string{"mine", "user"}; !slices.Equal(names, want) {
+		t.Errorf("ForProject servers = %q, want %q", names, want)
+	}
+	if want := []string{"project /p: x", "z"}; !slices.Equal(texts, want) {
+		t.Errorf("ForProject problems = %q, want %q", texts, want)
+	}
+}

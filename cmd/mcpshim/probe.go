@@ -122,7 +122,8 @@ type fleet struct {
 	ledger   string          // where probes are recorded (probeFlags.ledger)
 }
 
-// configProblem is a clientconfig.Problem as the JSON report shows it.
+// configProblem is a clientconfig.Problem as the JSON report shows it (Msg
+// is its Text).
 type configProblem struct {
 	File   string `json:"file"`
 	Server string `json:"server,omitempty"`
@@ -152,10 +153,7 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Claude Code's precedence: a project's own entry in ~/.claude.json over
-	// .mcp.json over the user's; another project's entries do not apply here.
-	servers = slices.DeleteFunc(servers, func(s clientconfig.Server) bool { return s.Project != "" && s.Project != cwd })
-	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Project != "" && servers[j].Project == "" })
+	servers, problems = clientconfig.ForProject(servers, problems, cwd)
 
 	f := &fleet{files: files, problems: []configProblem{}}
 	seen := map[string]string{} // server name -> the file of the entry that counts
@@ -185,10 +183,7 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 		if file, ok := seen[p.Server]; ok && file != p.File {
 			continue // a shadowed entry's problem is not the fleet's
 		}
-		if strings.HasPrefix(p.Msg, "project ") && !strings.HasPrefix(p.Msg, "project "+cwd+": ") {
-			continue // clientconfig's words for another project's entry in ~/.claude.json
-		}
-		f.problems = append(f.problems, configProblem{File: p.File, Server: p.Server, Msg: p.Msg})
+		f.problems = append(f.problems, configProblem{File: p.File, Server: p.Server, Msg: p.Text()})
 		broken[p.File+"\x00"+p.Server] = true
 	}
 	for _, s := range used {
