@@ -11,28 +11,9 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
-
-func readEntries(t *testing.T, path string) []ledger.Entry {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ledger.Entry
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		e, err := ledger.Decode(line)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 func TestLedgerFileModesAndFields(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state", "mcpshim", "fs.jsonl")
@@ -48,7 +29,7 @@ func TestLedgerFileModesAndFields(t *testing.T) {
 	if st.Mode().Perm() != 0o600 || dir.Mode().Perm() != 0o700 {
 		t.Errorf("modes file %v dir %v, want 0600 0700", st.Mode().Perm(), dir.Mode().Perm())
 	}
-	es := readEntries(t, path)
+	es := ledgertest.ReadEntries(t, path)
 	e := es[0]
 	if e.Seq != 1 || e.Shim != "shim_1" || e.Server != "fs" || e.Run != "run_1" || e.Event != phases.Spawned {
 		t.Errorf("got %+v, want seq 1, shim_1, fs, run_1, spawned", e)
@@ -88,7 +69,7 @@ func TestLedgerLostRecordsAreCounted(t *testing.T) {
 	l.Skip(5)
 	l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Exited})
 	l.Close()
-	es := readEntries(t, path)
+	es := ledgertest.ReadEntries(t, path)
 	if len(es) != 2 || es[0].Event != phases.RecordsLost {
 		t.Fatalf("got %v, want records_lost then exited", es)
 	}
@@ -111,7 +92,7 @@ func TestLedgerRotates(t *testing.T) {
 	}
 	total := 0
 	for _, f := range append(files, path) {
-		total += len(readEntries(t, f))
+		total += len(ledgertest.ReadEntries(t, f))
 	}
 	if total != 30 {
 		t.Errorf("%d records over the files, want 30", total)
@@ -136,7 +117,7 @@ func TestLedgerSkippedLeaveSeqGap(t *testing.T) {
 	l.Write(&ledger.Record{Run: "r", Phase: phases.Launch, Event: phases.Exited})
 	l.Close()
 	var got []string
-	for _, e := range readEntries(t, path) {
+	for _, e := range ledgertest.ReadEntries(t, path) {
 		got = append(got, fmt.Sprintf("%d %s", e.Seq, e.Event))
 	}
 	if want := []string{"1 spawned", "5 records_lost", "6 exited"}; fmt.Sprint(got) != fmt.Sprint(want) {
@@ -158,7 +139,7 @@ func TestLedgerHoldWritesOnce(t *testing.T) {
 		t.Fatalf("before Flush: %d bytes in the file, %d writes to the log; want none", len(data), events.n)
 	}
 	l.Flush()
-	if n := len(readEntries(t, path)); n != 10 || events.n != 1 || strings.Count(events.b.String(), "\n") != 10 {
+	if n := len(ledgertest.ReadEntries(t, path)); n != 10 || events.n != 1 || strings.Count(events.b.String(), "\n") != 10 {
 		t.Errorf("after Flush: %d records, %d writes to the log with %d lines; want 10, 1, 10", n, events.n, strings.Count(events.b.String(), "\n"))
 	}
 	l.Close()
@@ -203,7 +184,7 @@ func TestLedgerSharedFileNeverInterleaves(t *testing.T) {
 	}
 	wg.Wait()
 	seqs := map[string]uint64{}
-	es := readEntries(t, path) // fails on any line that is not one record
+	es := ledgertest.ReadEntries(t, path) // fails on any line that is not one record
 	for _, e := range es {
 		if e.Seq != seqs[e.Shim]+1 {
 			t.Fatalf("%s: seq %d after %d", e.Shim, e.Seq, seqs[e.Shim])

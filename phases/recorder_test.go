@@ -1,9 +1,7 @@
-package phases
+package phases_test
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,39 +9,21 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
-
-func readEntries(t *testing.T, path string) []ledger.Entry {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []ledger.Entry
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		e, err := ledger.Decode(line)
-		if err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		out = append(out, e)
-	}
-	return out
-}
 
 // TestRecorderNeverBlocks: with a tiny queue and a slow ledger the relay's
 // hand-off returns at once, and what did not fit is counted.
 func TestRecorderNeverBlocks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := NewRecorder(l, &Tracker{}, RecorderOptions{Queue: 1, MaxBytes: 64})
+	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{Queue: 1, MaxBytes: 64})
 	start := time.Now()
 	for range 1000 {
 		data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
-		r.Line(FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
+		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("1000 hand-offs took %v", d)
@@ -53,10 +33,10 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	if dropped == 0 {
 		t.Fatal("nothing dropped with a queue of one")
 	}
-	es := readEntries(t, path)
+	es := ledgertest.ReadEntries(t, path)
 	var lost int64
 	for _, e := range es {
-		if e.Event == RecordsLost {
+		if e.Event == phases.RecordsLost {
 			n, _ := e.Int("count")
 			lost += n
 		}
@@ -72,25 +52,25 @@ func TestRecorderNeverBlocks(t *testing.T) {
 func TestRecorderFoldsNotificationFloods(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := NewRecorder(l, &Tracker{}, RecorderOptions{})
-	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Spawned})
-	line := func(dir Dir, s string) {
+	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{})
+	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: phases.Launch, Event: phases.Spawned})
+	line := func(dir phases.Dir, s string) {
 		data := []byte(s)
 		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
 	}
 	for range 300 {
-		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
-		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+		line(phases.FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
+		line(phases.FromServer, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
 	}
-	line(FromClient, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	line(FromServer, `{"jsonrpc":"2.0","id":1,"result":{}}`)
-	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Exited})
+	line(phases.FromClient, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	line(phases.FromServer, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: phases.Launch, Event: phases.Exited})
 	r.Close()
 	counts := map[string]int64{}
 	var got []string
-	for _, e := range readEntries(t, path) {
+	for _, e := range ledgertest.ReadEntries(t, path) {
 		got = append(got, e.Event)
-		if e.Event == NotificationsFolded {
+		if e.Event == phases.NotificationsFolded {
 			n, _ := e.Int("count")
 			counts[fmt.Sprint(e.Fields["direction"], " ", e.Fields["method"])] += n
 		}

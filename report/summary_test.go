@@ -8,8 +8,28 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
+
+var t0 = ledgertest.T0
+
+// ev is one record of a scripted run (ledgertest.Ev), short enough to write
+// unkeyed.
+type ev struct {
+	dt     time.Duration
+	event  string
+	fields []ledger.Field
+	origin string
+}
+
+func encodeRun(buf *bytes.Buffer, server, run string, pid int, evs ...ev) {
+	var out []ledgertest.Ev
+	for _, e := range evs {
+		out = append(out, ledgertest.Ev{DT: e.dt, Event: e.event, Fields: e.fields, Origin: e.origin})
+	}
+	ledgertest.EncodeRun(buf, server, run, pid, out...)
+}
 
 // fold folds one run's records and returns it, with alive answering for its pid.
 func fold(t *testing.T, alive bool, evs ...ev) Run {
