@@ -13,26 +13,13 @@ import (
 
 // serverEvents folds the phase events a server reports on its stderr (seed
 // 002's logfmt or a JSON object with phase and event) into the ledger under
-// the current run with origin "server". The line still reaches the client's
-// log unchanged. A server cannot forge an event only the shim may write: such
-// a claim is recorded as forged_event instead.
+// the current run (phases.ServerClaim). The line still reaches the client's
+// log unchanged.
 func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
 	return func(run string, pid int, line []byte) {
-		ev, ok := witness.ParseServerEvent(line)
-		if !ok {
-			return
+		if ev, ok := witness.ParseServerEvent(line); ok {
+			rec.Emit(phases.ServerClaim(time.Now(), run, pid, ev.Phase, ev.Event, ev.Fields))
 		}
-		fields := make([]ledger.Field, 0, len(ev.Fields)+1)
-		for _, kv := range ev.Fields {
-			fields = append(fields, ledger.F(kv[0], redact.String(kv[1])))
-		}
-		event := ev.Event
-		if phases.ShimOwned(event) {
-			fields = append(fields, ledger.F("claimed", event))
-			event = phases.ForgedEvent
-		}
-		rec.Emit(ledger.Record{Time: time.Now(), Run: run, PID: pid, Origin: phases.OriginServer,
-			Phase: phases.Phase(ev.Phase), Event: event, Fields: fields})
 	}
 }
 
