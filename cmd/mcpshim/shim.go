@@ -246,7 +246,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	policy, err := f.policy() // check has parsed it
 	if f.name == "" {
-		f.name = deriveName(command)
+		f.name = ledger.FileName(proc.Label(command))
 	}
 	var checkTools func([]json.RawMessage) []string
 	if f.lock != "" {
@@ -386,64 +386,4 @@ func colorOK(c *cli, w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
-}
-
-var launchers = map[string]bool{"npx": true, "uvx": true, "bunx": true, "pnpx": true, "node": true, "deno": true, "bun": true,
-	"python": true, "python3": true, "uv": true, "pipx": true, "docker": true, "podman": true, "pnpm": true, "yarn": true, "npm": true}
-
-var genericScripts = map[string]bool{"index": true, "main": true, "server": true, "cli": true, "__main__": true, "app": true, "mcp": true}
-var genericDirs = map[string]bool{"dist": true, "build": true, "src": true, "lib": true, "bin": true, "out": true, ".": true, "/": true}
-
-// deriveName labels a server after what it runs: for a launcher (npx, uvx,
-// node, python, docker run …) the package, module, script or image, not the
-// launcher.
-func deriveName(command []string) string {
-	base := filepath.Base(command[0])
-	name := base
-	if launchers[strings.TrimSuffix(base, ".exe")] {
-		args := command[1:]
-		for i := 0; i < len(args); i++ {
-			a := args[i]
-			switch {
-			case a == "-m" && i+1 < len(args): // python -m module
-				name = args[i+1]
-				i = len(args)
-			case a == "run" || a == "exec" || a == "dlx" || a == "x" || a == "tool" || a == "--":
-			case strings.HasPrefix(a, "-"):
-				if (a == "-p" || a == "--package" || a == "--from" || a == "-e" || a == "--env" || a == "-v" || a == "--name") && i+1 < len(args) {
-					i++
-				}
-			default:
-				name = scriptName(a)
-				i = len(args)
-			}
-		}
-	}
-	return ledger.FileName(name)
-}
-
-func scriptName(a string) string {
-	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image. A version's @
-	// is in the last path element, not after a slash: the @ of
-	// node_modules/@scope/pkg/dist/index.js is the scope's.
-	if i := strings.LastIndexByte(a, '@'); i > 0 && a[i-1] != '/' && i > strings.LastIndexByte(a, '/') {
-		a = a[:i]
-	}
-	if i := strings.LastIndexByte(a, ':'); i > strings.LastIndexByte(a, '/') {
-		a = a[:i]
-	}
-	ext := filepath.Ext(a)
-	if ext == ".js" || ext == ".mjs" || ext == ".cjs" || ext == ".ts" || ext == ".py" {
-		a = strings.TrimSuffix(a, ext)
-		dir := filepath.Dir(a)
-		if genericScripts[filepath.Base(a)] {
-			for genericDirs[filepath.Base(dir)] && dir != filepath.Dir(dir) {
-				dir = filepath.Dir(dir)
-			}
-			if !genericDirs[filepath.Base(dir)] {
-				return filepath.Base(dir)
-			}
-		}
-	}
-	return filepath.Base(a)
 }
