@@ -6,7 +6,6 @@
 package supervisor
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,7 +14,6 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -559,92 +557,6 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	return status, exit, nil
 }
 
-// supervise waits for the child to exit, handling the client leaving and
-// signals meanwhile. It reports whether the shim asked the child to stop.
-func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
-	var ladder <-chan time.Time
-	var waited time.Duration // the ladder's current wait
-	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
-	escalate := func(reason string) {
-		switch step {
-		case 0:
-			step = 1
-			p.Stdin.Close()
-		case 1:
-			step = 2
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGTERM"), ledger.F("reason", reason))
-			_ = p.Signal(syscall.SIGTERM)
-		case 2:
-			step = 3
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGKILL"), ledger.F("reason", reason))
-			_ = p.Signal(syscall.SIGKILL)
-		default:
-			return
-		}
-		waited = s.cfg.KillGrace
-		if step == 1 {
-			waited = s.closedGrace() // a runner still installing finishes first
-		}
-		ladder = time.After(waited)
-		requested = true
-	}
-	for {
-		select {
-		case <-p.Exited():
-			return requested, stdoutDone
-		case ev := <-s.events:
-			switch {
-			case ev.lockBroken:
-				s.stopping = true
-				escalate("tool surface lock violated")
-			case ev.clientEOF || ev.clientGone:
-				s.clientLeft(ev)
-				escalate("client disconnected")
-			}
-		case err := <-stdoutDone:
-			if errors.Is(err, jsonrpc.ErrWrite) {
-				s.clientLeft(loopEvent{clientGone: true})
-				escalate("client disconnected")
-			}
-			// Stdout closed while the process lives: its exit is what counts.
-			stdoutDone = nil
-		case sig := <-s.cfg.Signals:
-			name := sigName(sig)
-			ss, ok := sig.(syscall.Signal)
-			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
-			if ok && stop && s.installing() {
-				// No signal is safe for an install (runner.go): let it finish.
-				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
-				s.stopping = true
-				if step == 0 {
-					escalate("shim stopping while the package runner may be installing")
-				}
-				continue
-			}
-			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", true))
-			if ok {
-				_ = p.Signal(ss)
-				if stop {
-					s.stopping = true
-					requested = true
-					if step < 2 {
-						step, waited = 2, s.cfg.KillGrace
-						ladder = time.After(waited)
-					}
-				}
-			}
-		case <-ladder:
-			escalate(fmt.Sprintf("still running %v after being asked to stop", waited))
-		case <-ctx.Done():
-			s.stopping = true
-			if step == 0 {
-				escalate("shim stopping")
-			}
-			ctx = context.Background()
-		}
-	}
-}
-
 // drainGrace is how long the child's pipes may stay open after it exited
 // before whoever holds them is killed with the group; drainMax bounds the
 // drain of a child whose last line is still being written to a slow client.
@@ -652,62 +564,6 @@ const (
 	drainGrace = 400 * time.Millisecond
 	drainMax   = time.Minute
 )
-
-// drain waits for the child's pipes to reach EOF, and calls owe once what
-// the child wrote before its exit was relayed: at stdout's EOF, or one grace
-// after the exit when something else (a grandchild) keeps the pipe open and
-// moving — its output is not an answer the client should wait a minute for.
-// A grandchild holding the pipes is killed with the group; one that escaped
-// the group is cut off by closing our ends.
-func (s *Supervisor) drain(p *proc.Process, out <-chan error, errDone <-chan struct{}, owe func()) {
-	start := time.Now()
-	owed := false
-	pay := func() {
-		if !owed {
-			owed = true
-			owe()
-		}
-	}
-	// wait waits d for both pipes to end, and longer while a line is being
-	// written to the client: a slow client is not a pipe held open by a
-	// grandchild, and the shim must not cut a line it is relaying.
-	wait := func(d time.Duration) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		for out != nil || errDone != nil {
-			select {
-			case <-out:
-				out = nil
-				pay()
-			case <-errDone:
-				errDone = nil
-			case <-t.C:
-				if s.client.Busy() && time.Since(start) < drainMax {
-					t.Reset(d)
-					continue
-				}
-				return false
-			}
-		}
-		return true
-	}
-	if !wait(drainGrace) {
-		_ = p.Signal(syscall.SIGKILL)
-		if !s.client.Busy() {
-			// Not while a line still goes out (a holder outside the group may
-			// stream one without end): the errors follow once our ends are closed.
-			pay()
-		}
-		if !wait(drainGrace) {
-			p.Stdout.Close()
-			p.Stderr.Close()
-			wait(drainGrace)
-		}
-	}
-	pay()
-	p.Stdout.Close()
-	p.Stderr.Close()
-}
 
 // keepWhole says whether a long line from the server is observed up to
 // --max-observe rather than its first MiB: an answer to tools/list, whose
@@ -780,13 +636,6 @@ func egressWord(witnessed bool) string {
 	return "unwitnessed"
 }
 
-func sigName(sig os.Signal) string {
-	if ss, ok := sig.(syscall.Signal); ok {
-		return proc.SignalName(ss)
-	}
-	return sig.String()
-}
-
 func cwd(dir string) string {
 	if dir != "" {
 		return dir
@@ -804,62 +653,4 @@ func envNames(env []string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// switchWriter is the current child's stdin. It changes child only between
-// lines: when the child changes (or dies) in the middle of a line, the rest of
-// that line is dropped — its start went elsewhere — and the line is marked cut
-// so that Route answers it. Writes to a dead child are dropped silently: the
-// requests in them are answered when the child's exit is handled, never
-// re-sent.
-type switchWriter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	mid  bool // the last byte written (or dropped) did not end a line
-	skip bool // drop bytes up to the end of the current line
-	cut  bool // a line was cut since the last takeCut
-}
-
-func (sw *switchWriter) set(w io.Writer) {
-	sw.mu.Lock()
-	if sw.mid {
-		sw.skip, sw.cut = true, true
-	}
-	sw.w = w
-	sw.mu.Unlock()
-}
-
-// takeCut reports whether a line was cut since the last call.
-func (sw *switchWriter) takeCut() bool {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	cut := sw.cut
-	sw.cut = false
-	return cut
-}
-
-func (sw *switchWriter) Write(p []byte) (int, error) {
-	sw.mu.Lock()
-	defer sw.mu.Unlock()
-	n := len(p)
-	if sw.skip {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			return n, nil
-		}
-		p, sw.skip, sw.mid = p[i+1:], false, false
-	}
-	if len(p) == 0 {
-		return n, nil
-	}
-	sw.mid = p[len(p)-1] != '\n'
-	if sw.w != nil {
-		if _, err := sw.w.Write(p); err != nil {
-			sw.w = nil // the child is gone; set installs the next one
-			if sw.mid {
-				sw.skip, sw.cut = true, true
-			}
-		}
-	}
-	return n, nil
 }
