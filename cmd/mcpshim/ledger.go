@@ -199,6 +199,13 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 }
 
 // usageStatus is the exit status for a flags error: 0 for -h.
+// fail says why a ledger subcommand could not read its ledgers, and is its
+// status.
+func (l *ledgerCmd) fail(err error) int {
+	fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+	return 1
+}
+
 func usageStatus(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
@@ -430,8 +437,7 @@ func (l *ledgerCmd) writeJSON(v any) int {
 	enc := json.NewEncoder(l.c.stdout)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	return 0
 }

@@ -36,8 +36,7 @@ func (l *ledgerCmd) report(args []string) int {
 	}
 	d, err := l.load(paths)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	var picked []*report.Run
 	for i := range d.runs {

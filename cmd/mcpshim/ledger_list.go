@@ -18,8 +18,7 @@ func (l *ledgerCmd) list(args []string) int {
 	}
 	d, runs, err := l.loadKept(paths)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	if l.json {
 		out := struct {

@@ -30,8 +30,7 @@ func (l *ledgerCmd) prune(args []string) int {
 	}
 	files, err := l.files(paths)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	type removed struct {
 		Path     string    `json:"path"`

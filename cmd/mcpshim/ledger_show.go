@@ -24,8 +24,7 @@ func (l *ledgerCmd) show(args []string) int {
 	}
 	d, err := l.load(pos[1:])
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	r, err := resolve(d.runs, pos[0])
 	if err != nil {

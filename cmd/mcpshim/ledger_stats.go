@@ -18,8 +18,7 @@ func (l *ledgerCmd) stats(args []string) int {
 	}
 	d, runs, err := l.loadKept(paths)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	// --since counts the runs started since and the calls made since.
 	var servers []report.ServerStats

@@ -42,8 +42,7 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 	}
 	files, err := l.files(pos)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	var last []tailRecord
 	tracked := make([]*followedFile, 0, len(files))

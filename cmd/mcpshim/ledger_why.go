@@ -26,8 +26,7 @@ func (l *ledgerCmd) why(args []string) int {
 	}
 	d, err := l.load(pos)
 	if err != nil {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		return 1
+		return l.fail(err)
 	}
 	var picked []*report.Run
 	if runArg != "" {
