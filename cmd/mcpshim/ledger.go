@@ -198,7 +198,6 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	return pos, nil
 }
 
-// usageStatus is the exit status for a flags error: 0 for -h.
 // fail says why a ledger subcommand could not read its ledgers, and is its
 // status.
 func (l *ledgerCmd) fail(err error) int {
@@ -206,6 +205,7 @@ func (l *ledgerCmd) fail(err error) int {
 	return 1
 }
 
+// usageStatus is the exit status for a flags error: 0 for -h.
 func usageStatus(err error) int {
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
