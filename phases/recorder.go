@@ -199,9 +199,9 @@ func (r *Recorder) handle(it item) {
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {
-		case Spawned:
+		case Spawned, Connected:
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
-		case Exited:
+		case Exited, Disconnected:
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
 			r.tracker.Stop()
 		case ExternalAttempt:

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
@@ -51,6 +52,7 @@ type shimFlags struct {
 	lock             string
 	lockMode         string
 	otlp             otlpFlags
+	remote           remoteFlags
 }
 
 func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
@@ -77,6 +79,7 @@ func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	f.otlp.register(fs, "also stream the ledger")
 	fs.BoolVar(&f.egressWitness, "egress-witness", false, "point the server's proxy variables at a loopback proxy that records every outbound connection")
 	fs.Var(&f.egressDeny, "egress-deny", "with --egress-witness: refuse connections to these hosts (repeatable, comma-separated, *.suffix allowed)")
+	f.remote.register(fs)
 }
 
 func (f *shimFlags) policy() (supervisor.Policy, error) {
@@ -120,7 +123,11 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	command := fs.Args()
-	if len(command) == 0 || (len(args) > 0 && !containsDashDash(args)) {
+	if f.remote.url != "" && len(command) > 0 {
+		fmt.Fprintln(c.stderr, "mcpshim: --url and `-- COMMAND` both given: a server is either remote (--url) or a command")
+		return exitUsage
+	}
+	if f.remote.url == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
 		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
 		fs.Usage()
 		return exitUsage
@@ -143,8 +150,18 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.lockMode != "warn" && f.lockMode != "enforce" {
 		return usage("--lock-mode %q: want warn or enforce", f.lockMode)
 	}
-	if f.name == "" {
+	if f.name == "" && f.remote.url != "" {
+		f.name = remoteName(f.remote.url)
+	} else if f.name == "" {
 		f.name = deriveName(command)
+	}
+	var remoteCfg remote.Config
+	if f.remote.url != "" {
+		set := map[string]bool{}
+		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+		if remoteCfg, err = remoteConfig(c, &f, set); err != nil {
+			return usage("%v", err)
+		}
 	}
 	var checkTools func([]json.RawMessage) []string
 	if f.lock != "" {
@@ -196,6 +213,12 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	if f.remote.url != "" {
+		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
+		status := remote.Run(ctx, remoteCfg)
+		rec.Close()
+		return status
+	}
 	env := c.env
 	var egress *witness.Witness
 	if f.egressWitness {
