@@ -85,8 +85,9 @@ type bridge struct {
 	recon       *Reconnector
 	run         string
 	gen         int
-	addr        string // the server's resolved address
-	getCancel   context.CancelFunc
+	addr        string             // the server's resolved address
+	getCancel   context.CancelFunc // the GET stream's, for getSession
+	getSession  string
 
 	outage chan Decision // to the loop: reconnect or give up
 }
@@ -465,19 +466,10 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		status = resp.StatusCode
 	}
 	class := Classify(status, err, session != "")
-	b.mu.Lock()
-	var d Decision
-	if class == Unreachable && b.down {
-		// Part of an outage already being handled: an error, no second count.
-		d = Decision{Action: FailRequest, Reason: "the server is unreachable"}
-	} else {
-		d = b.recon.Next(time.Now(), class, resent)
-	}
-	b.mu.Unlock()
-
+	d := b.judge(class, resent, describeStatus(status, err))
 	switch d.Action {
 	case Deliver:
-		b.deliverBody(ctx, resp, cancelTimer, msg, line)
+		b.deliverBody(ctx, resp, cancelTimer, msg, session)
 		return
 	case Reinitialize:
 		drain(resp)
@@ -493,16 +485,34 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	}
 	text, data := b.failureText(class, status, resp, err, d)
 	cancelTimer()
+	b.failed(msg, d, text, data)
+}
+
+// judge asks the policy about one exchange. A failure while an outage is
+// already being handled only fails its request: one outage, one count.
+func (b *bridge) judge(class Class, resent bool, why string) Decision {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if class == Unreachable && b.down {
+		return Decision{Action: FailRequest, Reason: "the server is unreachable"}
+	}
+	d := b.recon.Next(time.Now(), class, resent)
+	if d.Action == Reconnect || d.Action == GiveUp {
+		b.down, b.downReason = true, why
+	}
+	return d
+}
+
+// failed answers the requests of msg with text, and on an outage every
+// other request in flight too ("requests in flight get errors at once"),
+// then hands the outage to the loop.
+func (b *bridge) failed(msg message, d Decision, text string, data map[string]any) {
 	msg.each(func(m message) {
 		if m.isRequest() {
 			b.fail(m.id, text, data)
 		}
 	})
-	switch d.Action {
-	case Reconnect, GiveUp:
-		b.mu.Lock()
-		b.down, b.downReason = true, describeStatus(status, err)
-		b.mu.Unlock()
+	if d.Action == Reconnect || d.Action == GiveUp {
 		b.failInFlight(fmt.Sprintf("mcpshim: server %s became unreachable before answering", b.cfg.Name))
 		b.outage <- d
 	}
@@ -515,6 +525,9 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 		data["http_status"] = status
 	}
 	text := fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, b.scrub(describeStatus(status, err)))
+	if class == Unreachable || class == TimedOut {
+		text += "; not re-sent, as it may have run"
+	}
 	if class == Denied && resp != nil {
 		ch := b.scrub(resp.Header.Get("Www-Authenticate"))
 		c := parseChallenge(ch)
@@ -632,7 +645,7 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 // deliverBody passes a successful answer to the client: a JSON body as one
 // line, each event of a stream as one line. A body for a notification or an
 // answer (202 Accepted) carries nothing.
-func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTimer func(), msg message, line []byte) {
+func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTimer func(), msg message, session string) {
 	defer cancelTimer()
 	defer resp.Body.Close()
 	if msg.method == "initialize" && resp.StatusCode/100 == 2 {
@@ -646,14 +659,21 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 	switch {
 	case ctype == "text/event-stream":
 		sse := newSSEReader(resp.Body)
+		resumed := false
 		for {
 			ev, err := sse.next()
-			if err != nil {
-				if ctx.Err() == nil && err != io.EOF {
-					b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the event stream broke before the answer (%v); not re-sent", b.cfg.Name, err))
-				} else {
-					b.failOpen(msg, fmt.Sprintf("mcpshim: server %s ended the event stream without an answer", b.cfg.Name))
+			if err != nil && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
+				// The transport spec: a client "MAY poll the server" with a GET
+				// and Last-Event-ID to resume a stream that ended early.
+				resumed = true
+				if r := b.resume(ctx, session, sse.lastID); r != nil {
+					defer r.Close()
+					sse = newSSEReader(r)
+					continue
 				}
+			}
+			if err != nil {
+				b.brokeOff(ctx, msg, err)
 				return
 			}
 			b.fromServer(ev.data)
@@ -664,7 +684,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 	case ctype == "application/json":
 		body, err := io.ReadAll(resp.Body)
 		if err != nil {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the answer broke off (%v); not re-sent", b.cfg.Name, err))
+			b.brokeOff(ctx, msg, err)
 			return
 		}
 		if len(bytes.TrimSpace(body)) > 0 {
@@ -686,6 +706,42 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 		}
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d with %q instead of JSON or an event stream", b.cfg.Name, resp.StatusCode, ctype))
 	}
+}
+
+// brokeOff handles an answer cut off after the request was sent: the
+// request may have run, so it is never re-sent; a reset is a failure of the
+// server, as a refused connection is.
+func (b *bridge) brokeOff(ctx context.Context, msg message, err error) {
+	if ctx.Err() != nil {
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the request was cut off", b.cfg.Name))
+		return
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF // the stream ended before the answer
+	}
+	d := b.judge(Unreachable, false, describeErr(err))
+	text := fmt.Sprintf("mcpshim: server %s: the answer broke off (%s); not re-sent, as it may have run", b.cfg.Name, describeErr(err))
+	b.failed(msg, d, text, map[string]any{"url": b.endpoint()})
+}
+
+// resume opens a GET with Last-Event-ID for the rest of a request's stream;
+// nil when the server offers none.
+func (b *bridge) resume(ctx context.Context, session, lastID string) io.ReadCloser {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
+	b.setHeaders(req, message{}, session)
+	req.Header.Set("Last-Event-ID", lastID)
+	start := time.Now()
+	resp, err := b.http.Do(req)
+	b.recordExchange(req, resp, err, start, 0, 0, message{}, session)
+	if err != nil {
+		return nil
+	}
+	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {
+		drain(resp)
+		return nil
+	}
+	return resp.Body
 }
 
 func hasRequest(msg message) bool {
@@ -947,19 +1003,29 @@ func readAnswer(resp *http.Response, id idKey) ([]byte, error) {
 func (b *bridge) startGET() {
 	b.mu.Lock()
 	session, version := b.session, b.version
-	if session == "" || modern(version) || b.getCancel != nil {
+	if session == "" || modern(version) || (b.getCancel != nil && b.getSession == session) {
 		b.mu.Unlock()
 		return
 	}
+	if b.getCancel != nil {
+		b.getCancel() // the stream of a session that is gone
+	}
 	ctx, cancel := context.WithCancel(b.ctx)
-	b.getCancel = cancel
+	b.getCancel, b.getSession = cancel, session
 	b.mu.Unlock()
 	go b.getStream(ctx, session)
 }
 
 // getStream exits when the stream is refused, the session changes, or the
-// bridge stops.
+// bridge stops; then the next session may open its own.
 func (b *bridge) getStream(ctx context.Context, session string) {
+	defer func() {
+		b.mu.Lock()
+		if b.getSession == session {
+			b.getCancel, b.getSession = nil, ""
+		}
+		b.mu.Unlock()
+	}()
 	lastID := ""
 	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
 		hctx, cancel := context.WithCancel(ctx)

@@ -22,6 +22,9 @@ import (
 // shim is the built mcpshim binary: the bridge is tested as users run it.
 var shim string
 
+// buildFlags are go build's flags for it (race_test.go adds -race).
+var buildFlags []string
+
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "mcpshim-remote-")
 	if err != nil {
@@ -29,7 +32,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	shim = filepath.Join(dir, "mcpshim")
-	if out, err := exec.Command("go", "build", "-o", shim, "github.com/mcpshim-dev/mcpshim/cmd/mcpshim").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", shim, "github.com/mcpshim-dev/mcpshim/cmd/mcpshim")...).CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build mcpshim: %v\n%s", err, out)
 		os.Exit(1)
 	}
@@ -194,6 +197,23 @@ func waitEvent(t *testing.T, path, event string, n int) []record {
 	}
 }
 
+// waitRecord polls the ledger until a record matches.
+func waitRecord(t *testing.T, path, what string, match func(record) bool) record {
+	t.Helper()
+	end := time.Now().Add(deadline)
+	for {
+		for _, r := range readLedger(t, path) {
+			if match(r) {
+				return r
+			}
+		}
+		if time.Now().After(end) {
+			t.Fatalf("no record with %s in the ledger within %v; it holds:\n%s", what, deadline, eventList(readLedger(t, path)))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func eventList(recs []record) string {
 	var b strings.Builder
 	for _, r := range recs {
@@ -285,7 +305,8 @@ func TestClientsSeeTheSame(t *testing.T) {
 				if got != want {
 					t.Fatalf("through the bridge:\n got %+v\nwant %+v\nstderr:\n%s", got, want, stderrOf(cmd))
 				}
-				recs := readLedger(t, ledger)
+				recs := waitEvent(t, ledger, "disconnected", 1)
+				recs = readLedger(t, ledger)
 				if os.Getenv("DUMP") != "" {
 					t.Log(eventList(recs))
 				}
