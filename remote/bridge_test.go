@@ -97,7 +97,7 @@ type httpServer struct {
 	srv  *http.Server
 }
 
-func serve(t *testing.T, addr string, h http.Handler) *httpServer {
+func serve(t testing.TB, addr string, h http.Handler) *httpServer {
 	t.Helper()
 	var ln net.Listener
 	var err error
