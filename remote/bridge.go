@@ -86,10 +86,13 @@ type bridge struct {
 	run         string
 	gen         int
 	addr        string             // the server's resolved address
+	runOpen     bool               // connected was written and disconnected not yet
 	getCancel   context.CancelFunc // the GET stream's, for getSession
 	getSession  string
 
-	outage chan Decision // to the loop: reconnect or give up
+	outage   chan Decision // to the loop: reconnect or give up
+	gone     chan struct{} // closed when writing to the client failed
+	goneOnce sync.Once
 }
 
 // call is a client request waiting for its answer.
@@ -130,6 +133,7 @@ func Run(ctx context.Context, cfg Config) int {
 		pending: map[idKey]*call{},
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
+		gone:    make(chan struct{}),
 	}
 	defer stop()
 	return b.loop(ctx)
@@ -166,7 +170,7 @@ func (b *bridge) endpoint() string {
 
 func (b *bridge) loop(ctx context.Context) int {
 	clientDone := make(chan error, 1)
-	if !b.connect("") {
+	if !b.connect() {
 		b.scheduleFailure(Unreachable, "cannot connect")
 	}
 	// The client reader lives as long as the client's stdin: a blocking read
@@ -193,6 +197,9 @@ func (b *bridge) loop(ctx context.Context) int {
 				reason = "stdin_error: " + err.Error()
 			}
 			b.leave(reason)
+			return 0
+		case <-b.gone:
+			b.leave("stdout_closed")
 			return 0
 		case sig := <-b.cfg.Signals:
 			b.emit(phases.Interruption, phases.SignalReceived, phases.F("signal", sig.String()), phases.F("forwarded", false))
@@ -247,7 +254,7 @@ func (b *bridge) leave(reason string) {
 	for _, c := range b.takeAll() {
 		b.answer(c, "mcpshim: the client left before the server answered", nil)
 	}
-	b.emit(phases.Launch, phases.Disconnected, phases.F("reason", reason))
+	b.endRun(reason, false)
 }
 
 func (b *bridge) giveUp(d Decision) {
@@ -256,13 +263,36 @@ func (b *bridge) giveUp(d Decision) {
 	for _, c := range b.takeAll() {
 		b.answer(c, fmt.Sprintf("mcpshim: gave up on server %s: %s", b.cfg.Name, d.Reason), nil)
 	}
-	b.emit(phases.Launch, phases.Disconnected, phases.F("reason", "gave up"))
+	b.endRun("gave up: "+d.Reason, true)
+}
+
+// clientGone tells the loop that writing to the client failed: nobody is
+// listening any more.
+func (b *bridge) clientGone() {
+	b.goneOnce.Do(func() { close(b.gone) })
+}
+
+// endRun writes disconnected for the current run once: the client left, the
+// server forgot the session, or it became unreachable (failed).
+func (b *bridge) endRun(reason string, failed bool) {
+	b.mu.Lock()
+	open := b.runOpen
+	b.runOpen = false
+	b.mu.Unlock()
+	if !open {
+		return
+	}
+	fields := []phases.Field{phases.F("reason", reason)}
+	if failed {
+		fields = append(fields, phases.F("exit_code", ExitUnavailable))
+	}
+	b.emit(phases.Launch, phases.Disconnected, fields...)
 }
 
 // connect starts a run: it resolves and dials the server (and completes TLS
 // for https) to record where the run goes, then writes connected, or
-// connect_failed and returns false. previous names the run before.
-func (b *bridge) connect(previous string) bool {
+// connect_failed and returns false.
+func (b *bridge) connect() bool {
 	u := b.cfg.URL
 	host := u.Hostname()
 	port := u.Port()
@@ -308,6 +338,7 @@ func (b *bridge) connect(previous string) bool {
 	conn.Close()
 	b.mu.Lock()
 	b.addr = addr
+	b.runOpen = true
 	b.mu.Unlock()
 	b.emit(phases.Launch, phases.Connected, fields...)
 	return true
@@ -343,10 +374,10 @@ func (b *bridge) scheduleFailure(c Class, reason string) {
 // dialled. It runs on its own goroutine; its result goes back to the loop.
 func (b *bridge) attempt() {
 	b.mu.Lock()
-	prev := b.run
-	initLine := b.initLine
+	initLine, why := b.initLine, b.downReason
 	b.mu.Unlock()
-	if !b.connect(prev) {
+	b.endRun("unreachable: "+why, true)
+	if !b.connect() {
 		b.scheduleFailure(Unreachable, "cannot connect")
 		return
 	}
@@ -581,8 +612,12 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 		stop()
 		return nil, func() {}, err
 	}
-	// Reset on each event of a stream: silence is bounded, a long stream is not.
-	resp.Body = &timedBody{ReadCloser: resp.Body, timer: timer, d: b.cfg.Timeout, idle: !streamless(msg)}
+	if streamless(msg) {
+		timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
+		return resp, stop, nil
+	}
+	// Reset on each read: silence is bounded, a long stream is not.
+	resp.Body = &timedBody{ReadCloser: resp.Body, timer: timer, d: b.cfg.Timeout}
 	return resp, stop, nil
 }
 
@@ -590,23 +625,18 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 // subscriptions/listen is meant to stay open and silent.
 func streamless(msg message) bool { return msg.method == "subscriptions/listen" }
 
-// timedBody re-arms the request timer on each read, so a stream that goes
-// silent for Timeout is cut; idle false disarms it.
+// timedBody re-arms the request timer on each read, so a body or a stream
+// that goes silent for Timeout is cut.
 type timedBody struct {
 	io.ReadCloser
 	timer *time.Timer
 	d     time.Duration
-	idle  bool
 }
 
 func (t *timedBody) Read(p []byte) (int, error) {
 	n, err := t.ReadCloser.Read(p)
 	if n > 0 {
-		if t.idle {
-			t.timer.Reset(t.d)
-		} else {
-			t.timer.Stop()
-		}
+		t.timer.Reset(t.d)
 	}
 	return n, err
 }
@@ -816,7 +846,7 @@ func (b *bridge) fromServer(data []byte) {
 		return
 	}
 	if _, err := b.wire.WriteMessage(line); err != nil {
-		b.stop()
+		b.clientGone()
 		return
 	}
 	b.observe(phases.FromServer, line)
@@ -844,6 +874,7 @@ func (b *bridge) fail(id idKey, text string, data map[string]any) {
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
 	if _, err := b.wire.WriteMessage(errorAnswer(c.rawID, text, data)); err != nil {
+		b.clientGone()
 		return
 	}
 	fields := []phases.Field{phases.F("request_id", string(c.rawID)), phases.F("method", c.method), phases.F("direction", "client")}
@@ -886,7 +917,7 @@ func (b *bridge) reinitialize(old string) bool {
 	b.reinit.Lock()
 	defer b.reinit.Unlock()
 	b.mu.Lock()
-	current, prev, initLine := b.session, b.run, b.initLine
+	current, initLine := b.session, b.initLine
 	b.mu.Unlock()
 	if current != old {
 		return current != "" // another request re-initialized meanwhile
@@ -895,7 +926,8 @@ func (b *bridge) reinitialize(old string) bool {
 		return false
 	}
 	start := time.Now()
-	if !b.connect(prev) {
+	b.endRun("the server forgot the session (HTTP 404)", false)
+	if !b.connect() {
 		return false
 	}
 	class, err := b.replay()

@@ -307,6 +307,10 @@ func TestClientsSeeTheSame(t *testing.T) {
 				}
 				recs := waitEvent(t, ledger, "disconnected", 1)
 				recs = readLedger(t, ledger)
+				if p := os.Getenv("KEEP_LEDGER"); p != "" {
+					data, _ := os.ReadFile(ledger)
+					os.WriteFile(p, data, 0o600)
+				}
 				if os.Getenv("DUMP") != "" {
 					t.Log(eventList(recs))
 				}
