@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
@@ -17,11 +18,13 @@ type remoteFlags struct {
 	url            string
 	headers        headerList
 	requestTimeout time.Duration
+	entry          string // wrap --remote's copy of the entry it replaced; unused here
 }
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL instead of running `-- COMMAND`")
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
+	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry `mcpshim wrap --remote` replaced, kept for unwrap (ignored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a JSON body, silence on a request's event stream)")
 }
 
@@ -80,4 +83,29 @@ func remoteName(raw string) string {
 		}
 	}
 	return sanitize(u.Hostname())
+}
+
+// remoteRewrite is wrap --remote and unwrap's second pass over a config:
+// Streamable HTTP entries become `mcpshim --url` entries, and back. Its
+// results replace the first pass's for the entries it rewrote.
+func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self string, o wrapOptions, unwrap bool) ([]byte, []clientconfig.Entry, error) {
+	var out []byte
+	var mine []clientconfig.Entry
+	var err error
+	if unwrap {
+		out, mine, err = clientconfig.UnwrapRemote(file, data, o.servers)
+	} else {
+		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, o.servers)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mine {
+		for i := range entries {
+			if entries[i].Server == m.Server && entries[i].Project == m.Project {
+				entries[i].Result, entries[i].Reason = m.Result, m.Reason
+			}
+		}
+	}
+	return out, entries, nil
 }

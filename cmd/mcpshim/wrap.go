@@ -13,7 +13,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 )
 
-const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run] [--check] [--ledger DIR] [SHIM FLAG...]
+const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run] [--check] [--remote] [--ledger DIR] [SHIM FLAG...]
        mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run]
 
 wrap puts each stdio server of the client configs behind this mcpshim:
@@ -31,6 +31,9 @@ directory and $HOME: .mcp.json, ~/.claude.json, Claude Desktop's config,
   --server NAME   only the entry NAME (repeatable; default all stdio entries)
   --dry-run       print the diff and write nothing
   --check         write nothing; exit 1 listing the stdio entries not wrapped
+  --remote        also turn Streamable HTTP (type http, url) entries into
+                  mcpshim --url entries, headers as --header with their
+                  ${VAR} references kept; unwrap restores them byte for byte
   --ledger DIR    bake --ledger DIR (made absolute; or off) into the entries
   SHIM FLAG...    the first other flag and everything after it are baked in
                   as given, e.g. --restart on-failure --handshake-timeout 20s;
@@ -63,6 +66,7 @@ type wrapOptions struct {
 	check   bool
 	baked   []string // the flags written between the entry name and "--"
 	ledger  string   // the --ledger directory, absolute, or "off"
+	remote  bool     // also bridge Streamable HTTP entries (wrap --remote)
 }
 
 // parseWrapArgs reads wrap's own options; the first flag it does not know
@@ -102,6 +106,8 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			err = fmt.Errorf("%s takes no value", arg)
 		case name == "dry-run":
 			o.dryRun = true
+		case name == "remote" && !unwrap && !hasVal:
+			o.remote = true
 		case name == "check" && !unwrap:
 			o.check = true
 		case name == "ledger" && !unwrap:
@@ -197,6 +203,9 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			out, entries, err = clientconfig.Unwrap(f, old, o.servers)
 		} else {
 			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, o.servers)
+		}
+		if err == nil && (unwrap || o.remote) {
+			out, entries, err = remoteRewrite(f, out, entries, self, o, unwrap)
 		}
 		if err != nil {
 			refused = true
