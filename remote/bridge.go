@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -158,7 +159,13 @@ func (b *bridge) scrub(s string) string {
 			s = strings.ReplaceAll(s, h.Value, phases.Redacted)
 		}
 	}
-	return phases.Redact(s)
+	// Nothing a server wrote may drive the reader's terminal.
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && r != '\n' {
+			return '?'
+		}
+		return r
+	}, phases.Redact(s))
 }
 
 // endpoint is the URL as the ledger shows it: no query, no user info.
@@ -489,8 +496,11 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	session := b.session
 	b.mu.Unlock()
 	resp, cancelTimer, err := b.post(ctx, line, msg, session)
-	if ctx.Err() != nil && b.ctx.Err() == nil && errors.Is(err, context.Canceled) {
-		return // cancelled by an outage: already answered
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		// Cancelled by an outage (already answered) or because the bridge is
+		// stopping: no verdict on the server.
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the request was cut off", b.cfg.Name))
+		return
 	}
 	status := 0
 	if resp != nil {

@@ -1,0 +1,105 @@
+package remote_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// tinyServer is a stateless JSON-only MCP server of a few lines, as people
+// put on serverless platforms: no session, no streams, every answer a
+// pretty-printed JSON body. Calling "html" answers 200 with a web page, and
+// "crash" answers 500.
+func tinyServer(t *testing.T, calls *atomic.Int32) *httpServer {
+	return serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &req) != nil {
+			http.Error(w, "bad json", http.StatusBadRequest)
+			return
+		}
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result any
+		switch req.Method {
+		case "initialize":
+			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
+				"serverInfo": map[string]any{"name": "tiny", "version": "1"}}
+		case "tools/list":
+			result = map[string]any{"tools": []any{map[string]any{"name": "hello", "inputSchema": map[string]any{"type": "object"}}}}
+		case "tools/call":
+			calls.Add(1)
+			switch req.Params.Name {
+			case "html":
+				w.Header().Set("Content-Type", "text/html")
+				io.WriteString(w, "<html><body>maintenance</body></html>\n")
+				return
+			case "crash":
+				http.Error(w, "internal error", http.StatusInternalServerError)
+				return
+			}
+			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello\nworld"}}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		b, _ := json.MarshalIndent(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}, "", "  ")
+		w.Write(append(b, '\n'))
+	}))
+}
+
+// TestTinyJSONServer: a multi-line JSON body reaches the client as one line,
+// compacted; a web page instead of JSON and a 500 each get an error, the 500
+// counts as a failure, and no call is sent twice.
+func TestTinyJSONServer(t *testing.T) {
+	var calls atomic.Int32
+	s := tinyServer(t, &calls)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	if a := c.answer(1); a["result"] == nil {
+		t.Fatalf("initialize: %v", a)
+	}
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{}}}`)
+	a := c.answer(2)
+	res, _ := a["result"].(map[string]any)
+	content, _ := res["content"].([]any)
+	if len(content) != 1 || content[0].(map[string]any)["text"] != "hello\nworld" {
+		t.Fatalf("tools/call hello = %v, want the text hello\\nworld", a)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"html","arguments":{}}}`)
+	if msg := errorMessage(c.answer(3)); !strings.Contains(msg, "text/html") {
+		t.Fatalf("a web page for an answer gave %q, want an error naming its content type", msg)
+	}
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"crash","arguments":{}}}`)
+	if msg := errorMessage(c.answer(4)); !strings.Contains(msg, "500") || !strings.Contains(msg, "not re-sent") {
+		t.Fatalf("a 500 gave %q, want an error with the status, saying it is not re-sent", msg)
+	}
+	sched := waitEvent(t, ledger, "reconnect_scheduled", 1)
+	if sched[0]["failures"] != 1.0 {
+		t.Errorf("reconnect_scheduled after the 500 = %s, want failure 1", mustJSON(sched[0]))
+	}
+	c.in.Close()
+	if code := c.exitCode(); code != 0 {
+		t.Errorf("exit %d after the client left, want 0", code)
+	}
+	if n := calls.Load(); n != 3 {
+		t.Errorf("the server ran %d calls, want 3: none sent twice", n)
+	}
+	for _, r := range events(readLedger(t, ledger), "http_exchange") {
+		if r.str("method") == "tools/call" && r["status"] == 200.0 && r.str("request_id") == "2" && r.str("body") != "json" {
+			t.Errorf("http_exchange of the JSON answer says body %q, want json", r.str("body"))
+		}
+	}
+}
