@@ -25,7 +25,16 @@ var shim string
 // buildFlags are go build's flags for it (race_test.go adds -race).
 var buildFlags []string
 
+// serveArg, as the test binary's first argument, makes it an MCP server on
+// Streamable HTTP instead of a test run, so that tests can kill it for real:
+// `remote.test -remote.serve ADDR COUNTFILE`. Each tool call appends a line
+// to COUNTFILE, the count surviving the process.
+const serveArg = "-remote.serve"
+
 func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == serveArg {
+		os.Exit(serveProcess(os.Args[2], os.Args[3]))
+	}
 	dir, err := os.MkdirTemp("", "mcpshim-remote-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -39,6 +48,32 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+func serveProcess(addr, countFile string) int {
+	f, err := os.OpenFile(countFile, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote-test-process", Version: "1.0.0"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+			fmt.Fprintf(f, "echo:%s\n", in.Message)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+		})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println("listening") // the parent waits for this line
+	return toExit(http.Serve(ln, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)))
+}
+
+func toExit(err error) int {
+	fmt.Fprintln(os.Stderr, err)
+	return 1
 }
 
 // deadline bounds one test's waits: generous, for a busy machine.

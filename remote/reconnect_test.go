@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -81,6 +82,82 @@ func TestSessionForgottenAfterRestart(t *testing.T) {
 				t.Errorf("%d tool_call_responded, want 3\n%s", n, eventList(recs))
 			}
 		})
+	}
+}
+
+// serverProcess starts this test binary as a Streamable HTTP server on addr
+// and waits until it listens.
+func serverProcess(t *testing.T, addr, countFile string) *exec.Cmd {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(deadline); ; time.Sleep(50 * time.Millisecond) {
+		cmd := exec.Command(self, "-remote.serve", addr, countFile)
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stderr = &lockedBuffer{}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		if line == "listening\n" {
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			return cmd
+		}
+		cmd.Wait()
+		if time.Now().After(end) { // the killed server's port may take a moment
+			t.Fatalf("the server process did not listen on %s: %s", addr, stderrOf(cmd))
+		}
+	}
+}
+
+// TestKillAndRestart kills the server process with SIGKILL and starts a new
+// one on the same port: one re-initialization, no failure counted, the call
+// that met the 404 succeeds, and each call ran once by the servers' count.
+func TestKillAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	countFile := filepath.Join(dir, "calls")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	first := serverProcess(t, addr, countFile)
+	ledger := filepath.Join(dir, "ledger.jsonl")
+	cmd := shimCommand(t, ledger, "--url", "http://"+addr+"/mcp")
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	cs := connect(t, ctx, &mcp.CommandTransport{Command: cmd}, "2025-11-25")
+	defer cs.Close()
+	if got, err := echo(ctx, cs, "before"); err != nil || got != "before" {
+		t.Fatalf("echo before the kill = %q, %v", got, err)
+	}
+	first.Process.Kill()
+	first.Wait()
+	serverProcess(t, addr, countFile)
+	waitRecord(t, ledger, "a GET answered 404", func(r record) bool {
+		return r.str("event") == "http_exchange" && r.str("http_method") == "GET" && r["status"] == 404.0
+	})
+	if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
+		t.Fatalf("echo after the restart = %q, %v\nstderr:\n%s", got, err, stderrOf(cmd))
+	}
+	cs.Close()
+	recs := waitEvent(t, ledger, "disconnected", 1)
+	recs = readLedger(t, ledger)
+	if n, m := len(events(recs, "session_reinitialized")), len(events(recs, "reconnect_scheduled")); n != 1 || m != 0 {
+		t.Errorf("%d session_reinitialized and %d reconnect_scheduled, want 1 and 0\n%s", n, m, eventList(recs))
+	}
+	data, err := os.ReadFile(countFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); got != "echo:before\necho:after\n" {
+		t.Errorf("the servers ran %q, want each call once", got)
 	}
 }
 
