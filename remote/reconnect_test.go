@@ -41,14 +41,10 @@ func TestSessionForgottenAfterRestart(t *testing.T) {
 			if got, err := echo(ctx, cs, "before"); err != nil || got != "before" {
 				t.Fatalf("echo before the restart = %q, %v\nstderr:\n%s", got, err, stderrOf(cmd))
 			}
+			gets := waitGETStream(t, ledger)
 			s1.stop()
 			serve(t, s1.addr, handler()) // same port, no sessions
-			// The restart is over once the bridge's GET stream met the new
-			// server's 404; a call racing the old server's close instead meets
-			// a reset, which may have run it and is never re-sent.
-			waitRecord(t, ledger, "a GET answered 404", func(r record) bool {
-				return r.str("event") == "http_exchange" && r.str("http_method") == "GET" && r["status"] == 404.0
-			})
+			waitGETAfter(t, ledger, gets)
 			if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
 				t.Fatalf("echo after the restart = %q, %v; want the call that met the 404 to succeed\nstderr:\n%s\nledger:\n%s",
 					got, err, stderrOf(cmd), eventList(readLedger(t, ledger)))
@@ -137,12 +133,11 @@ func TestKillAndRestart(t *testing.T) {
 	if got, err := echo(ctx, cs, "before"); err != nil || got != "before" {
 		t.Fatalf("echo before the kill = %q, %v", got, err)
 	}
+	gets := waitGETStream(t, ledger)
 	first.Process.Kill()
 	first.Wait()
 	serverProcess(t, addr, countFile)
-	waitRecord(t, ledger, "a GET answered 404", func(r record) bool {
-		return r.str("event") == "http_exchange" && r.str("http_method") == "GET" && r["status"] == 404.0
-	})
+	waitGETAfter(t, ledger, gets)
 	if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
 		t.Fatalf("echo after the restart = %q, %v\nstderr:\n%s", got, err, stderrOf(cmd))
 	}
@@ -159,6 +154,41 @@ func TestKillAndRestart(t *testing.T) {
 	if got := string(data); got != "echo:before\necho:after\n" {
 		t.Errorf("the servers ran %q, want each call once", got)
 	}
+}
+
+// A restart is over for the bridge once its GET stream broke and it tried
+// again (a second later): by then it has seen the old server's connections
+// close. A call racing that close would meet a reset instead of the 404, and
+// a reset may have run the call, so it is never re-sent.
+
+// waitGETStream waits for the GET stream to open and returns how many GET
+// exchanges the ledger holds.
+func waitGETStream(t *testing.T, ledger string) int {
+	t.Helper()
+	waitRecord(t, ledger, "the GET stream open", func(r record) bool { return isGET(r) && r["status"] == 200.0 })
+	return countGETs(t, ledger)
+}
+
+// waitGETAfter waits for a GET exchange after the first n.
+func waitGETAfter(t *testing.T, ledger string, n int) {
+	t.Helper()
+	for end := time.Now().Add(deadline); countGETs(t, ledger) <= n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("the bridge did not try its GET stream again within %v\n%s", deadline, eventList(readLedger(t, ledger)))
+		}
+	}
+}
+
+func isGET(r record) bool { return r.str("event") == "http_exchange" && r.str("http_method") == "GET" }
+
+func countGETs(t *testing.T, ledger string) int {
+	n := 0
+	for _, r := range readLedger(t, ledger) {
+		if isGET(r) {
+			n++
+		}
+	}
+	return n
 }
 
 func cmpVersion(v string) string {
