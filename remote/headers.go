@@ -61,15 +61,13 @@ func ParseHeader(s string, lookup func(string) (string, bool)) (Header, error) {
 	return Header{Name: canon, Value: value}, nil
 }
 
-// nameOnly keeps a malformed --header's value out of the error message.
+// nameOnly keeps a malformed --header's value out of the error message:
+// what has no colon may be a bare secret.
 func nameOnly(s string) string {
-	if i := strings.IndexAny(s, ": "); i >= 0 {
-		return s[:i] + "…"
+	if i := strings.IndexByte(s, ':'); i >= 0 && !strings.ContainsAny(s[:i], " \t") {
+		return s[:i] + ": …"
 	}
-	if len(s) > 12 {
-		return s[:12] + "…"
-	}
-	return s
+	return fmt.Sprintf("%d bytes with no 'Name:'", len(s))
 }
 
 // headerNames are the names of hs, for the ledger: values never leave the wire.

@@ -103,3 +103,32 @@ func TestTinyJSONServer(t *testing.T) {
 		}
 	}
 }
+
+// TestWhileDown: after a 500, requests sent before the reconnect get an
+// error at once instead of waiting, and a line that is not JSON-RPC is
+// refused with a message, not sent.
+func TestWhileDown(t *testing.T) {
+	var calls atomic.Int32
+	s := tinyServer(t, &calls)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--backoff", "30s", "--backoff-max", "30s"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`this is not json`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash","arguments":{}}}`)
+	c.answer(2)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello","arguments":{}}}`)
+	if msg := errorMessage(c.answer(3)); !strings.Contains(msg, "unreachable") || !strings.Contains(msg, "reconnecting") {
+		t.Fatalf("a request while the server is down got %q, want an error at once saying it is reconnecting", msg)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the server ran %d calls, want 1: the one while down is not sent", n)
+	}
+	rej := waitEvent(t, ledger, "message_rejected", 1)
+	if rej[0].str("reason") != "not a JSON-RPC message" {
+		t.Errorf("message_rejected = %s", mustJSON(rej[0]))
+	}
+	if !strings.Contains(stderrOf(c.cmd), "not JSON-RPC") {
+		t.Errorf("stderr does not mention the refused line:\n%s", stderrOf(c.cmd))
+	}
+}

@@ -41,3 +41,27 @@ func TestWrapRemote(t *testing.T) {
 		t.Fatalf("unwrap after wrap --remote: exit %d, stderr:\n%s\ngot:\n%s\nwant:\n%s", code, stderr, got, orig)
 	}
 }
+
+// TestURLFlagErrors: a bad --url, a --header naming an unset variable, or
+// --url with a command each get exit 64 and a message saying what to fix,
+// without the secret of a header.
+func TestURLFlagErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--url", "ftp://x/mcp"}, "want an http:// or https:// URL"},
+		{[]string{"--url", "http://127.0.0.1:1/mcp", "--header", "Authorization: Bearer ${NOPE_TOKEN}"}, "NOPE_TOKEN is not set"},
+		{[]string{"--url", "http://127.0.0.1:1/mcp", "--header", "sk-live-abcdefghijklmnop"}, "no 'Name:'"}, {[]string{"--url", "http://127.0.0.1:1/mcp", "--header", "Bad Name: x"}, "want 'Name: value'"},
+		{[]string{"--url", "http://127.0.0.1:1/mcp", "--", "npx", "server"}, "both given"},
+		{[]string{"--url", "http://127.0.0.1:1/mcp", "--request-timeout", "0s"}, "positive duration"},
+	} {
+		code, _, stderr := runWrapCmd(t, t.TempDir(), append([]string{"--ledger", "off"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("mcpshim %q: exit %d, stderr %q; want %d and %q", tc.args, code, stderr, exitUsage, tc.want)
+		}
+		if strings.Contains(stderr, "abcdefghijklmnop") {
+			t.Errorf("mcpshim %q: stderr shows the header's value: %q", tc.args, stderr)
+		}
+	}
+}
