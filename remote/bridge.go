@@ -178,7 +178,7 @@ func (b *bridge) endpoint() string {
 func (b *bridge) loop(ctx context.Context) int {
 	clientDone := make(chan error, 1)
 	if !b.connect() {
-		b.scheduleFailure(Unreachable, "cannot connect")
+		b.scheduleFailure("cannot connect")
 	}
 	// The client reader lives as long as the client's stdin: a blocking read
 	// of stdin cannot be interrupted, so it exits at EOF or with the process.
@@ -364,10 +364,12 @@ func (b *bridge) setDown(reason string) {
 }
 
 // scheduleFailure runs the policy for a failure outside a request (the
-// first connection, a reconnect attempt) and tells the loop.
-func (b *bridge) scheduleFailure(c Class, reason string) {
+// first connection, a reconnect attempt) and tells the loop. Whatever the
+// exchange was (a refusal, a 401 or a 400 to the replayed initialize), the
+// server did not take the session back: it is a failure, and counts.
+func (b *bridge) scheduleFailure(reason string) {
 	b.mu.Lock()
-	d := b.recon.Next(time.Now(), c, false)
+	d := b.recon.Next(time.Now(), Unreachable, false)
 	b.down = true
 	b.mu.Unlock()
 	if d.Reason == "" {
@@ -385,13 +387,13 @@ func (b *bridge) attempt() {
 	b.mu.Unlock()
 	b.endRun("unreachable: "+why, true)
 	if !b.connect() {
-		b.scheduleFailure(Unreachable, "cannot connect")
+		b.scheduleFailure("cannot connect")
 		return
 	}
 	if initLine != nil {
-		if c, err := b.replay(); c != Answered || err != nil {
-			b.setDown(describeErr(err))
-			b.scheduleFailure(c, "the handshake replay failed")
+		if _, err := b.replay(); err != nil {
+			b.setDown(b.scrub(describeErr(err)))
+			b.scheduleFailure("the handshake replay failed")
 			return
 		}
 	}
@@ -522,7 +524,9 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 			b.send(ctx, line, msg, true)
 			return
 		}
-		d = Decision{Action: FailRequest, Reason: "the session could not be re-initialized"}
+		// The server forgot the session and will not take a new one: that
+		// counts, or a dead server would be re-initialized forever.
+		d = b.judge(Unreachable, false, "the session could not be re-initialized")
 	}
 	text, data := b.failureText(class, status, resp, err, d)
 	cancelTimer()
@@ -941,7 +945,7 @@ func (b *bridge) reinitialize(old string) bool {
 		return false
 	}
 	class, err := b.replay()
-	if class != Answered || err != nil {
+	if err != nil {
 		b.emit(phases.Supervision, phases.ReplayFailed, phases.F("error", b.scrub(describeStatus(0, err))), phases.F("class", class.String()))
 		return false
 	}
