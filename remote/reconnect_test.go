@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -410,5 +411,47 @@ func TestUnauthorized(t *testing.T) {
 	defer cs.Close()
 	if got, err := echo(ctx, cs, "authorized"); err != nil || got != "authorized" {
 		t.Fatalf("echo with the right token = %q, %v", got, err)
+	}
+}
+
+// TestRedeployedAway: after a redeploy the endpoint answers 404 to
+// everything, the re-initialization included. The call that met the first
+// 404 gets an error and is not re-sent; the failed re-initializations count,
+// and the shim gives up with exit 69 instead of re-initializing forever.
+func TestRedeployedAway(t *testing.T) {
+	var ran counters
+	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(&ran, nil) }, nil)
+	var gone atomic.Bool
+	var posts counters
+	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gone.Load() {
+			posts.add(r.Method)
+			http.NotFound(w, r)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	gone.Store(true)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`)
+	if msg := errorMessage(c.answer(2)); msg == "" {
+		t.Fatal("the call got no error")
+	}
+	if code := c.exitCode(); code != 69 {
+		t.Fatalf("exit %d, want 69\nstderr:\n%s", code, stderrOf(c.cmd))
+	}
+	recs := readLedger(t, ledger)
+	if n := len(events(recs, "reconnect_scheduled")); n != 2 {
+		t.Errorf("%d reconnect_scheduled, want 2\n%s", n, eventList(recs))
+	}
+	if n := len(events(recs, "resent_after_reinit")); n != 0 {
+		t.Errorf("%d resent_after_reinit, want none: no session to re-send into", n)
+	}
+	if n := ran.get("echo:x"); n != 0 {
+		t.Errorf("echo ran %d times", n)
 	}
 }
