@@ -422,10 +422,8 @@ func TestRedeployedAway(t *testing.T) {
 	var ran counters
 	inner := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(&ran, nil) }, nil)
 	var gone atomic.Bool
-	var posts counters
 	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if gone.Load() {
-			posts.add(r.Method)
 			http.NotFound(w, r)
 			return
 		}
