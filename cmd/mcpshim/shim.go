@@ -99,6 +99,7 @@ func (f *shimFlags) policy() (supervisor.Policy, error) {
 }
 
 const shimUsage = `usage: mcpshim [flags] -- COMMAND [ARG...]
+       mcpshim [flags] --url URL [--header 'Name: value']...
        mcpshim ledger|probe|lock|wrap|unwrap|demo|help|version ...
 
 mcpshim is the command of an MCP client's server entry: it launches COMMAND,
