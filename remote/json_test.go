@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -49,14 +50,20 @@ func tinyServer(t *testing.T, calls *atomic.Int32) *httpServer {
 			case "crash":
 				http.Error(w, "internal error", http.StatusInternalServerError)
 				return
+			case "big":
+				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcdef", bigResult/16)}}}
+			default:
+				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello\nworld"}}}
 			}
-			result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "hello\nworld"}}}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		b, _ := json.MarshalIndent(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result}, "", "  ")
 		w.Write(append(b, '\n'))
 	}))
 }
+
+// bigResult is the size of the big tool's text: past the tap's 16 MiB.
+const bigResult = 24 << 20
 
 // TestTinyJSONServer: a multi-line JSON body reaches the client as one line,
 // compacted; a web page instead of JSON and a 500 each get an error, the 500
@@ -78,6 +85,13 @@ func TestTinyJSONServer(t *testing.T) {
 	if len(content) != 1 || content[0].(map[string]any)["text"] != "hello\nworld" {
 		t.Fatalf("tools/call hello = %v, want the text hello\\nworld", a)
 	}
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"big","arguments":{}}}`)
+	big := c.answer(5)
+	res, _ = big["result"].(map[string]any)
+	content, _ = res["content"].([]any)
+	if len(content) != 1 || len(content[0].(map[string]any)["text"].(string)) != bigResult {
+		t.Fatalf("the big answer did not arrive whole")
+	}
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"html","arguments":{}}}`)
 	if msg := errorMessage(c.answer(3)); !strings.Contains(msg, "text/html") {
 		t.Fatalf("a web page for an answer gave %q, want an error naming its content type", msg)
@@ -94,8 +108,13 @@ func TestTinyJSONServer(t *testing.T) {
 	if code := c.exitCode(); code != 0 {
 		t.Errorf("exit %d after the client left, want 0", code)
 	}
-	if n := calls.Load(); n != 3 {
-		t.Errorf("the server ran %d calls, want 3: none sent twice", n)
+	if n := calls.Load(); n != 4 {
+		t.Errorf("the server ran %d calls, want 4: none sent twice", n)
+	}
+	ledgerCmd := exec.Command(shim, "ledger", ledger)
+	out, err := ledgerCmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ENDED") || strings.Contains(string(out), "UNRECORDED") {
+		t.Errorf("mcpshim ledger on the remote runs: %v\n%s\nwant them ENDED", err, out)
 	}
 	for _, r := range events(readLedger(t, ledger), "http_exchange") {
 		if r.str("method") == "tools/call" && r["status"] == 200.0 && r.str("request_id") == "2" && r.str("body") != "json" {
