@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -263,10 +264,29 @@ func mcpgoRemote(ctx context.Context, t *testing.T, endpoint string, shim []stri
 
 // inspectorRemote is the TypeScript SDK's client through inspector-cli: its
 // StreamableHTTPClientTransport for a URL, its stdio transport for the shim.
+// One session lists the tools (inspectorSession), a second calls echo.
 func inspectorRemote(ctx context.Context, t *testing.T, endpoint string, shim []string) (o outcome, err error) {
 	target := []string{endpoint}
 	if shim != nil {
 		target = shim
 	}
-	return inspectorSession(ctx, target, nil, os.Stderr, serverRun{})
+	if o, err = inspectorSession(ctx, target, nil, os.Stderr, serverRun{}); err != nil {
+		return o, err
+	}
+	build := filepath.Join(bins.modules, "@modelcontextprotocol", "inspector-cli", "build")
+	// --tool-arg takes every word up to the next option: the target goes first.
+	args := append([]string{filepath.Join(build, "index.js"), target[0], "--method", "tools/call", "--tool-name", echoCall.name,
+		"--tool-arg", "message=" + echoCall.args["message"].(string), "--"}, target[1:]...)
+	cmd := exec.CommandContext(ctx, bins.node, args...)
+	cmd.Dir = build
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return o, fmt.Errorf("inspector-cli tools/call: %w", err)
+	}
+	if !strings.Contains(string(out), echoCall.args["message"].(string)) {
+		return o, fmt.Errorf("inspector-cli tools/call printed %q, want the echo", out)
+	}
+	o.Call = json.RawMessage(out)
+	return o, nil
 }
