@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os/exec"
@@ -35,6 +36,10 @@ func tinyServer(t *testing.T, calls *atomic.Int32) *httpServer {
 		}
 		var result any
 		switch req.Method {
+		case "ping": // the id respelled, as some serializers do: 7 comes back as 7.0
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s.0,"result":{}}`, req.ID)
+			return
 		case "initialize":
 			result = map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}},
 				"serverInfo": map[string]any{"name": "tiny", "version": "1"}}
@@ -149,5 +154,25 @@ func TestWhileDown(t *testing.T) {
 	}
 	if !strings.Contains(stderrOf(c.cmd), "not JSON-RPC") {
 		t.Errorf("stderr does not mention the refused line:\n%s", stderrOf(c.cmd))
+	}
+}
+
+// TestRespelledID: the server answers id 7 as 7.0. Ids are matched as
+// values, so the answer is the request's one answer, passed as the server
+// wrote it, and no error follows it.
+func TestRespelledID(t *testing.T) {
+	var calls atomic.Int32
+	s := tinyServer(t, &calls)
+	c := startRaw(t, shimCommand(t, filepath.Join(t.TempDir(), "ledger.jsonl"), "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	if m := <-c.lines; m["id"] != 7.0 || m["result"] == nil {
+		t.Fatalf("got %v, want the answer to 7", m)
+	}
+	// Had 7.0 not matched 7, an error for 7 would come before this answer.
+	c.send(`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`)
+	if m := <-c.lines; m["id"] != 8.0 || m["result"] == nil {
+		t.Fatalf("got %v, want the answer to 8", m)
 	}
 }
