@@ -77,7 +77,8 @@ type bridge struct {
 	initLine    []byte // the client's initialize, replayed under the shim's own id
 	initialized []byte // the client's notifications/initialized
 	pending     map[idKey]*call
-	down        bool // between an outage and a reconnect: requests are answered at once
+	owed        map[idKey]bool // requests the shim answered itself
+	down        bool           // between an outage and a reconnect: requests are answered at once
 	downReason  string
 	recon       *Reconnector
 	run         string
@@ -128,6 +129,7 @@ func Run(ctx context.Context, cfg Config) int {
 		ctx:     bctx,
 		stop:    stop,
 		pending: map[idKey]*call{},
+		owed:    map[idKey]bool{},
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
 		gone:    make(chan struct{}),
@@ -422,7 +424,7 @@ func (b *bridge) fromServer(data []byte) {
 	}
 	msg := inspect(line)
 	forward := true
-	var late []string
+	var late, unknown []string
 	b.mu.Lock()
 	if msg.method == "" && msg.isResponse() || msg.kind == jsonrpc.Batch {
 		msg.each(func(m message) {
@@ -430,7 +432,11 @@ func (b *bridge) fromServer(data []byte) {
 				return
 			}
 			if _, ok := b.pending[m.id]; !ok {
-				late = append(late, string(m.rawID))
+				if b.owed[m.id] {
+					late = append(late, string(m.rawID)) // the shim answered it already
+				} else {
+					unknown = append(unknown, string(m.rawID)) // an id the client never sent, or null: the client judges
+				}
 				return
 			}
 			if b.pending[m.id].method == "initialize" && m.kind == jsonrpc.Response {
@@ -445,6 +451,9 @@ func (b *bridge) fromServer(data []byte) {
 	b.mu.Unlock()
 	for _, id := range late {
 		b.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
+	}
+	for _, id := range unknown {
+		b.emit(phases.Transport, phases.UnknownResponse, phases.F("request_id", id), phases.F("direction", "server"))
 	}
 	if !forward {
 		return
@@ -477,6 +486,9 @@ func (b *bridge) fail(id idKey, text string, data map[string]any) {
 }
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
+	b.mu.Lock()
+	b.owed[keyOf(c.rawID)] = true // its real answer, should it come, is dropped
+	b.mu.Unlock()
 	if _, err := b.wire.WriteMessage(errorAnswer(c.rawID, text, data)); err != nil {
 		b.clientGone()
 		return

@@ -264,7 +264,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 			b.fromServer(body)
 		}
 		if resp.StatusCode/100 != 2 {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d", b.cfg.Name, resp.StatusCode))
+			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d: %s", b.cfg.Name, resp.StatusCode, b.scrub(phases.Preview(bytes.TrimSpace(body), 300))))
 		} else {
 			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
 		}

@@ -36,6 +36,11 @@ func tinyServer(t *testing.T, calls *atomic.Int32) *httpServer {
 		}
 		var result any
 		switch req.Method {
+		case "bogus": // an error the server cannot tie to the request
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32601,"message":"Method not found: bogus"}}`)
+			return
 		case "ping": // the id respelled, as some serializers do: 7 comes back as 7.0
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s.0,"result":{}}`, req.ID)
@@ -175,4 +180,25 @@ func TestRespelledID(t *testing.T) {
 	if m := <-c.lines; m["id"] != 8.0 || m["result"] == nil {
 		t.Fatalf("got %v, want the answer to 8", m)
 	}
+}
+
+// TestServerErrorWithoutID: a 400 whose JSON-RPC error has id null reaches
+// the client as the server wrote it, and the request still gets its one
+// answer, carrying the server's message.
+func TestServerErrorWithoutID(t *testing.T) {
+	var calls atomic.Int32
+	s := tinyServer(t, &calls)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","id":9,"method":"bogus"}`)
+	first := <-c.lines
+	if _, ok := first["id"]; !ok || first["id"] != nil || !strings.Contains(errorMessage(first), "bogus") {
+		t.Fatalf("got %v first, want the server's error with id null", first)
+	}
+	if msg := errorMessage(c.answer(9)); !strings.Contains(msg, "HTTP 400") || !strings.Contains(msg, "Method not found") {
+		t.Fatalf("the request's answer says %q, want the status and the server's message", msg)
+	}
+	waitEvent(t, ledger, "unknown_response", 1)
 }
