@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // tinyServer is a stateless JSON-only MCP server of a few lines, as people
@@ -157,8 +158,11 @@ func TestWhileDown(t *testing.T) {
 	if rej[0].str("reason") != "not a JSON-RPC message" {
 		t.Errorf("message_rejected = %s", mustJSON(rej[0]))
 	}
-	if !strings.Contains(stderrOf(c.cmd), "not JSON-RPC") {
-		t.Errorf("stderr does not mention the refused line:\n%s", stderrOf(c.cmd))
+	// The notice follows the record through the recorder's queue.
+	for end := time.Now().Add(deadline); !strings.Contains(stderrOf(c.cmd), "not JSON-RPC"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("stderr does not mention the refused line:\n%s", stderrOf(c.cmd))
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package remote_test
 import (
 	"context"
 	"encoding/pem"
+	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +19,9 @@ import (
 // tls, and the client's initialize gets an error at once.
 func TestTLS(t *testing.T) {
 	var ran counters
-	srv := httptest.NewTLSServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(&ran, nil) }, nil))
+	srv := httptest.NewUnstartedServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(&ran, nil) }, nil))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshake below is expected
+	srv.StartTLS()
 	defer srv.Close()
 	dir := t.TempDir()
 	certFile := filepath.Join(dir, "cert.pem")
