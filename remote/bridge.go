@@ -156,6 +156,12 @@ func (b *bridge) scrub(s string) string {
 		if len(h.Value) >= 4 {
 			s = strings.ReplaceAll(s, h.Value, phases.Redacted)
 		}
+		// The credential alone, as a server may quote it without its scheme.
+		for _, w := range strings.Fields(h.Value) {
+			if len(w) >= 8 {
+				s = strings.ReplaceAll(s, w, phases.Redacted)
+			}
+		}
 	}
 	// Nothing a server wrote may drive the reader's terminal.
 	return strings.Map(func(r rune) rune {

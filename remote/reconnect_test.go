@@ -364,7 +364,9 @@ func TestUnauthorized(t *testing.T) {
 	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		posts.add(r.Method)
 		if r.Header.Get("Authorization") != "Bearer right-token-1234" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="remote-test", resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
+			// A careless server echoes the credential it refused: it must not reach the ledger.
+			got := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			w.Header().Set("WWW-Authenticate", `Bearer realm="remote-test", error_description="unknown token `+got+`", resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
@@ -376,6 +378,9 @@ func TestUnauthorized(t *testing.T) {
 	c.send(initialize)
 	a := c.answer(1)
 	msg := errorMessage(a)
+	if strings.Contains(msg, "wrong-token-5678") {
+		t.Errorf("the error to the client repeats the token: %s", msg)
+	}
 	if !strings.Contains(msg, "WWW-Authenticate") || !strings.Contains(msg, "resource_metadata") || !strings.Contains(msg, "401") {
 		t.Fatalf("initialize with a wrong token got %v, want an error with the 401 and its challenge", a)
 	}
