@@ -61,6 +61,9 @@ func tinyServer(t *testing.T, calls *atomic.Int32) *httpServer {
 			case "crash":
 				http.Error(w, "internal error", http.StatusInternalServerError)
 				return
+			case "hang": // a server stuck upstream: no headers, ever (until the test ends)
+				<-r.Context().Done()
+				return
 			case "big":
 				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": strings.Repeat("0123456789abcdef", bigResult/16)}}}
 			default:
@@ -205,4 +208,30 @@ func TestServerErrorWithoutID(t *testing.T) {
 		t.Fatalf("the request's answer says %q, want the status and the server's message", msg)
 	}
 	waitEvent(t, ledger, "unknown_response", 1)
+}
+
+// TestRequestTimeout: a call the server never answers gets an error after
+// --request-timeout; it is not re-sent and counts no failure, and the next
+// request goes through.
+func TestRequestTimeout(t *testing.T) {
+	var calls atomic.Int32
+	s := tinyServer(t, &calls)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--request-timeout", "1s"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hang","arguments":{}}}`)
+	if msg := errorMessage(c.answer(2)); !strings.Contains(msg, "timed out") || !strings.Contains(msg, "not re-sent") {
+		t.Fatalf("the hung call got %q, want a timeout, not re-sent", msg)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if a := c.answer(3); a["result"] == nil {
+		t.Fatalf("tools/list after the timeout = %v", a)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("the server got the hung call %d times, want 1", n)
+	}
+	if n := len(events(readLedger(t, ledger), "reconnect_scheduled")); n != 0 {
+		t.Errorf("%d reconnect_scheduled after a timeout, want none", n)
+	}
 }
