@@ -95,6 +95,7 @@ type bridge struct {
 
 // call is a client request waiting for its answer.
 type call struct {
+	id     idKey
 	rawID  []byte
 	method string
 	tool   string
@@ -356,8 +357,8 @@ func (b *bridge) fromClient(line []byte) {
 	var calls []*call
 	ctx, cancel := context.WithCancel(b.ctx)
 	msg.each(func(m message) {
-		if m.isRequest() && m.id != "" {
-			c := &call{rawID: m.rawID, method: m.method, tool: m.name, cancel: cancel}
+		if m.isRequest() && m.hasID() {
+			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, cancel: cancel}
 			b.pending[m.id] = c
 			calls = append(calls, c)
 		}
@@ -366,7 +367,7 @@ func (b *bridge) fromClient(line []byte) {
 	if down {
 		cancel()
 		for _, c := range calls {
-			b.fail(keyOf(c.rawID), fmt.Sprintf("mcpshim: server %s is unreachable (%s); reconnecting", b.cfg.Name, reason), nil)
+			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); reconnecting", b.cfg.Name, reason), nil)
 		}
 		if len(calls) == 0 {
 			b.emit(phases.Supervision, phases.MessageRejected, phases.F("method", msg.method), phases.F("reason", "server unreachable"))
@@ -432,7 +433,7 @@ func (b *bridge) fromServer(data []byte) {
 	forward := true
 	var late, unknown []string
 	b.mu.Lock()
-	if msg.method == "" && msg.isResponse() || msg.kind == jsonrpc.Batch {
+	if msg.method == "" && msg.isResponse() || msg.isBatch() {
 		msg.each(func(m message) {
 			if !m.isResponse() {
 				return
@@ -445,14 +446,14 @@ func (b *bridge) fromServer(data []byte) {
 				}
 				return
 			}
-			if b.pending[m.id].method == "initialize" && m.kind == jsonrpc.Response {
+			if b.pending[m.id].method == "initialize" && m.isResult() {
 				if v := m.negotiated(); v != "" {
 					b.version = v
 				}
 			}
 			delete(b.pending, m.id)
 		})
-		forward = len(late) == 0 || msg.kind == jsonrpc.Batch
+		forward = len(late) == 0 || msg.isBatch()
 	}
 	b.mu.Unlock()
 	for _, id := range late {
@@ -475,8 +476,7 @@ func (b *bridge) fromServer(data []byte) {
 func (b *bridge) observe(dir phases.Dir, line []byte) {
 	n := min(len(line), b.cfg.MaxObserve)
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now()}
-	l.Msg = jsonrpc.Peek(data)
+	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(data)}
 	b.rec.Line(dir, &l)
 }
 
@@ -493,7 +493,7 @@ func (b *bridge) fail(id idKey, text string, data map[string]any) {
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
 	b.mu.Lock()
-	b.owed[keyOf(c.rawID)] = true // its real answer, should it come, is dropped
+	b.owed[c.id] = true // its real answer, should it come, is dropped
 	b.mu.Unlock()
 	if _, err := b.wire.WriteMessage(errorAnswer(c.rawID, text, data)); err != nil {
 		b.clientGone()

@@ -67,6 +67,16 @@ func (m message) each(f func(message)) {
 	}
 }
 
+func (m message) isResult() bool { return m.kind == jsonrpc.Response }
+func (m message) isBatch() bool  { return m.kind == jsonrpc.Batch }
+
+// hasID reports whether m carries an id a request can be matched by (not
+// absent, not null).
+func (m message) hasID() bool { return m.id != "" }
+
+// tapMsg is what the tracker's jsonrpc.Line carries for a line.
+func tapMsg(line []byte) jsonrpc.Msg { return jsonrpc.Peek(line) }
+
 func (m message) isRequest() bool { return m.kind == jsonrpc.Request }
 func (m message) isNoise() bool   { return m.kind == jsonrpc.Noise }
 func (m message) isResponse() bool {
@@ -99,6 +109,9 @@ func keyOf(raw []byte) idKey {
 	}
 	return idKey("r:" + string(raw))
 }
+
+// stringID is the id of the string s: the shim's own ids.
+func stringID(s string) idKey { return idKey("s:" + s) }
 
 // withID returns the message line with its id replaced (the shim's own
 // replay of the client's initialize). It re-encodes: the line is the

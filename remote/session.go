@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -75,12 +74,12 @@ func (b *bridge) replay() (Class, error) {
 		}
 		return c, err
 	}
-	answer, err := readAnswer(resp, keyOf([]byte(`"`+id+`"`)))
+	answer, err := readAnswer(resp, stringID(id))
 	if err != nil {
 		return Unreachable, err
 	}
 	am := inspect(answer)
-	if am.kind != jsonrpc.Response {
+	if !am.isResult() {
 		return Unreachable, fmt.Errorf("the server refused the replayed initialize: %s", phases.Preview(answer, 200))
 	}
 	b.mu.Lock()
