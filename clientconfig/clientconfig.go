@@ -1,7 +1,9 @@
 // Package clientconfig reads the MCP server entries of the configs clients
-// already have (Claude Code, Claude Desktop, Cursor, VS Code), expands their
+// already have (Claude Code, Claude Desktop, Cursor, VS Code, Windsurf, Codex,
+// Gemini CLI, Cline, Zed), in the places each client reads, expands their
 // variables the way each client does, and rewrites entries to run behind
-// mcpshim without disturbing the rest of the file.
+// mcpshim without disturbing the rest of the file: JSON, JSON with comments
+// and Codex's TOML, by splicing only the command and args values.
 package clientconfig
 
 import (
@@ -28,6 +30,10 @@ type Server struct {
 	// remote
 	URL     string
 	Headers map[string]string
+
+	// Disabled: the client does not start it ("disabled": true in Cline,
+	// "enabled": false in Zed and Codex).
+	Disabled bool
 
 	// Wrapped says the entry runs mcpshim; Command and Args are then the real
 	// server after "--" and ShimArgs the mcpshim flags before it.
@@ -57,7 +63,35 @@ const (
 	claudeDesktop                // mcpServers; nothing expands
 	cursor                       // mcpServers; ${env:VAR}, ${workspaceFolder}, ...
 	vsCode                       // servers; ${env:VAR}, ${workspaceFolder}, ...; JSONC
+	windsurf                     // mcpServers; ${env:VAR}; serverUrl for a remote server
+	gemini                       // mcpServers; $VAR and ${VAR}; httpUrl (http) or url (sse); comments allowed
+	cline                        // mcpServers; nothing expands; "disabled": true
+	zed                          // context_servers in settings.json; JSONC; "enabled": false
+	codex                        // [mcp_servers.NAME] tables in config.toml; nothing expands; enabled = false
 )
+
+// clientName is the client a dialect belongs to, for messages.
+var clientName = [...]string{"Claude Code", "Claude Desktop", "Cursor", "VS Code", "Windsurf", "Gemini CLI", "Cline", "Zed", "Codex"}
+
+// section is the key that holds a dialect's server entries.
+func (d dialect) section() string {
+	switch d {
+	case vsCode:
+		return "servers"
+	case zed:
+		return "context_servers"
+	case codex:
+		return "mcp_servers"
+	}
+	return "mcpServers"
+}
+
+// comments says the client reads its file with comments allowed (VS Code
+// and Zed write them; Gemini CLI strips them before JSON.parse), commas the
+// same for trailing commas (VS Code and Zed only); the others parse strict
+// JSON, where either would break the client.
+func (d dialect) comments() bool { return d == vsCode || d == zed || d == gemini }
+func (d dialect) commas() bool   { return d == vsCode || d == zed }
 
 // dialectOf names the dialect from the path and, for a file under another
 // name, from its top-level key.
@@ -68,37 +102,37 @@ func dialectOf(file string, doc *value) dialect {
 		return claudeDesktop
 	case base == "mcp.json" && parent == ".cursor":
 		return cursor
-	case base == "mcp.json" && parent == ".vscode":
+	case base == "mcp.json" && (parent == ".vscode" || parent == "User"):
 		return vsCode
+	case base == "mcp_config.json":
+		return windsurf
+	case base == "settings.json" && parent == ".gemini":
+		return gemini
+	case base == "cline_mcp_settings.json":
+		return cline
+	case base == "settings.json" && (parent == "zed" || parent == ".zed"):
+		return zed
+	case filepath.Ext(base) == ".toml":
+		return codex
 	case doc != nil && doc.get("servers") != nil && doc.get("mcpServers") == nil:
 		return vsCode
+	case doc != nil && doc.get("context_servers") != nil:
+		return zed
 	}
 	return claudeCode
 }
 
 // Find returns the config files the clients would read for projectDir and
 // home, existing ones only, grouped by client: Claude Code (.mcp.json,
-// ~/.claude.json), Claude Desktop, Cursor (project, then user), VS Code.
-// An empty projectDir or home skips the files under it.
-func Find(projectDir, home string) []string {
-	var candidates []string
-	add := func(dir string, elem ...string) {
-		if dir != "" {
-			candidates = append(candidates, filepath.Join(append([]string{dir}, elem...)...))
-		}
-	}
-	add(projectDir, ".mcp.json")
-	add(home, ".claude.json")
-	if home != "" {
-		candidates = append(candidates, desktopConfig(home, runtime.GOOS))
-	}
-	add(projectDir, ".cursor", "mcp.json")
-	add(home, ".cursor", "mcp.json")
-	add(projectDir, ".vscode", "mcp.json")
-
+// ~/.claude.json), Claude Desktop, Cursor (project, then user), VS Code
+// (workspace, then user), Windsurf, Codex (project, then $CODEX_HOME or
+// ~/.codex), Gemini CLI (project, then user), Cline, Zed (project, then
+// user). An empty projectDir or home skips the files under it; getenv reads
+// CODEX_HOME and XDG_CONFIG_HOME.
+func Find(projectDir, home string, getenv func(string) string) []string {
 	var found []string
 	seen := map[string]bool{}
-	for _, f := range candidates {
+	for _, f := range Candidates(projectDir, home, runtime.GOOS, getenv) {
 		if seen[f] {
 			continue // the project is home: one file, read once
 		}
@@ -110,12 +144,49 @@ func Find(projectDir, home string) []string {
 	return found
 }
 
-// desktopConfig is where Claude Desktop keeps its config on goos.
-func desktopConfig(home, goos string) string {
-	if goos == "darwin" {
-		return filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+// Candidates lists every file Find looks at on goos, existing or not.
+func Candidates(projectDir, home, goos string, getenv func(string) string) []string {
+	var out []string
+	add := func(dir string, elem ...string) {
+		if dir != "" {
+			out = append(out, filepath.Join(append([]string{dir}, elem...)...))
+		}
 	}
-	return filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	// Where the desktop apps keep per-user files: ~/Library/Application
+	// Support on macOS, $XDG_CONFIG_HOME (~/.config) elsewhere.
+	appData := ""
+	if home != "" {
+		appData = filepath.Join(home, ".config")
+		if goos == "darwin" {
+			appData = filepath.Join(home, "Library", "Application Support")
+		} else if x := getenv("XDG_CONFIG_HOME"); x != "" {
+			appData = x
+		}
+	}
+	codexHome := getenv("CODEX_HOME")
+	if codexHome == "" && home != "" {
+		codexHome = filepath.Join(home, ".codex")
+	}
+	add(projectDir, ".mcp.json")
+	add(home, ".claude.json")
+	add(appData, "Claude", "claude_desktop_config.json")
+	add(projectDir, ".cursor", "mcp.json")
+	add(home, ".cursor", "mcp.json")
+	add(projectDir, ".vscode", "mcp.json")
+	add(appData, "Code", "User", "mcp.json")
+	add(home, ".codeium", "windsurf", "mcp_config.json")
+	add(projectDir, ".codex", "config.toml")
+	add(codexHome, "config.toml")
+	add(projectDir, ".gemini", "settings.json")
+	add(home, ".gemini", "settings.json")
+	add(appData, "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
+	add(projectDir, ".zed", "settings.json")
+	zedDir := appData
+	if goos == "darwin" && home != "" {
+		zedDir = filepath.Join(home, ".config") // Zed uses ~/.config on macOS too
+	}
+	add(zedDir, "zed", "settings.json")
+	return out
 }
 
 // entry is one server definition inside a parsed document.
@@ -137,11 +208,7 @@ func entries(file string, d dialect, doc *value) []entry {
 			out = append(out, entry{name: m.key, project: project, obj: m.val})
 		}
 	}
-	key := "mcpServers"
-	if d == vsCode {
-		key = "servers"
-	}
-	add("", doc.get(key))
+	add("", doc.get(d.section()))
 	if filepath.Base(file) == ".claude.json" {
 		if projects := doc.get("projects"); projects != nil && projects.kind == kindObject {
 			for _, m := range projects.members {
@@ -152,10 +219,17 @@ func entries(file string, d dialect, doc *value) []entry {
 	return out
 }
 
-// readDoc reads and parses file; jsonc follows the file's dialect.
-func readDoc(file string, data []byte, allowComments bool) (*value, dialect, error) {
-	jsonc := allowComments && dialectOf(file, nil) == vsCode
-	doc, err := parse(file, data, jsonc)
+// readDoc parses file as its client does: TOML for Codex, JSON with
+// comments where the client allows them, strict JSON otherwise.
+func readDoc(file string, data []byte) (*value, dialect, error) {
+	d := dialectOf(file, nil)
+	var doc *value
+	var err error
+	if d == codex {
+		doc, err = parseTOML(file, data)
+	} else {
+		doc, err = parseWith(file, data, d.comments(), d.commas(), clientName[d])
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -186,11 +260,14 @@ func Load(files []string, lookup func(string) (string, bool)) ([]Server, []Probl
 		if err != nil {
 			return nil, nil, fmt.Errorf("read %s: %w", file, err)
 		}
-		doc, d, err := readDoc(file, data, true)
+		doc, d, err := readDoc(file, data)
 		if err != nil {
 			return nil, nil, err
 		}
 		x := &expander{d: d, lookup: lookup, workspace: workspace(file, d, lookup)}
+		if d == windsurf {
+			x.workspace = "" // Windsurf's file is per user
+		}
 		for _, e := range entries(file, d, doc) {
 			s, msgs := x.server(e)
 			s.File = file
@@ -283,12 +360,30 @@ func (x *expander) server(e entry) (Server, []string) {
 		}
 		typ = t.str
 	}
+	if v := obj.get("disabled"); v != nil && v.str == "true" {
+		s.Disabled = true
+	}
+	if v := obj.get("enabled"); v != nil && v.str == "false" {
+		s.Disabled = true
+	}
+	// Where each client puts a remote server's address.
+	urlKey, headersKey := "url", "headers"
 	switch {
-	case typ == "streamable-http":
+	case x.d == windsurf && obj.get("serverUrl") != nil:
+		urlKey = "serverUrl"
+	case x.d == gemini && obj.get("httpUrl") != nil:
+		urlKey, typ = "httpUrl", "http"
+	case x.d == gemini && obj.get("url") != nil && obj.get("command") == nil:
+		typ = "sse" // Gemini CLI's url is an SSE endpoint
+	case x.d == codex:
+		headersKey = "http_headers"
+	}
+	switch {
+	case typ == "streamable-http" || typ == "streamableHttp":
 		typ = "http"
 	case typ == "" && obj.get("command") != nil:
 		typ = "stdio"
-	case typ == "" && obj.get("url") != nil:
+	case typ == "" && obj.get(urlKey) != nil:
 		typ = "http"
 	case typ == "":
 		return Server{}, []string{"the entry has neither command nor url"}
@@ -298,12 +393,21 @@ func (x *expander) server(e entry) (Server, []string) {
 	s.Type = typ
 
 	if typ != "stdio" {
-		s.URL = str("url", "url")
+		s.URL = str(urlKey, urlKey)
 		if s.URL == "" {
-			probs = append(probs, "a "+typ+" entry needs a url")
+			probs = append(probs, "a "+typ+" entry needs a "+urlKey)
 		}
-		s.Headers = strMap("headers")
+		s.Headers = strMap(headersKey)
 		return s, probs
+	}
+	if c := obj.get("command"); x.d == zed && c != nil && c.kind == kindObject {
+		// Zed's older form: "command": {"path": ..., "args": [...], "env": {...}}.
+		if c.get("path") == nil {
+			return Server{}, append(probs, "command has no path")
+		}
+		in, p := x.server(entry{name: e.name, project: e.project, obj: zedCommand(obj, x.d)})
+		in.Disabled = s.Disabled
+		return in, append(probs, p...)
 	}
 	s.Command = str("command", "command")
 	if s.Command == "" {
@@ -356,11 +460,18 @@ type expander struct {
 	workspace string // what ${workspaceFolder} means; "" when nothing
 }
 
-// expand substitutes every ${...} in s, not only a whole-value one. A
-// reference it cannot resolve stays as written and adds a message.
+// expand substitutes every ${...} in s, not only a whole-value one, and for
+// Gemini CLI every $VAR. A reference it cannot resolve stays as written and
+// adds a message.
 func (x *expander) expand(s string) (string, []string) {
+	if x.d == cline || x.d == zed || x.d == codex {
+		return s, nil // they pass values on as written
+	}
 	var b strings.Builder
 	var probs []string
+	if x.d == gemini {
+		s, probs = x.bareVars(s)
+	}
 	for {
 		i := strings.Index(s, "${")
 		if i < 0 {
@@ -404,6 +515,15 @@ func (x *expander) resolve(ref string) (val string, ok bool, msg string) {
 			return def, true, ""
 		}
 		return "", false, fmt.Sprintf("${%s} is not set and has no default", name)
+	case gemini:
+		if v, ok := x.lookup(ref); ok {
+			return v, true, ""
+		}
+		return "", false, fmt.Sprintf("${%s} is not set", ref)
+	case windsurf:
+		if !strings.HasPrefix(ref, "env:") {
+			return "", false, "" // ${file:...} and the like: Windsurf's own business
+		}
 	}
 	switch {
 	case strings.HasPrefix(ref, "env:"):
@@ -430,4 +550,36 @@ func (x *expander) resolve(ref string) (val string, ok bool, msg string) {
 		return "", false, fmt.Sprintf("${%s} is prompted for by the editor; its value is unknown here", ref)
 	}
 	return "", false, fmt.Sprintf("${%s} is not a variable this client expands", ref)
+}
+
+// bareVars substitutes Gemini CLI's $VAR references (letters, digits and _,
+// not starting with a digit); ${VAR} is left to expand.
+func (x *expander) bareVars(s string) (string, []string) {
+	var b strings.Builder
+	var probs []string
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 || i+1 >= len(s) {
+			break
+		}
+		j := i + 1
+		for j < len(s) && (s[j] == '_' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || j > i+1 && s[j] >= '0' && s[j] <= '9') {
+			j++
+		}
+		b.WriteString(s[:i])
+		if j == i+1 {
+			b.WriteByte('$')
+			s = s[i+1:]
+			continue
+		}
+		if v, ok := x.lookup(s[i+1 : j]); ok {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i:j])
+			probs = append(probs, fmt.Sprintf("$%s is not set", s[i+1:j]))
+		}
+		s = s[j:]
+	}
+	b.WriteString(s)
+	return b.String(), probs
 }

@@ -63,7 +63,7 @@ func TestFindOrder(t *testing.T) {
 	files := []string{
 		filepath.Join(project, ".mcp.json"),
 		filepath.Join(home, ".claude.json"),
-		desktopConfig(home, "linux"),
+		filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"),
 		filepath.Join(project, ".cursor", "mcp.json"),
 		filepath.Join(home, ".cursor", "mcp.json"),
 		filepath.Join(project, ".vscode", "mcp.json"),
@@ -76,26 +76,39 @@ func TestFindOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := Find(project, home); !slices.Equal(got, files) {
+	if got := Find(project, home, noEnv); !slices.Equal(got, files) {
 		t.Errorf("Find(%s, %s) = %q, want %q", project, home, got, files)
 	}
 	// The project is home: ~/.cursor/mcp.json is listed once.
-	if got, want := Find(home, home), []string{filepath.Join(home, ".claude.json"), desktopConfig(home, "linux"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
+	if got, want := Find(home, home, noEnv), []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
 		t.Errorf("Find(%s, %s) = %q, want %q", home, home, got, want)
 	}
-	if got := Find("", ""); got != nil {
+	if got := Find("", "", noEnv); got != nil {
 		t.Errorf(`Find("", "") = %q, want nothing`, got)
 	}
 }
 
-func TestDesktopConfig(t *testing.T) {
+func noEnv(string) string { return "" }
+
+func TestCandidatesPerOS(t *testing.T) {
 	tests := []struct{ goos, want string }{
 		{"darwin", "/Users/dev/Library/Application Support/Claude/claude_desktop_config.json"},
+		{"darwin", "/Users/dev/Library/Application Support/Code/User/mcp.json"},
+		{"darwin", "/Users/dev/.config/zed/settings.json"},
 		{"linux", "/Users/dev/.config/Claude/claude_desktop_config.json"},
+		{"linux", "/Users/dev/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
+		{"linux", "/Users/dev/.codex/config.toml"},
 	}
 	for _, tt := range tests {
-		if got := desktopConfig("/Users/dev", tt.goos); got != tt.want {
-			t.Errorf("desktopConfig(/Users/dev, %s) = %q, want %q", tt.goos, got, tt.want)
+		if got := Candidates("/p", "/Users/dev", tt.goos, noEnv); !slices.Contains(got, tt.want) {
+			t.Errorf("Candidates(/p, /Users/dev, %s) = %q, want it to hold %q", tt.goos, got, tt.want)
+		}
+	}
+	env := func(k string) string { return map[string]string{"CODEX_HOME": "/c", "XDG_CONFIG_HOME": "/x"}[k] }
+	got := Candidates("/p", "/Users/dev", "linux", env)
+	for _, want := range []string{"/c/config.toml", "/x/Claude/claude_desktop_config.json", "/x/zed/settings.json"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Candidates with CODEX_HOME=/c XDG_CONFIG_HOME=/x = %q, want it to hold %q", got, want)
 		}
 	}
 }
@@ -165,7 +178,7 @@ func TestLoadFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", tt.name)
-			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"))
+			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"), noEnv)
 			got, probs, err := Load(files, tt.lookup)
 			if err != nil {
 				t.Fatalf("Load(%q): %v", files, err)
@@ -264,8 +277,8 @@ func TestParse(t *testing.T) {
 		{`{"a": "\u00e9\ud83d\ude00\n\"x\""}`, false, ""},
 		{"\xEF\xBB\xBF{}", false, ""},
 		{`{"a": [1, -2.5e+3, true, false, null]}`, false, ""},
-		{"{\n  // note\n  \"a\": 1\n}", false, "f:2:3: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
-		{"{\"a\": 1 /* x */}", false, "f:1:9: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
+		{"{\n  // note\n  \"a\": 1\n}", false, "f:2:3: comment: Claude Code reads this file as strict JSON, which has no comments; remove it"},
+		{"{\"a\": 1 /* x */}", false, "f:1:9: comment: Claude Code reads this file as strict JSON, which has no comments; remove it"},
 		{"{\n  // note\n  \"a\": [1,],\n}", true, ""},
 		{"{\"a\": 1 /* open", true, "f:1:9: unterminated comment"},
 		{`{"a": [1,]}`, false, "f:1:10: unexpected ']', want a value"},
@@ -278,7 +291,7 @@ func TestParse(t *testing.T) {
 		{"{\"a\": \"\t\"}", false, `f:1:8: control character '\t' in string`},
 	}
 	for _, tt := range tests {
-		_, err := parse("f", []byte(tt.in), tt.jsonc)
+		_, err := parse("f", []byte(tt.in), tt.jsonc, "Claude Code")
 		got := ""
 		if err != nil {
 			got = err.Error()
@@ -287,7 +300,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("parse(%q, jsonc=%v) error = %q, want %q", tt.in, tt.jsonc, got, tt.err)
 		}
 	}
-	v, err := parse("f", []byte(`{"a": "\u00e9\ud83d\ude00\n\"x\"", "a": "last"}`), false)
+	v, err := parse("f", []byte(`{"a": "\u00e9\ud83d\ude00\n\"x\"", "a": "last"}`), false, "Claude Code")
 	if err != nil {
 		t.Fatal(err)
 	}

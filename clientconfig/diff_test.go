@@ -56,7 +56,7 @@ func TestDiffAppliesWithPatch(t *testing.T) {
 		"{\r\n\t\"mcpServers\": {\r\n\t\t\"fs\": {\"command\": \"npx\"}\r\n\t}\r\n}",
 	}
 	for _, doc := range docs {
-		wrapped, _, err := Wrap(".mcp.json", []byte(doc), shim, flags, nil)
+		wrapped, _, err := Wrap(".mcp.json", []byte(doc), shim, flags, Scope{})
 		if err != nil {
 			t.Fatal(err)
 		}

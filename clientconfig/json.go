@@ -24,7 +24,7 @@ const (
 type value struct {
 	kind       kind
 	start, end int
-	str        string   // decoded text of a string
+	str        string   // decoded text of a string; a literal's or number's text
 	members    []member // object members in document order
 	elems      []*value // array elements
 }
@@ -72,14 +72,22 @@ func (e *SyntaxError) Error() string {
 // parser reads one JSON document. With jsonc it also accepts the comments and
 // trailing commas VS Code allows; without, a comment is an error naming it.
 type parser struct {
-	data  []byte
-	pos   int
-	jsonc bool
-	file  string
+	data   []byte
+	pos    int
+	jsonc  bool // comments allowed
+	commas bool // trailing commas allowed
+	file   string
+	client string // whose parser refuses comments, for the message
 }
 
-func parse(file string, data []byte, jsonc bool) (*value, error) {
-	p := &parser{data: data, jsonc: jsonc, file: file}
+func parse(file string, data []byte, jsonc bool, client string) (*value, error) {
+	return parseWith(file, data, jsonc, jsonc, client)
+}
+
+// parseWith allows comments and trailing commas separately: Gemini CLI strips
+// comments and then calls JSON.parse, which refuses a trailing comma.
+func parseWith(file string, data []byte, comments, commas bool, client string) (*value, error) {
+	p := &parser{data: data, jsonc: comments, commas: commas, file: file, client: client}
 	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
 		p.pos = 3 // a UTF-8 byte order mark: editors write it, JSON ignores it
 	}
@@ -136,7 +144,7 @@ func (p *parser) space() error {
 				return p.errorf(p.pos, "unexpected %s", p.describe())
 			}
 			if !p.jsonc {
-				return p.errorf(p.pos, "comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand")
+				return p.errorf(p.pos, "comment: %s reads this file as strict JSON, which has no comments; remove it", p.client)
 			}
 			if err := p.comment(); err != nil {
 				return err
@@ -186,7 +194,7 @@ func (p *parser) value() (*value, error) {
 	default:
 		for _, lit := range []string{"true", "false", "null"} {
 			if len(p.data)-p.pos >= len(lit) && string(p.data[p.pos:p.pos+len(lit)]) == lit {
-				v := &value{kind: kindLiteral, start: p.pos, end: p.pos + len(lit)}
+				v := &value{kind: kindLiteral, start: p.pos, end: p.pos + len(lit), str: lit}
 				p.pos += len(lit)
 				return v, nil
 			}
@@ -202,7 +210,7 @@ func (p *parser) object() (*value, error) {
 		if err := p.space(); err != nil {
 			return nil, err
 		}
-		if p.pos < len(p.data) && p.data[p.pos] == '}' && (len(v.members) == 0 || p.jsonc) {
+		if p.pos < len(p.data) && p.data[p.pos] == '}' && (len(v.members) == 0 || p.commas) {
 			p.pos++
 			v.end = p.pos
 			return v, nil
@@ -253,7 +261,7 @@ func (p *parser) array() (*value, error) {
 		if err := p.space(); err != nil {
 			return nil, err
 		}
-		if p.pos < len(p.data) && p.data[p.pos] == ']' && (len(v.elems) == 0 || p.jsonc) {
+		if p.pos < len(p.data) && p.data[p.pos] == ']' && (len(v.elems) == 0 || p.commas) {
 			p.pos++
 			v.end = p.pos
 			return v, nil

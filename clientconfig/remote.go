@@ -23,11 +23,15 @@ const RemoteEntryFlag = "--remote-entry"
 // Header values keep their ${VAR} references, expanded by the shim from its
 // environment. An "sse" entry (the old HTTP+SSE transport) is not bridged;
 // stdio entries are left alone (Wrap does those).
-func WrapRemote(file string, data []byte, shim string, flags []string, only []string) ([]byte, []Entry, error) {
-	return rewriteSome(file, data, only, func(obj *value, name string) ([]splice, Result, string, bool) {
+func WrapRemote(file string, data []byte, shim string, flags []string, sc Scope) ([]byte, []Entry, error) {
+	return rewriteSome(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string, bool) {
 		url, headers, reason, remote := httpEntry(obj)
 		if !remote {
 			return nil, 0, "", false
+		}
+		if d != claudeCode && d != cursor && d != vsCode {
+			// Each client spells a remote entry its own way (serverUrl, httpUrl, TOML).
+			return nil, SkippedRemote, "", true
 		}
 		if reason != "" {
 			return nil, SkippedBroken, reason, true
@@ -47,8 +51,8 @@ func WrapRemote(file string, data []byte, shim string, flags []string, only []st
 
 // UnwrapRemote restores each entry WrapRemote made, named in only, to the
 // bytes it replaced.
-func UnwrapRemote(file string, data []byte, only []string) ([]byte, []Entry, error) {
-	return rewriteSome(file, data, only, func(obj *value, _ string) ([]splice, Result, string, bool) {
+func UnwrapRemote(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
+	return rewriteSome(file, data, sc, func(obj *value, _ string, _ dialect) ([]splice, Result, string, bool) {
 		cmd, args, _ := stdio(obj)
 		if cmd == nil || filepath.Base(cmd.str) != "mcpshim" {
 			return nil, 0, "", false
@@ -73,10 +77,10 @@ func remoteWrapped(command string, args []string) bool {
 
 // rewriteSome is rewrite for the entries edit claims (mine): the others are
 // not reported, so a caller can merge these results with Wrap's.
-func rewriteSome(file string, data []byte, only []string, edit func(obj *value, name string) ([]splice, Result, string, bool)) ([]byte, []Entry, error) {
+func rewriteSome(file string, data []byte, sc Scope, edit func(obj *value, name string, d dialect) ([]splice, Result, string, bool)) ([]byte, []Entry, error) {
 	var claimed []Entry
-	out, all, err := rewrite(file, data, only, func(obj *value, name string) ([]splice, Result, string) {
-		edits, res, reason, mine := edit(obj, name)
+	out, all, err := rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
+		edits, res, reason, mine := edit(obj, name, d)
 		if mine {
 			claimed = append(claimed, Entry{Server: name, Result: res, Reason: reason}) // Project: from rewrite's own, below
 		}

@@ -25,11 +25,11 @@ const remoteConfig = `{
 
 func TestWrapRemoteRoundTrip(t *testing.T) {
 	data := []byte(remoteConfig)
-	wrapped, entries, err := Wrap(".mcp.json", data, "/usr/local/bin/mcpshim", []string{"--ledger", "/var/l"}, nil)
+	wrapped, entries, err := Wrap(".mcp.json", data, "/usr/local/bin/mcpshim", []string{"--ledger", "/var/l"}, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrapped, remote, err := WrapRemote(".mcp.json", wrapped, "/usr/local/bin/mcpshim", []string{"--ledger", "/var/l"}, nil)
+	wrapped, remote, err := WrapRemote(".mcp.json", wrapped, "/usr/local/bin/mcpshim", []string{"--ledger", "/var/l"}, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func TestWrapRemoteRoundTrip(t *testing.T) {
 		t.Fatalf("the wrapped linear entry = %+v\nwant args %q and the original entry\n%s", lin, wantArgs, wrapped)
 	}
 
-	back, _, err := Unwrap(".mcp.json", wrapped, nil)
+	back, _, err := Unwrap(".mcp.json", wrapped, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	back, restored, err := UnwrapRemote(".mcp.json", back, nil)
+	back, restored, err := UnwrapRemote(".mcp.json", back, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestWrapRemoteRoundTrip(t *testing.T) {
 
 func TestUnwrapRemoteRefusesAForgedEntry(t *testing.T) {
 	in := `{"mcpServers": {"x": {"command": "/bin/mcpshim", "args": ["--url", "http://a/mcp", "--remote-entry", "not json"]}}}`
-	out, entries, err := UnwrapRemote(".mcp.json", []byte(in), nil)
+	out, entries, err := UnwrapRemote(".mcp.json", []byte(in), Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,18 +12,32 @@ import (
 type Result int
 
 const (
-	Rewritten     Result = iota // wrapped by Wrap, unwrapped by Unwrap
-	Unchanged                   // already wrapped (Wrap) or not wrapped (Unwrap)
-	SkippedRemote               // a url entry: there is no process to put mcpshim in front of
-	SkippedBroken               // command or args unusable as written; Reason says why
+	Rewritten      Result = iota // wrapped by Wrap, unwrapped by Unwrap
+	Unchanged                    // already wrapped (Wrap) or not wrapped (Unwrap)
+	SkippedRemote                // a url entry: there is no process to put mcpshim in front of
+	SkippedBroken                // command or args unusable as written; Reason says why
+	SkippedProject               // another project's entry in ~/.claude.json, outside the Scope
 )
+
+// Scope picks the entries a rewrite touches.
+type Scope struct {
+	Servers []string // entry names; every entry when empty
+	// Project is the ~/.claude.json projects key whose entries count besides
+	// the user's own; the other projects' are SkippedProject. "" is every
+	// project.
+	Project string
+}
+
+func (sc Scope) skipProject(project string) bool {
+	return project != "" && sc.Project != "" && project != sc.Project
+}
 
 // Entry is one server entry a rewrite looked at.
 type Entry struct {
 	Server  string
 	Project string // the projects key in ~/.claude.json, "" elsewhere
 	Result  Result
-	Reason  string // for SkippedBroken
+	Reason  string // why it was skipped; for an Unwrap, "wrapped by hand" when wrap did not write it
 }
 
 // splice replaces data[start:end] with text.
@@ -32,18 +46,17 @@ type splice struct {
 	text       []byte
 }
 
-// Wrap returns data with each stdio entry named in only (all when only is
-// empty) rewritten to run shim, an absolute path:
+// Wrap returns data with each stdio entry in sc rewritten to run shim, an absolute path:
 //
 //	"command": shim, "args": ["--name", NAME, flags..., "--", COMMAND, ARGS...]
 //
 // Only the bytes of the command value and the args value change (an args
 // member is added when there was none), so key order, whitespace, line
 // endings and unknown keys survive, and Unwrap restores the original bytes.
-// Wrapped entries are left as they are. The file must be strict JSON:
-// comments are refused rather than risked.
-func Wrap(file string, data []byte, shim string, flags []string, only []string) ([]byte, []Entry, error) {
-	return rewrite(file, data, only, func(obj *value, name string) ([]splice, Result, string) {
+// Wrapped entries are left as they are. Comments and trailing commas, where
+// the client allows them, are kept where they are.
+func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]byte, []Entry, error) {
+	return rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
 		cmd, args, reason := stdio(obj)
 		if reason != "" {
 			return nil, SkippedBroken, reason
@@ -60,6 +73,19 @@ func Wrap(file string, data []byte, shim string, flags []string, only []string) 
 		}
 		items = append(items, quote("--"), data[cmd.start:cmd.end])
 		edits := []splice{{cmd.start, cmd.end, quote(shim)}}
+		if args == nil && d == codex { // a line of its own after command's
+			eol, nl := lineEnd(data, cmd.end), "\n"
+			if bytes.Contains(data, []byte("\r\n")) {
+				nl = "\r\n"
+			}
+			text := fmt.Appendf(nil, "args = [%s]%s", join(items, " "), nl)
+			if eol == len(data) {
+				text = append([]byte(nl), text[:len(text)-len(nl)]...)
+			} else {
+				eol++
+			}
+			return append(edits, splice{eol, eol, text}), Rewritten, ""
+		}
 		colon := spaceBefore(data, cmd.start)
 		if args == nil {
 			lead := spaceBefore(data, obj.members[obj.index("command")].keyStart)
@@ -73,12 +99,11 @@ func Wrap(file string, data []byte, shim string, flags []string, only []string) 
 	})
 }
 
-// Unwrap returns data with each entry named in only (all when only is empty)
-// that runs mcpshim restored to the server after "--": the exact bytes Wrap
+// Unwrap returns data with each entry in sc that runs mcpshim restored to the server after "--": the exact bytes Wrap
 // replaced, and a sensible layout for an entry wrapped by hand. An args list
 // left empty is removed with its key, since Wrap adds one when there was none.
-func Unwrap(file string, data []byte, only []string) ([]byte, []Entry, error) {
-	return rewrite(file, data, only, func(obj *value, _ string) ([]splice, Result, string) {
+func Unwrap(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
+	return rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
 		cmd, args, reason := stdio(obj)
 		if reason != "" {
 			return nil, SkippedBroken, reason
@@ -93,38 +118,55 @@ func Unwrap(file string, data []byte, only []string) ([]byte, []Entry, error) {
 		if len(real) == 0 {
 			return nil, SkippedBroken, `nothing after "--" to restore`
 		}
+		how := ""
+		if len(shim) < 2 || shim[0] != "--name" || shim[1] != name {
+			how = "wrapped by hand" // wrap always writes --name NAME first
+		}
 		server := args.elems[len(shim)+1]
 		edits := []splice{{cmd.start, cmd.end, data[server.start:server.end]}}
 		if len(real) > 1 {
-			return append(edits, splice{args.elems[0].start, args.elems[len(shim)+2].start, nil}), Rewritten, ""
+			return append(edits, splice{args.elems[0].start, args.elems[len(shim)+2].start, nil}), Rewritten, how
 		}
 		i := obj.index("args")
-		if i > 0 {
-			return append(edits, splice{obj.members[i-1].val.end, args.end, nil}), Rewritten, ""
+		if d == codex { // the whole args line goes
+			from := bytes.LastIndexByte(data[:obj.members[i].keyStart], '\n') + 1
+			to := lineEnd(data, args.end) + 1
+			if to > len(data) { // the last line: its newline is the one before it
+				to, from = len(data), max(from-1, 0)
+				if from > 0 && data[from-1] == '\r' {
+					from--
+				}
+			}
+			return append(edits, splice{from, to, nil}), Rewritten, how
 		}
-		return append(edits, splice{obj.members[0].keyStart, obj.members[1].keyStart, nil}), Rewritten, ""
+		if i > 0 {
+			return append(edits, splice{obj.members[i-1].val.end, args.end, nil}), Rewritten, how
+		}
+		return append(edits, splice{obj.members[0].keyStart, obj.members[1].keyStart, nil}), Rewritten, how
 	})
 }
 
-// rewrite parses data strictly, applies edit to the selected entries and
-// splices the result.
-func rewrite(file string, data []byte, only []string, edit func(obj *value, name string) ([]splice, Result, string)) ([]byte, []Entry, error) {
-	doc, d, err := readDoc(file, data, false)
+// rewrite parses data as its client does, applies edit to the selected
+// entries and splices the result.
+func rewrite(file string, data []byte, sc Scope, edit func(obj *value, name string, d dialect) ([]splice, Result, string)) ([]byte, []Entry, error) {
+	doc, d, err := readDoc(file, data)
 	if err != nil {
 		return nil, nil, err
 	}
 	var all []splice
 	var done []Entry
 	for _, e := range entries(file, d, doc) {
-		if len(only) > 0 && !slices.Contains(only, e.name) {
+		if len(sc.Servers) > 0 && !slices.Contains(sc.Servers, e.name) {
 			continue
 		}
 		ent := Entry{Server: e.name, Project: e.project}
-		if e.obj.kind != kindObject {
+		if sc.skipProject(e.project) {
+			ent.Result = SkippedProject
+		} else if e.obj.kind != kindObject {
 			ent.Result, ent.Reason = SkippedBroken, "the entry is not an object"
 		} else {
 			var edits []splice
-			edits, ent.Result, ent.Reason = edit(e.obj, e.name)
+			edits, ent.Result, ent.Reason = edit(zedCommand(e.obj, d), e.name, d)
 			all = append(all, edits...)
 		}
 		done = append(done, ent)
@@ -139,13 +181,16 @@ func stdio(obj *value) (cmd, args *value, reason string) {
 		return nil, nil, ""
 	}
 	cmd = obj.get("command")
-	if cmd == nil && obj.get("url") != nil {
+	if cmd == nil && (obj.get("url") != nil || obj.get("serverUrl") != nil || obj.get("httpUrl") != nil) {
 		return nil, nil, ""
 	}
 	if cmd == nil || cmd.kind != kindString {
 		return nil, nil, "command is missing or not a string"
 	}
 	args = obj.get("args")
+	if cmd.start < 0 || args != nil && args.start < 0 {
+		return nil, nil, "command and args are not written as command = \"...\" and args = [...] lines of a [mcp_servers.NAME] table; edit it by hand"
+	}
 	if args == nil {
 		return cmd, nil, ""
 	}
@@ -232,4 +277,22 @@ func apply(data []byte, edits []splice) []byte {
 		last = e.end
 	}
 	return append(out, data[last:]...)
+}
+
+// zedCommand returns, for Zed's older entry form "command": {"path": ...,
+// "args": [...]}, that inner object with "path" read as "command", so the
+// rewrite splices inside it; any other entry as it is.
+func zedCommand(obj *value, d dialect) *value {
+	c := obj.get("command")
+	if d != zed || c == nil || c.kind != kindObject || c.get("path") == nil {
+		return obj
+	}
+	inner := &value{kind: kindObject, start: c.start, end: c.end}
+	for _, m := range c.members {
+		if m.key == "path" {
+			m.key = "command"
+		}
+		inner.members = append(inner.members, m)
+	}
+	return inner
 }

@@ -165,18 +165,18 @@ func TestWrapLayouts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := Wrap(tt.file, []byte(tt.in), shim, flags, nil)
+			got, _, err := Wrap(tt.file, []byte(tt.in), shim, flags, Scope{})
 			if err != nil {
 				t.Fatalf("Wrap(%s): %v", tt.in, err)
 			}
 			if string(got) != tt.want {
 				t.Fatalf("Wrap(%s):\ngot  %s\nwant %s", tt.in, got, tt.want)
 			}
-			again, _, err := Wrap(tt.file, got, shim, []string{"--other"}, nil)
+			again, _, err := Wrap(tt.file, got, shim, []string{"--other"}, Scope{})
 			if err != nil || string(again) != tt.want {
 				t.Errorf("Wrap of the wrapped file = %s, %v; want it unchanged", again, err)
 			}
-			back, _, err := Unwrap(tt.file, got, nil)
+			back, _, err := Unwrap(tt.file, got, Scope{})
 			if err != nil || string(back) != tt.in {
 				t.Errorf("Unwrap(%s):\ngot  %s, %v\nwant %s", got, back, err, tt.in)
 			}
@@ -194,7 +194,7 @@ func TestWrapEntries(t *testing.T) {
 		"badargs": {"command": "x", "args": "y"},
 		"list": []
 	}}`
-	got, entries, err := Wrap(".mcp.json", []byte(in), shim, nil, nil)
+	got, entries, err := Wrap(".mcp.json", []byte(in), shim, nil, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestWrapEntries(t *testing.T) {
 		t.Errorf("Wrap(%s) =\n%s\nwant\n%s", in, got, wantOut)
 	}
 
-	_, entries, err = Wrap(".mcp.json", []byte(in), shim, nil, []string{"fs", "web"})
+	_, entries, err = Wrap(".mcp.json", []byte(in), shim, nil, Scope{Servers: []string{"fs", "web"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,13 +247,13 @@ func TestUnwrapByHand(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		got, _, err := Unwrap(".mcp.json", []byte(tt.in), nil)
+		got, _, err := Unwrap(".mcp.json", []byte(tt.in), Scope{})
 		if err != nil || string(got) != tt.want {
 			t.Errorf("Unwrap(%s) =\n%s, %v\nwant\n%s", tt.in, got, err, tt.want)
 		}
 	}
 	in := `{"mcpServers": {"a": {"command": "mcpshim", "args": ["--name", "a", "--"]}, "b": {"command": "srv"}}}`
-	got, entries, err := Unwrap(".mcp.json", []byte(in), nil)
+	got, entries, err := Unwrap(".mcp.json", []byte(in), Scope{})
 	if err != nil || string(got) != in {
 		t.Errorf("Unwrap(%s) = %s, %v; want it unchanged", in, got, err)
 	}
@@ -265,8 +265,10 @@ func TestUnwrapByHand(t *testing.T) {
 
 func TestWrapRefuses(t *testing.T) {
 	tests := []struct{ file, in, err string }{
-		{".mcp.json", "{\n  // mine\n  \"mcpServers\": {}\n}", ".mcp.json:2:3: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
-		{"/w/.vscode/mcp.json", "{\"servers\": {} /* VS Code allows this */}", "/w/.vscode/mcp.json:1:16: comment: JSON does not allow comments and mcpshim will not drop them; remove it or edit the file by hand"},
+		{".mcp.json", "{\n  // mine\n  \"mcpServers\": {}\n}", ".mcp.json:2:3: comment: Claude Code reads this file as strict JSON, which has no comments; remove it"},
+		{"/w/.cursor/mcp.json", "{\"mcpServers\": {} /* VS Code would allow this */}", "/w/.cursor/mcp.json:1:19: comment: Cursor reads this file as strict JSON, which has no comments; remove it"},
+		{"/w/.gemini/settings.json", "{\"mcpServers\": {}, // comments pass\n}", "/w/.gemini/settings.json:2:1: unexpected '}', want a quoted key"},
+		{"/w/config.toml", "[mcp_servers.a]\ncommand = \"x\"\ncommand = \"y\"\n", "/w/config.toml:3:15: Key 'mcp_servers.a.command' has already been defined."},
 		{".mcp.json", "{\"mcpServers\": {\"a\": {\"command\": \"x\"}}", ".mcp.json:1:39: unexpected end of file in object, want ',' or '}'"},
 		{".mcp.json", "[]", ".mcp.json:1:1: the top-level value is not an object"},
 	}
@@ -274,9 +276,9 @@ func TestWrapRefuses(t *testing.T) {
 		for _, unwrap := range []bool{false, true} {
 			var err error
 			if unwrap {
-				_, _, err = Unwrap(tt.file, []byte(tt.in), nil)
+				_, _, err = Unwrap(tt.file, []byte(tt.in), Scope{})
 			} else {
-				_, _, err = Wrap(tt.file, []byte(tt.in), shim, nil, nil)
+				_, _, err = Wrap(tt.file, []byte(tt.in), shim, nil, Scope{})
 			}
 			if err == nil || err.Error() != tt.err {
 				t.Errorf("rewrite(unwrap=%v, %s, %q) error = %v, want %s", unwrap, tt.file, tt.in, err, tt.err)
@@ -287,11 +289,11 @@ func TestWrapRefuses(t *testing.T) {
 
 func TestWrapThenLoad(t *testing.T) {
 	in := `{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "${PKG:-@mcp/fs}"]}}}`
-	out, _, err := Wrap(".mcp.json", []byte(in), shim, flags, nil)
+	out, _, err := Wrap(".mcp.json", []byte(in), shim, flags, Scope{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, d, err := readDoc(".mcp.json", out, false)
+	doc, d, err := readDoc(".mcp.json", out)
 	if err != nil {
 		t.Fatal(err)
 	}

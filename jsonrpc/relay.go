@@ -1,3 +1,6 @@
+// Package jsonrpc frames line-delimited JSON-RPC 2.0 and relays it byte for
+// byte. Nothing here re-encodes a message: the relay writes the bytes it read,
+// and mcp.Scanner classifies each line as its chunks go by.
 package jsonrpc
 
 import (
@@ -8,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // Line is what the relay saw of one line. It is handed to Route before its
@@ -30,8 +35,10 @@ type Line struct {
 	// Routed says Route saw the line. It does not see a line the stream ended
 	// in the middle of, unless that line is a complete JSON value.
 	Routed bool
-	Msg    Msg
-	End    time.Time // last byte written
+	// Msg is what the line is: classified by the scanner from every byte of
+	// the line, whatever Data kept of it.
+	Msg mcp.Msg
+	End time.Time // last byte written
 }
 
 // Relay copies Src to Dst line by line, byte for byte: every byte read is
@@ -91,6 +98,7 @@ func (r *Relay) Run() error {
 	}
 	br := bufio.NewReaderSize(r.Src, readSize)
 	var (
+		sc        mcp.Scanner // fed every chunk: the id may come after 64 MiB
 		l         = Line{}
 		streaming bool // the line's first bytes are already on the wire
 		started   bool
@@ -98,6 +106,7 @@ func (r *Relay) Run() error {
 	limit, decided := maxObs, r.Keep == nil // how much of this line is observed
 	reset := func() {
 		l = Line{}
+		sc.Reset()
 		streaming, started = false, false
 		limit, decided = maxObs, r.Keep == nil
 	}
@@ -132,6 +141,7 @@ func (r *Relay) Run() error {
 		if len(chunk) > 0 {
 			started = true
 			r.Progress.Add(int64(len(chunk)))
+			sc.Write(chunk)
 		}
 		complete := err == nil
 		if !complete && len(chunk) > 0 {
@@ -181,10 +191,7 @@ func (r *Relay) Run() error {
 				}
 				l.Data = append(make([]byte, 0, len(body)), body...)
 			}
-			l.Msg = Peek(l.Data)
-			if l.Truncated {
-				l.Msg.Partial = true
-			}
+			l.Msg = sc.Msg(l.Data)
 			l.Forwarded = true
 			l.Held = !streaming && !l.Truncated
 			l.Routed = r.Route != nil
@@ -224,12 +231,12 @@ func (r *Relay) Run() error {
 		if started {
 			l.Unterminated = true
 			l.Forwarded = true
-			l.Msg = Peek(l.Data)
+			l.Msg = sc.Msg(l.Data)
 			l.Msg.Partial = true
 			if !streaming {
-				if r.DropTorn && !Valid(l.Data) {
+				if r.DropTorn && !mcp.Valid(l.Data) {
 					l.Forwarded = false
-				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil && Valid(l.Data); l.Routed && !r.Route(&l) && l.Held {
+				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil && mcp.Valid(l.Data); l.Routed && !r.Route(&l) && l.Held {
 					// A complete last message without its newline is still a message:
 					// Route settles it (or swallows it) like any other.
 					l.Forwarded = false

@@ -1,6 +1,8 @@
 package jsonrpc
 
 import (
+	"github.com/mcpshim-dev/mcpshim/mcp"
+
 	"bytes"
 	"io"
 	"strings"
@@ -96,15 +98,16 @@ func TestRelayObservesAtMostMaxObserve(t *testing.T) {
 	if len(l.Data) != 1000 || !l.Truncated || l.Size != int64(len(in)) {
 		t.Fatalf("got data %d truncated %v size %d, want 1000 true %d", len(l.Data), l.Truncated, l.Size, len(in))
 	}
-	if l.Msg.Kind != Response || string(l.Msg.ID) != `"big"` || !l.Msg.Partial {
-		t.Fatalf("got %v id %s partial %v, want response \"big\" partial", l.Msg.Kind, l.Msg.ID, l.Msg.Partial)
+	// The scanner saw the whole line: a complete message, whatever was kept.
+	if l.Msg.Kind != mcp.Response || string(l.Msg.RawID) != `"big"` || l.Msg.Partial {
+		t.Fatalf("got %v id %s partial %v, want response \"big\" complete", l.Msg.Kind, l.Msg.RawID, l.Msg.Partial)
 	}
 }
 
 func TestRelayRouteSwallows(t *testing.T) {
 	in := `{"jsonrpc":"2.0","id":"mcpshim-1","result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
 	got, lines := relay(t, []byte(in), []int{5}, 1<<20, 0, func(l *Line) bool {
-		return string(l.Msg.ID) != `"mcpshim-1"`
+		return string(l.Msg.RawID) != `"mcpshim-1"`
 	})
 	want := `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
 	if string(got) != want {
@@ -206,8 +209,8 @@ func TestRelayKeep(t *testing.T) {
 		if out.String() != in || len(got.Data) != want || !got.Truncated {
 			t.Errorf("keep=%v: forwarded %d of %d bytes, observed %d (truncated %v), want all and %d", keep, out.Len(), len(in), len(got.Data), got.Truncated, want)
 		}
-		if m := Peek(asked); string(m.ID) != "3" || m.Cut != "result" || FirstKey(m.CutValue) != "tools" {
-			t.Errorf("Keep was asked with id %s cut %q first key %q, want 3, result, tools", m.ID, m.Cut, FirstKey(m.CutValue))
+		if m := mcp.Peek(asked); string(m.RawID) != "3" || m.Cut != "result" || mcp.FirstKey(m.CutValue) != "tools" {
+			t.Errorf("Keep was asked with id %s cut %q first key %q, want 3, result, tools", m.RawID, m.Cut, mcp.FirstKey(m.CutValue))
 		}
 	}
 }

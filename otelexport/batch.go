@@ -13,8 +13,6 @@ import (
 	"os"
 	"path/filepath"
 
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -111,7 +109,7 @@ type BatchResult struct {
 // failed export is retried from the start of that file by the next run, and
 // since span ids derive from the records, a backend sees the same spans again,
 // not new ones.
-func ExportFiles(ctx context.Context, exp sdktrace.SpanExporter, files []string, opts BatchOptions) (BatchResult, error) {
+func ExportFiles(ctx context.Context, exp *Exporter, files []string, opts BatchOptions) (BatchResult, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 512
 	}
@@ -159,7 +157,7 @@ func ExportFiles(ctx context.Context, exp sdktrace.SpanExporter, files []string,
 
 // exportFile exports the whole lines of path past its saved offset and
 // advances the offset. It returns how many bytes it consumed.
-func exportFile(ctx context.Context, exp sdktrace.SpanExporter, m *Mapper, st *State, path string, batchSize int, res *BatchResult) (int64, error) {
+func exportFile(ctx context.Context, exp *Exporter, m *Mapper, st *State, path string, batchSize int, res *BatchResult) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
@@ -189,7 +187,7 @@ func exportFile(ctx context.Context, exp sdktrace.SpanExporter, m *Mapper, st *S
 		return 0, nil
 	}
 	sc := phases.NewScanner(io.NewSectionReader(f, fs.Offset, end-fs.Offset))
-	var batch []sdktrace.ReadOnlySpan
+	var batch []*Span
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil

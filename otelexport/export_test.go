@@ -11,10 +11,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -39,12 +40,9 @@ func exportFiles(t *testing.T, r *receiver, protocol string, files []string, sta
 }
 
 func TestHealthyRunSpanTree(t *testing.T) {
-	for _, protocol := range []string{ProtocolHTTP, ProtocolGRPC} {
-		t.Run(protocol, func(t *testing.T) {
+	for _, protocol := range []string{ProtocolHTTP, ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) {
 			r := newHTTPReceiver(t)
-			if protocol == ProtocolGRPC {
-				r = newGRPCReceiver(t)
-			}
 			s := newScript("rates")
 			run := "run_01HEALTHY"
 			s.healthy(run, 4242, "")
@@ -127,11 +125,11 @@ func TestHealthyRunSpanTree(t *testing.T) {
 }
 
 func TestCrashRestartLinksRuns(t *testing.T) {
-	r := newGRPCReceiver(t)
+	r := newHTTPReceiver(t)
 	s := newScript("rates")
 	run1, run2 := "run_01CRASHED", "run_02RESTARTED"
 	s.crashRestart(run1, run2)
-	exportFiles(t, r, ProtocolGRPC, []string{s.write(t)}, "")
+	exportFiles(t, r, ProtocolHTTP, []string{s.write(t)}, "")
 
 	var first, second []gotSpan
 	for _, sp := range r.Spans() {
@@ -232,9 +230,11 @@ func TestTraceparentJoinsAgentTrace(t *testing.T) {
 // A session's records through a real Ledger and the live exporter give the
 // same spans as a batch export of the file that Ledger wrote.
 func TestLiveMatchesBatch(t *testing.T) {
-	live, batch := newGRPCReceiver(t), newHTTPReceiver(t)
+	live, batch := newHTTPReceiver(t), newHTTPReceiver(t)
+	live.gzip.Store(true) // the collector decompresses what OTEL_EXPORTER_OTLP_COMPRESSION=gzip sends
 	ctx := context.Background()
-	exp, err := NewExporter(ctx, Config{Endpoint: live.URL, Protocol: ProtocolGRPC, NoRetry: true})
+	getenv := func(k string) string { return map[string]string{"OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}[k] }
+	exp, err := NewExporter(ctx, Config{Endpoint: live.URL, NoRetry: true, Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,12 +431,11 @@ func TestLiveOperationDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)))
 	exp, err := NewExporter(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLive(exp, LiveOptions{Meter: mp.Meter(ScopeName)})
+	l := NewLive(exp, LiveOptions{Metrics: mexp, Resource: NewResource("rates", "shim_1")})
 	s := newScript("rates")
 	s.healthy("run_01M", 1, "")
 	for i := range s.recs {
@@ -445,8 +444,8 @@ func TestLiveOperationDuration(t *testing.T) {
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := mp.Shutdown(ctx); err != nil {
-		t.Fatal(err)
+	if st := l.Stats(); st.MetricsError != "" {
+		t.Errorf("metrics export: %s", st.MetricsError)
 	}
 	got := r.Histogram("mcp.server.operation.duration")
 	want := map[string]uint64{"initialize": 1, "tools/list": 1, "tools/call": 2}
@@ -479,4 +478,54 @@ func BenchmarkOnRecord(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*ms)
 	defer cancel()
 	l.Close(ctx)
+}
+
+// The standard variables reach the request: a signal's own endpoint is used
+// as it is, headers are percent-decoded; a 503 is retried (batch export)
+// and a 400 is not, with the collector's message in the error.
+func TestExporterEnvAndRetry(t *testing.T) {
+	var mu sync.Mutex
+	var got []*http.Request
+	status := []int{http.StatusServiceUnavailable, http.StatusOK}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+		code := http.StatusBadRequest
+		if len(status) > 0 {
+			code, status = status[0], status[1:]
+		}
+		w.WriteHeader(code)
+		if code == http.StatusBadRequest {
+			w.Write(stringField(nil, 2, "bad span"))
+		}
+	}))
+	defer srv.Close()
+	env := map[string]string{
+		"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": srv.URL + "/custom/path",
+		"OTEL_EXPORTER_OTLP_ENDPOINT":        "http://127.0.0.1:1",
+		"OTEL_EXPORTER_OTLP_HEADERS":         "api-key=s%20ecret, x-tenant = a",
+	}
+	exp, err := NewExporter(context.Background(), Config{Getenv: func(k string) string { return env[k] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span := &Span{Name: "x", SpanContext: rootContext("run_1"), Resource: NewResource("s", "")}
+	if err := exp.ExportSpans(context.Background(), []*Span{span}); err != nil {
+		t.Fatalf("export after one 503: %v", err)
+	}
+	err = exp.ExportSpans(context.Background(), []*Span{span})
+	if err == nil || !strings.Contains(err.Error(), "HTTP 400: bad span") {
+		t.Errorf("export answered 400: got %v, want an error with HTTP 400: bad span", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("got %d requests, want 3 (a 503 retried once, a 400 not retried)", len(got))
+	}
+	r := got[0]
+	if r.URL.Path != "/custom/path" || r.Header.Get("Api-Key") != "s ecret" || r.Header.Get("X-Tenant") != "a" ||
+		r.Header.Get("Content-Type") != "application/x-protobuf" {
+		t.Errorf("request %s %v: want /custom/path, api-key \"s ecret\", x-tenant a, application/x-protobuf", r.URL.Path, r.Header)
+	}
 }

@@ -11,11 +11,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -25,9 +20,12 @@ type LiveOptions struct {
 	Queue      int           // records waiting to be mapped; default 4096
 	BatchSize  int           // spans per export; default 512
 	FlushEvery time.Duration // export what is ready at least this often; default 2s
-	// Meter, when set, records the mcp.server.operation.duration histogram
-	// of the requests the server answered.
-	Meter metric.Meter
+	// Metrics, when set, receives the mcp.server.operation.duration
+	// histogram of the requests the server answered, every MetricsEvery
+	// (default 60s, the SDK's periodic reader's) and at Close, as Resource.
+	Metrics      *Exporter
+	MetricsEvery time.Duration
+	Resource     *Resource
 }
 
 // LiveStats counts what became of a session's records.
@@ -36,6 +34,8 @@ type LiveStats struct {
 	Exported  uint64 // spans the collector took
 	Failed    uint64 // spans whose export failed, or that came while a failed collector was left alone
 	LastError string // the last export error
+	// MetricsError is the last failed export of the duration histogram.
+	MetricsError string
 }
 
 // Live streams a session's ledger records to an OTLP exporter. OnRecord is
@@ -47,10 +47,10 @@ type LiveStats struct {
 // stuck costs the session neither waiting nor CPU: the JSONL ledger stays
 // the durable record.
 type Live struct {
-	exp      sdktrace.SpanExporter
+	exp      *Exporter
 	opts     LiveOptions
-	mapper   *Mapper // owned by the loop
-	duration mcpconv.ServerOperationDuration
+	mapper   *Mapper    // owned by the loop
+	duration *histogram // owned by the loop; nil without Metrics
 
 	queue    chan phases.Record
 	stop     chan struct{}
@@ -67,10 +67,12 @@ type Live struct {
 	exported atomic.Uint64
 	failed   atomic.Uint64
 	lastErr  atomic.Value // string
+	// metricsErr is the last failed metrics export.
+	metricsErr atomic.Value // string
 }
 
 // NewLive starts the exporting goroutine; Close stops it.
-func NewLive(exp sdktrace.SpanExporter, opts LiveOptions) *Live {
+func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	if opts.Queue <= 0 {
 		opts.Queue = 4096
 	}
@@ -80,12 +82,17 @@ func NewLive(exp sdktrace.SpanExporter, opts LiveOptions) *Live {
 	if opts.FlushEvery <= 0 {
 		opts.FlushEvery = 2 * time.Second
 	}
+	if opts.MetricsEvery <= 0 {
+		opts.MetricsEvery = time.Minute
+	}
 	l := &Live{exp: exp, opts: opts, mapper: NewMapper(), queue: make(chan phases.Record, opts.Queue),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
-	// A nil Meter gives a no-op histogram; an instrument error leaves one too.
-	l.duration, _ = mcpconv.NewServerOperationDuration(opts.Meter, metric.WithExplicitBucketBoundaries(durationBuckets...))
+	if opts.Metrics != nil {
+		l.duration = newHistogram()
+	}
 	l.lastErr.Store("")
+	l.metricsErr.Store("")
 	// The root span says when the trace may be incomplete.
 	l.mapper.rootAttrs = func() []attribute.KeyValue {
 		if d := l.dropped.Load(); d > 0 {
@@ -116,7 +123,7 @@ func (l *Live) OnRecord(r *phases.Record) {
 // Stats reports the counts so far.
 func (l *Live) Stats() LiveStats {
 	return LiveStats{Dropped: l.dropped.Load(), Exported: l.exported.Load(), Failed: l.failed.Load(),
-		LastError: l.lastErr.Load().(string)}
+		LastError: l.lastErr.Load().(string), MetricsError: l.metricsErr.Load().(string)}
 }
 
 // Close maps what is queued, ends the runs still open, exports the rest and
@@ -139,7 +146,9 @@ func (l *Live) loop() {
 	defer l.cancel()
 	tick := time.NewTicker(l.opts.FlushEvery)
 	defer tick.Stop()
-	var batch []sdktrace.ReadOnlySpan
+	metricsTick := time.NewTicker(l.opts.MetricsEvery)
+	defer metricsTick.Stop()
+	var batch []*Span
 	add := func(r *phases.Record) {
 		e := entryOf(r)
 		spans := l.mapper.Add(&e)
@@ -169,6 +178,8 @@ func (l *Live) loop() {
 		case <-tick.C:
 			l.export(batch)
 			batch = nil
+		case <-metricsTick.C:
+			l.exportMetrics()
 		case <-l.stop:
 			for drained := false; !drained; {
 				select {
@@ -182,7 +193,11 @@ func (l *Live) loop() {
 			l.measure(spans)
 			l.retryAt = time.Time{} // one last try, within Close's time
 			l.export(append(batch, spans...))
+			l.exportMetrics()
 			_ = l.exp.Shutdown(l.ctx)
+			if l.opts.Metrics != nil {
+				_ = l.opts.Metrics.Shutdown(l.ctx)
+			}
 			return
 		}
 	}
@@ -190,7 +205,7 @@ func (l *Live) loop() {
 
 // export sends spans, or drops them while a failed collector is given time:
 // converting spans for a collector that refuses them is CPU the relay shares.
-func (l *Live) export(spans []sdktrace.ReadOnlySpan) {
+func (l *Live) export(spans []*Span) {
 	if len(spans) == 0 {
 		return
 	}
@@ -280,35 +295,21 @@ func fieldValue(v any) any {
 	return fmt.Sprint(v)
 }
 
-// durationBuckets are the MCP conventions' advice for the operation
-// duration histogram, in seconds.
-var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+// measure adds the spans' durations to the histogram.
+func (l *Live) measure(spans []*Span) {
+	if l.duration != nil {
+		l.duration.measure(spans)
+	}
+}
 
-// durationKeys are the span attributes the histogram keeps: the
-// low-cardinality ones the conventions list for it.
-var durationKeys = map[attribute.Key]bool{semconv.ErrorTypeKey: true, semconv.GenAIToolNameKey: true,
-	semconv.McpProtocolVersionKey: true, semconv.NetworkTransportKey: true, semconv.RPCResponseStatusCodeKey: true,
-	semconv.GenAIOperationNameKey: true}
-
-// measure records the duration of each request the server answered.
-func (l *Live) measure(spans []sdktrace.ReadOnlySpan) {
-	if l.opts.Meter == nil {
+// exportMetrics sends the histogram so far, unless a failed collector is
+// being given time (it runs on the loop, which must not wait on it). Its
+// failure is the metrics' own (MetricsError): the spans' counts stay the spans'.
+func (l *Live) exportMetrics() {
+	if l.duration == nil || time.Now().Before(l.retryAt) {
 		return
 	}
-	for _, s := range spans {
-		if s.SpanKind() != trace.SpanKindServer {
-			continue
-		}
-		var method string
-		attrs := make([]attribute.KeyValue, 0, len(durationKeys))
-		for _, kv := range s.Attributes() {
-			switch {
-			case kv.Key == semconv.McpMethodNameKey:
-				method = kv.Value.AsString()
-			case durationKeys[kv.Key]:
-				attrs = append(attrs, kv)
-			}
-		}
-		l.duration.Record(context.Background(), s.EndTime().Sub(s.StartTime()).Seconds(), mcpconv.MethodNameAttr(method), attrs...)
+	if err := l.opts.Metrics.exportMetrics(l.ctx, l.duration, l.opts.Resource); err != nil {
+		l.metricsErr.Store(err.Error())
 	}
 }

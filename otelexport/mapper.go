@@ -21,10 +21,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/sdk/instrumentation"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
@@ -55,7 +51,7 @@ const (
 // It is not safe for concurrent use.
 type Mapper struct {
 	st        mapperState
-	resources map[[2]string]*resource.Resource
+	resources map[[2]string]*Resource
 	// rootAttrs, when set, adds attributes to every root span (the live
 	// exporter's drop count).
 	rootAttrs func() []attribute.KeyValue
@@ -117,7 +113,7 @@ type eventState struct {
 
 // NewMapper returns a Mapper with no open runs.
 func NewMapper() *Mapper {
-	return &Mapper{st: mapperState{Runs: map[string]*runState{}}, resources: map[[2]string]*resource.Resource{}}
+	return &Mapper{st: mapperState{Runs: map[string]*runState{}}, resources: map[[2]string]*Resource{}}
 }
 
 // MarshalJSON is the open state: the open runs and the recently ended ones.
@@ -136,7 +132,7 @@ func (m *Mapper) UnmarshalJSON(b []byte) error {
 	}
 	m.st = st
 	if m.resources == nil {
-		m.resources = map[[2]string]*resource.Resource{}
+		m.resources = map[[2]string]*Resource{}
 	}
 	return nil
 }
@@ -145,22 +141,22 @@ func (m *Mapper) UnmarshalJSON(b []byte) error {
 func (m *Mapper) OpenRuns() int { return len(m.st.Runs) }
 
 // Add maps one record and returns the spans it ended.
-func (m *Mapper) Add(e *phases.Entry) []sdktrace.ReadOnlySpan {
+func (m *Mapper) Add(e *phases.Entry) []*Span {
 	if e.Run == "" {
 		m.Orphans++
 		return nil
 	}
 	if _, open := m.st.Runs[e.Run]; !open && m.closed(e.Run) {
-		return []sdktrace.ReadOnlySpan{m.late(e)}
+		return []*Span{m.late(e)}
 	}
 	r := m.run(e)
 	if e.Time.After(r.Last) {
 		r.Last = e.Time
 	}
-	var out []sdktrace.ReadOnlySpan
-	emit := func(s *tracetest.SpanStub) {
+	var out []*Span
+	emit := func(s *Span) {
 		if s != nil {
-			out = append(out, s.Snapshot())
+			out = append(out, s)
 		}
 	}
 	switch e.Event {
@@ -283,13 +279,13 @@ func (m *Mapper) Add(e *phases.Entry) []sdktrace.ReadOnlySpan {
 
 // Finish ends every open run at its last record, marked unfinished: the
 // session is over and no exit will be recorded.
-func (m *Mapper) Finish() []sdktrace.ReadOnlySpan {
+func (m *Mapper) Finish() []*Span {
 	runs := make([]string, 0, len(m.st.Runs))
 	for id := range m.st.Runs {
 		runs = append(runs, id)
 	}
 	sort.Strings(runs)
-	var out []sdktrace.ReadOnlySpan
+	var out []*Span
 	for _, id := range runs {
 		r := m.st.Runs[id]
 		e := &phases.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}
@@ -396,7 +392,7 @@ func outcomeStatus(e *phases.Entry) status {
 	return status{}
 }
 
-func (m *Mapper) end(r *runState, s *spanState, name string, e *phases.Entry, st status) *tracetest.SpanStub {
+func (m *Mapper) end(r *runState, s *spanState, name string, e *phases.Entry, st status) *Span {
 	span := m.stub(r, name, s, e.Time)
 	addAttrs(span, fieldAttrs(merge(s.Fields, e.Fields), nil)...)
 	if name == "launch" && r.PID > 0 {
@@ -409,7 +405,7 @@ func (m *Mapper) end(r *runState, s *spanState, name string, e *phases.Entry, st
 	return span
 }
 
-func (m *Mapper) endHandshake(r *runState, e *phases.Entry, st status) *tracetest.SpanStub {
+func (m *Mapper) endHandshake(r *runState, e *phases.Entry, st status) *Span {
 	if st.errType == "" {
 		r.HandshakeDone = true
 	}
@@ -424,7 +420,7 @@ func (m *Mapper) endHandshake(r *runState, e *phases.Entry, st status) *tracetes
 // endRequest ends the request span of e. A request whose received record is
 // missing (dropped by a full queue, or exported before a state reset) starts
 // latency_ms before its answer.
-func (m *Mapper) endRequest(r *runState, e *phases.Entry, dir string, st status) *tracetest.SpanStub {
+func (m *Mapper) endRequest(r *runState, e *phases.Entry, dir string, st status) *Span {
 	key := dir + "/" + e.Str("request_id")
 	s := r.Requests[key]
 	if s == nil {
@@ -441,7 +437,7 @@ func (m *Mapper) endRequest(r *runState, e *phases.Entry, dir string, st status)
 	return m.request(r, s, e, st)
 }
 
-func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) *tracetest.SpanStub {
+func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) *Span {
 	name := s.Method
 	if s.Tool != "" {
 		name += " " + s.Tool
@@ -455,7 +451,7 @@ func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) 
 		// The request joins the agent's trace; the link keeps it tied to the run.
 		span.Parent = tp
 		span.SpanContext = span.SpanContext.WithTraceID(tp.TraceID())
-		span.Links = append(span.Links, sdktrace.Link{SpanContext: rootContext(r.Run),
+		span.Links = append(span.Links, Link{SpanContext: rootContext(r.Run),
 			Attributes: []attribute.KeyValue{attribute.String(FieldPrefix+"link", "run")}})
 	}
 	addAttrs(span,
@@ -480,8 +476,8 @@ func (m *Mapper) request(r *runState, s *spanState, e *phases.Entry, st status) 
 var requestKeys = map[string]bool{"request_id": true, "method": true, "tool": true, TraceparentField: true}
 
 // closeRun ends what is still open in r and then r itself.
-func (m *Mapper) closeRun(r *runState, e *phases.Entry) []sdktrace.ReadOnlySpan {
-	var out []sdktrace.ReadOnlySpan
+func (m *Mapper) closeRun(r *runState, e *phases.Entry) []*Span {
+	var out []*Span
 	ended := fail("exited", "the run ended first")
 	if e.Event == "unfinished" {
 		ended = fail("unfinished", "the ledger ended first")
@@ -494,7 +490,7 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []sdktrace.ReadOnlySpan 
 	for _, k := range keys {
 		s := r.Requests[k]
 		s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+k).String()
-		out = append(out, m.request(r, s, &phases.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": k[len(s.Dir)+1:]}}, ended).Snapshot())
+		out = append(out, m.request(r, s, &phases.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": k[len(s.Dir)+1:]}}, ended))
 	}
 	r.Requests = nil
 	for _, p := range []struct {
@@ -502,11 +498,11 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []sdktrace.ReadOnlySpan 
 		name string
 	}{{&r.Launch, "launch"}, {&r.Handshake, "handshake"}, {&r.Discovery, "discovery"}} {
 		if *p.s != nil {
-			out = append(out, m.end(r, *p.s, p.name, &phases.Entry{Time: e.Time}, ended).Snapshot())
+			out = append(out, m.end(r, *p.s, p.name, &phases.Entry{Time: e.Time}, ended))
 			*p.s = nil
 		}
 	}
-	out = append(out, m.root(r, e).Snapshot())
+	out = append(out, m.root(r, e))
 	delete(m.st.Runs, r.Run)
 	m.st.Closed = append(m.st.Closed, r.Run)
 	if len(m.st.Closed) > maxClosedRuns {
@@ -515,14 +511,14 @@ func (m *Mapper) closeRun(r *runState, e *phases.Entry) []sdktrace.ReadOnlySpan 
 	return out
 }
 
-func (m *Mapper) root(r *runState, e *phases.Entry) *tracetest.SpanStub {
+func (m *Mapper) root(r *runState, e *phases.Entry) *Span {
 	name := "run"
 	if r.Server != "" {
 		name += " " + r.Server
 	}
 	span := m.stub(r, name, &r.Root, e.Time)
 	if r.PrevRun != "" {
-		span.Links = append(span.Links, sdktrace.Link{SpanContext: rootContext(r.PrevRun),
+		span.Links = append(span.Links, Link{SpanContext: rootContext(r.PrevRun),
 			Attributes: []attribute.KeyValue{attribute.String(FieldPrefix+"link", "previous_run")}})
 	}
 	addAttrs(span, semconv.NetworkTransportPipe, attribute.String(FieldPrefix+"run", r.Run))
@@ -587,7 +583,7 @@ func (r *runState) outcome(e *phases.Entry) (string, status) {
 
 // late maps a record of a run that already ended (restart_scheduled comes
 // after exited) to a span of its own under the run's root.
-func (m *Mapper) late(e *phases.Entry) sdktrace.ReadOnlySpan {
+func (m *Mapper) late(e *phases.Entry) *Span {
 	r := &runState{Run: e.Run, Shim: e.Shim, Server: e.Server, Root: spanState{ID: RootSpanID(e.Run).String()}}
 	s := &spanState{ID: spanID(e.Run, "rec/"+strconv.FormatUint(e.Seq, 10)).String(), Parent: r.Root.ID, Start: e.Time}
 	end := e.Time
@@ -599,22 +595,21 @@ func (m *Mapper) late(e *phases.Entry) sdktrace.ReadOnlySpan {
 	if e.Event == phases.RestartsExhausted {
 		setStatus(span, fail(phases.RestartsExhausted, e.Str("reason")))
 	}
-	return span.Snapshot()
+	return span
 }
 
 // stub is a span of run r from s's start to end, with s's events.
-func (m *Mapper) stub(r *runState, name string, s *spanState, end time.Time) *tracetest.SpanStub {
+func (m *Mapper) stub(r *runState, name string, s *spanState, end time.Time) *Span {
 	sid, _ := trace.SpanIDFromHex(s.ID)
-	span := &tracetest.SpanStub{
+	span := &Span{
 		Name: name,
 		SpanContext: trace.NewSpanContext(trace.SpanContextConfig{
 			TraceID: TraceID(r.Run), SpanID: sid, TraceFlags: trace.FlagsSampled}),
-		SpanKind:             trace.SpanKindInternal,
-		StartTime:            s.Start,
-		EndTime:              end,
-		Resource:             m.resource(r.Server, r.Shim),
-		InstrumentationScope: instrumentation.Scope{Name: ScopeName, SchemaURL: semconv.SchemaURL},
-		DroppedEvents:        s.Dropped,
+		SpanKind:      trace.SpanKindInternal,
+		StartTime:     s.Start,
+		EndTime:       end,
+		Resource:      m.resource(r.Server, r.Shim),
+		DroppedEvents: s.Dropped,
 	}
 	if end.Before(s.Start) {
 		span.EndTime = s.Start
@@ -626,41 +621,41 @@ func (m *Mapper) stub(r *runState, name string, s *spanState, end time.Time) *tr
 		addAttrs(span, semconv.McpSessionIDKey.String(r.Shim))
 	}
 	for _, ev := range s.Events {
-		span.Events = append(span.Events, sdktrace.Event{Name: ev.Name, Time: ev.Time, Attributes: fieldAttrs(ev.Fields, nil)})
+		span.Events = append(span.Events, Event{Name: ev.Name, Time: ev.Time, Attributes: fieldAttrs(ev.Fields, nil)})
 	}
 	return span
 }
 
-// resource is Resource(server, shim), made once per pair.
-func (m *Mapper) resource(server, shim string) *resource.Resource {
+// resource is NewResource(server, shim), made once per pair.
+func (m *Mapper) resource(server, shim string) *Resource {
 	key := [2]string{server, shim}
 	if res, ok := m.resources[key]; ok {
 		return res
 	}
-	res := Resource(server, shim)
+	res := NewResource(server, shim)
 	m.resources[key] = res
 	return res
 }
 
-// Resource describes what emits a run's telemetry: service.name=mcpshim,
+// NewResource describes what emits a run's telemetry: service.name=mcpshim,
 // mcpshim.server=the server's label, service.instance.id=the shim invocation.
-func Resource(server, shim string) *resource.Resource {
+func NewResource(server, shim string) *Resource {
 	attrs := []attribute.KeyValue{semconv.ServiceNameKey.String("mcpshim"), attribute.String(FieldPrefix+"server", server)}
 	if shim != "" {
 		attrs = append(attrs, semconv.ServiceInstanceIDKey.String(shim))
 	}
-	return resource.NewWithAttributes(semconv.SchemaURL, attrs...)
+	return &Resource{Attributes: attrs}
 }
 
-func addAttrs(s *tracetest.SpanStub, kv ...attribute.KeyValue) {
+func addAttrs(s *Span, kv ...attribute.KeyValue) {
 	s.Attributes = append(s.Attributes, kv...)
 }
 
-func setStatus(s *tracetest.SpanStub, st status) {
+func setStatus(s *Span, st status) {
 	if st.errType == "" {
 		return
 	}
-	s.Status = sdktrace.Status{Code: codes.Error, Description: st.desc}
+	s.Status = Status{Code: codes.Error, Description: st.desc}
 	addAttrs(s, semconv.ErrorTypeKey.String(st.errType))
 }
 

@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // mapAll runs the records through a Mapper as the ledger reader gives them.
-func mapAll(t *testing.T, m *Mapper, recs []phases.Record) []sdktrace.ReadOnlySpan {
+func mapAll(t *testing.T, m *Mapper, recs []phases.Record) []*Span {
 	t.Helper()
-	var out []sdktrace.ReadOnlySpan
+	var out []*Span
 	for i := range recs {
 		var b bytes.Buffer
 		recs[i].Encode(&b)
@@ -29,8 +28,8 @@ func mapAll(t *testing.T, m *Mapper, recs []phases.Record) []sdktrace.ReadOnlySp
 	return out
 }
 
-func attr(s sdktrace.ReadOnlySpan, key string) string {
-	for _, kv := range s.Attributes() {
+func attr(s *Span, key string) string {
+	for _, kv := range s.Attributes {
 		if string(kv.Key) == key {
 			return kv.Value.Emit()
 		}
@@ -38,9 +37,9 @@ func attr(s sdktrace.ReadOnlySpan, key string) string {
 	return ""
 }
 
-func find(spans []sdktrace.ReadOnlySpan, name string) sdktrace.ReadOnlySpan {
+func find(spans []*Span, name string) *Span {
 	for _, s := range spans {
-		if s.Name() == name {
+		if s.Name == name {
 			return s
 		}
 	}
@@ -89,7 +88,7 @@ func TestSignalURL(t *testing.T) {
 }
 
 func TestNewExporterRejects(t *testing.T) {
-	for _, cfg := range []Config{{Endpoint: "127.0.0.1:4318"}, {Endpoint: "ftp://collector"}, {Protocol: "http/json"}} {
+	for _, cfg := range []Config{{Endpoint: "127.0.0.1:4318"}, {Endpoint: "ftp://collector"}, {Protocol: "http/json"}, {Protocol: "grpc"}} {
 		if _, err := NewExporter(t.Context(), cfg); err == nil {
 			t.Errorf("NewExporter(%+v) = nil error, want one", cfg)
 		}
@@ -156,7 +155,7 @@ func TestRootOutcome(t *testing.T) {
 		if tt.errorType != "" {
 			wantCode = codes.Error
 		}
-		if st := root.Status(); st.Code != wantCode || st.Description != tt.message {
+		if st := root.Status; st.Code != wantCode || st.Description != tt.message {
 			t.Errorf("%s: status %v %q, want %v %q", tt.name, st.Code, st.Description, wantCode, tt.message)
 		}
 	}
@@ -175,11 +174,11 @@ func TestMissingRequestRecord(t *testing.T) {
 	if call == nil {
 		t.Fatalf("no tools/call span in %d spans", len(spans))
 	}
-	if d := call.EndTime().Sub(call.StartTime()); d != 250*ms {
+	if d := call.EndTime.Sub(call.StartTime); d != 250*ms {
 		t.Errorf("span lasted %v, want the recorded latency 250ms", d)
 	}
-	if call.Parent().SpanID() != RootSpanID("run_1") {
-		t.Errorf("parent %v, want the run's root %v", call.Parent().SpanID(), RootSpanID("run_1"))
+	if call.Parent.SpanID() != RootSpanID("run_1") {
+		t.Errorf("parent %v, want the run's root %v", call.Parent.SpanID(), RootSpanID("run_1"))
 	}
 	if m.OpenRuns() != 1 {
 		t.Errorf("open runs %d, want the run still open", m.OpenRuns())
@@ -196,8 +195,8 @@ func TestEventsCapped(t *testing.T) {
 	s.add(ms, "", 0, phases.LedgerPhase, phases.RecordsLost, phases.F("count", 3))
 	m := NewMapper()
 	root := find(mapAll(t, m, s.recs), "run srv")
-	if len(root.Events()) != maxEvents || root.DroppedEvents() != 10 {
-		t.Errorf("root has %d events, %d dropped; want %d kept, 10 dropped", len(root.Events()), root.DroppedEvents(), maxEvents)
+	if len(root.Events) != maxEvents || root.DroppedEvents != 10 {
+		t.Errorf("root has %d events, %d dropped; want %d kept, 10 dropped", len(root.Events), root.DroppedEvents, maxEvents)
 	}
 	if m.Orphans != 1 {
 		t.Errorf("orphans %d, want the record without a run", m.Orphans)
@@ -216,8 +215,8 @@ func TestFinish(t *testing.T) {
 	if root == nil || call == nil {
 		t.Fatalf("Finish gave %d spans, want the root and the call in flight", len(spans))
 	}
-	if !root.EndTime().Equal(s.now) || attr(root, "mcpshim.unfinished") != "true" {
-		t.Errorf("root ends %v unfinished=%q, want %v unfinished=true", root.EndTime(), attr(root, "mcpshim.unfinished"), s.now)
+	if !root.EndTime.Equal(s.now) || attr(root, "mcpshim.unfinished") != "true" {
+		t.Errorf("root ends %v unfinished=%q, want %v unfinished=true", root.EndTime, attr(root, "mcpshim.unfinished"), s.now)
 	}
 	if attr(call, "error.type") != "unfinished" {
 		t.Errorf("call error.type %q, want unfinished", attr(call, "error.type"))

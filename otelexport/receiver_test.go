@@ -2,11 +2,10 @@ package otelexport
 
 import (
 	"bytes"
-	"context"
+	"compress/gzip"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,7 +21,6 @@ import (
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -54,9 +53,13 @@ type gotLink struct {
 }
 
 // receiver is an OTLP collector stand-in on a loopback port: it decodes the
-// protobufs the exporter sends with the collector's own types.
+// protobufs the exporter sends with the collector's own request types
+// (collector/trace/v1, collector/metrics/v1), as the collector's OTLP/HTTP
+// receiver does, and refuses what the collector would.
 type receiver struct {
 	URL string
+	// gzip, when set, requires Content-Encoding: gzip.
+	gzip atomic.Bool
 
 	mu       sync.Mutex
 	spans    []gotSpan
@@ -174,7 +177,23 @@ func newHTTPReceiver(t *testing.T) *receiver {
 			http.Error(w, "want application/x-protobuf", http.StatusBadRequest)
 			return
 		}
-		body, err := io.ReadAll(req.Body)
+		if req.Method != http.MethodPost {
+			http.Error(w, "want POST", http.StatusMethodNotAllowed)
+			return
+		}
+		var src io.Reader = req.Body
+		if enc := req.Header.Get("Content-Encoding"); enc == "gzip" {
+			zr, err := gzip.NewReader(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			src = zr
+		} else if r.gzip.Load() || enc != "" {
+			http.Error(w, "want Content-Encoding gzip", http.StatusBadRequest)
+			return
+		}
+		body, err := io.ReadAll(src)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
@@ -206,31 +225,6 @@ func newHTTPReceiver(t *testing.T) *receiver {
 	}))
 	t.Cleanup(srv.Close)
 	r.URL = srv.URL
-	return r
-}
-
-type traceService struct {
-	collectortrace.UnimplementedTraceServiceServer
-	r *receiver
-}
-
-func (s *traceService) Export(_ context.Context, req *collectortrace.ExportTraceServiceRequest) (*collectortrace.ExportTraceServiceResponse, error) {
-	s.r.take(req)
-	return &collectortrace.ExportTraceServiceResponse{}, nil
-}
-
-// newGRPCReceiver serves the OTLP collector's gRPC trace service on 127.0.0.1.
-func newGRPCReceiver(t *testing.T) *receiver {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := &receiver{URL: "http://" + lis.Addr().String()}
-	srv := grpc.NewServer()
-	collectortrace.RegisterTraceServiceServer(srv, &traceService{r: r})
-	go srv.Serve(lis)
-	t.Cleanup(srv.Stop)
 	return r
 }
 

@@ -56,13 +56,19 @@ const (
 	// execution
 	ToolCallReceived  = "tool_call_received"
 	ToolCallResponded = "tool_call_responded"
-	RequestReceived   = "request_received"
-	RequestResponded  = "request_responded"
-	RequestCancelled  = "request_cancelled"
-	ExternalAttempt   = "external_attempt"
-	ExternalResult    = "external_result"
-	ExternalDenied    = "external_denied"
-	ForgedEvent       = "forged_event" // a server claimed an event only the shim may write
+	// A call's round that is not its end: the server asked for input (MRTR)
+	// or answered a task-augmented call with a task; and the client's next
+	// round of the same call.
+	ToolCallInputRequired = "tool_call_input_required"
+	ToolCallContinued     = "tool_call_continued"
+	ToolCallTaskCreated   = "tool_call_task_created"
+	RequestReceived       = "request_received"
+	RequestResponded      = "request_responded"
+	RequestCancelled      = "request_cancelled"
+	ExternalAttempt       = "external_attempt"
+	ExternalResult        = "external_result"
+	ExternalDenied        = "external_denied"
+	ForgedEvent           = "forged_event" // a server claimed an event only the shim may write
 
 	// transport
 	StdoutNoise           = "stdout_noise"
@@ -137,6 +143,7 @@ var shimOwned = map[string]bool{
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,
 	ToolCallReceived: true, ToolCallResponded: true, PendingFailed: true, KillRequested: true,
+	ToolCallInputRequired: true, ToolCallContinued: true, ToolCallTaskCreated: true,
 	RestartScheduled: true, RestartsExhausted: true, RecordsLost: true,
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 func readEntries(t *testing.T, path string) []Entry {
@@ -124,7 +125,7 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	start := time.Now()
 	for range 1000 {
 		data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
-		r.Line(FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: jsonrpc.Peek(data), End: time.Now()})
+		r.Line(FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("1000 hand-offs took %v", d)

@@ -203,7 +203,9 @@ func (r *Recorder) handle(it item) {
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
 		case Exited, Disconnected:
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
-			r.tracker.Stop()
+			if lost := r.tracker.Stop(); len(lost) > 0 {
+				rec.Fields = append(rec.Fields, F("tasks_lost", lost)) // a restarted server does not know them
+			}
 		case ExternalAttempt:
 			if rec.Run == "" { // the egress witness does not know runs: the tracker does
 				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()

@@ -125,6 +125,7 @@ func (a mark) before(b mark) bool {
 // steps) and the verdict is the same.
 type runAgg struct {
 	Run
+	remoteOutcome, remoteDetail    string // a probe of a remote server: its verdict, since no process ran
 	first, last, spawnAt, exitAt   mark
 	lastEventAt                    mark
 	handshake, initFailed          mark
@@ -206,6 +207,10 @@ func (s *Summary) Add(h *Head) {
 		}
 		a.PreviousRun = h.Str("previous_run")
 		a.Egress = h.Str("egress")
+	case ProbeResult:
+		if h.Str("transport") == "http" {
+			a.remoteOutcome, a.remoteDetail = h.Str("outcome"), h.Str("detail")
+		}
 	case Spawned:
 		if h.PID > 0 {
 			a.PID = h.PID
@@ -284,6 +289,8 @@ func (s *Summary) Add(h *Head) {
 		a.LockMissing = h.Strs("missing")
 	case ToolCallReceived:
 		a.Calls.Received++
+	case ToolCallInputRequired:
+		a.Calls.InputRequired++ // a round that asked for input: the call goes on
 	case ToolCallResponded:
 		ms, hasLatency := h.Float("latency_ms")
 		outcome := h.Str("outcome")
@@ -432,6 +439,9 @@ func (a *runAgg) finish(now time.Time, alive func(pid int) bool) Run {
 		r.Outcome = OutcomeRunning
 	default:
 		r.Outcome = OutcomeUnrecorded
+	}
+	if a.remoteOutcome != "" {
+		r.Outcome, r.Error = a.remoteOutcome, a.remoteDetail
 	}
 	r.StopReason = a.killReason
 	if r.StopReason == "" && a.disconnectedReason != "" {

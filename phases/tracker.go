@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // Dir is the direction a line travelled.
@@ -46,8 +47,18 @@ type Tracker struct {
 	hs        handshakeState
 	earlyInit bool // notifications/initialized came before the initialize answer (a pipelining client)
 	timedOut  bool
-	pending   [2]map[string]pendingReq // by direction of the request, keyed by raw id
+	pending   [2]map[mcp.ID]pendingReq // by direction of the request, keyed by id value
 	listTools map[string]string        // tools seen over the pages of the current tools/list
+	// Task-augmented calls whose task is still running, by task id. They
+	// outlive a run: a restart loses them, and Exited says which.
+	tasks map[string]taskCall
+}
+
+// taskCall is the tools/call a task was created for.
+type taskCall struct {
+	id   string // the call's request_id
+	tool string
+	at   time.Time
 }
 
 type handshakeState uint8
@@ -60,15 +71,17 @@ const (
 )
 
 type pendingReq struct {
+	id     string // as the requester spelled it: the ledger's request_id
 	method string
 	tool   string
+	task   string // tasks/result: the task whose outcome it fetches
 	at     time.Time
 }
 
 // Begin starts tracking a new run (a new child process).
 func (t *Tracker) Begin(run string, pid int, now time.Time) {
-	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now}
-	t.pending = [2]map[string]pendingReq{{}, {}}
+	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now, tasks: t.tasks}
+	t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	t.lastEvent = Spawned
 	if t.HandshakeTimeout > 0 {
 		t.deadline = now.Add(t.HandshakeTimeout)
@@ -124,9 +137,9 @@ func (t *Tracker) Context() []Field {
 		phase = Handshake
 	}
 	var ids, tools []string
-	for id, p := range t.pending[FromClient] {
+	for _, p := range t.pending[FromClient] {
 		if p.method == "tools/call" {
-			ids = append(ids, id)
+			ids = append(ids, p.id)
 			tools = append(tools, p.tool)
 		}
 	}
@@ -145,8 +158,17 @@ func (t *Tracker) Replayed() {
 	t.deadline = time.Time{}
 }
 
-// Stop ends the handshake deadline (the child is gone).
-func (t *Tracker) Stop() { t.deadline = time.Time{} }
+// Stop ends the handshake deadline (the child is gone) and returns the ids
+// of the tasks it took with it, sorted: a restarted server does not know them.
+func (t *Tracker) Stop() (lostTasks []string) {
+	t.deadline = time.Time{}
+	for id := range t.tasks {
+		lostTasks = append(lostTasks, id)
+	}
+	sort.Strings(lostTasks)
+	t.tasks = nil
+	return lostTasks
+}
 
 func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...Field) Record {
 	switch event {
@@ -160,7 +182,7 @@ func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...Field) Rec
 // Observe turns one relayed line into records.
 func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
 	if t.pending[0] == nil {
-		t.pending = [2]map[string]pendingReq{{}, {}}
+		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
@@ -172,13 +194,13 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []Record {
 		out = append(out, t.rec(now, Transport, MessageTruncated, F("direction", dir.String()), F("bytes", l.Size), F("observed", len(l.Data))))
 	}
 	m := l.Msg
-	if m.Kind != jsonrpc.Noise && !l.Truncated && !jsonrpc.Valid(l.Data) {
-		m = jsonrpc.Msg{} // looks like a message, is not JSON: a client parser fails on it too
+	if m.Kind != mcp.Noise && !l.Truncated && !mcp.Valid(l.Data) {
+		m = mcp.Msg{} // looks like a message, is not JSON: a client parser fails on it too
 	}
 	switch m.Kind {
-	case jsonrpc.Noise:
+	case mcp.Noise:
 		return append(out, t.noise(now, dir, l))
-	case jsonrpc.Batch:
+	case mcp.Batch:
 		for i := range m.Batch {
 			out = append(out, t.message(now, dir, &m.Batch[i], l)...)
 		}
@@ -209,21 +231,21 @@ func (t *Tracker) body(l *jsonrpc.Line) []Field {
 	return []Field{F("body", Preview(l.Data, len(l.Data)))}
 }
 
-func (t *Tracker) message(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
+func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
 	switch m.Kind {
-	case jsonrpc.Request:
+	case mcp.Request:
 		return t.request(now, dir, m, l)
-	case jsonrpc.Notification:
+	case mcp.Notification:
 		return t.notification(now, dir, m)
-	case jsonrpc.Response, jsonrpc.ErrorResponse:
+	case mcp.Response, mcp.ErrorResponse:
 		return t.response(now, dir, m, l)
 	}
 	return nil
 }
 
-func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
-	id := string(m.ID)
-	p := pendingReq{method: m.Method, at: now}
+func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
+	id := string(m.RawID)
+	p := pendingReq{id: id, method: m.Method, at: now}
 	var out []Record
 	if dir == FromClient {
 		switch m.Method {
@@ -244,16 +266,30 @@ func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Lin
 			}
 			out = append(out, t.rec(now, Handshake, DiscoverReceived, F("request_id", id), F("protocol_version", ver), F("client_name", client)))
 		case "tools/list":
-			if t.modern(now, m, &out); len(jsonrpc.Member(m.Params, "cursor")) == 0 {
+			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
 			}
 			out = append(out, t.rec(now, Discovery, ToolsListReceived, F("request_id", id)))
 		case "tools/call":
 			t.modern(now, m, &out)
-			p.tool = jsonrpc.String(jsonrpc.Member(m.Params, "name"))
-			args := jsonrpc.Member(m.Params, "arguments")
-			out = append(out, t.rec(now, Execution, ToolCallReceived, append(append([]Field{F("request_id", id), F("tool", p.tool),
-				F("args_bytes", len(args)), F("args_sha256", Sha256(args))}, traceparent(m.Params)...), t.body(l)...)...))
+			p.tool = mcp.String(mcp.Member(m.Params, "name"))
+			args := mcp.Member(m.Params, "arguments")
+			ev := ToolCallReceived
+			if mcp.IsContinuation(m.Params) {
+				// MRTR: "the client retries the original request" with the input
+				// asked for; the rounds are one call.
+				ev = ToolCallContinued
+			}
+			fields := []Field{F("request_id", id), F("tool", p.tool), F("args_bytes", len(args)), F("args_sha256", Sha256(args))}
+			if mcp.Member(m.Params, "task") != nil {
+				fields = append(fields, F("task", true))
+			}
+			out = append(out, t.rec(now, Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
+		case "tasks/result":
+			t.modern(now, m, &out)
+			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
+			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]Field{F("request_id", id), F("method", m.Method),
+				F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
 			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]Field{F("request_id", id), F("method", m.Method),
@@ -262,13 +298,13 @@ func (t *Tracker) request(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Lin
 	} else {
 		out = append(out, t.rec(now, Execution, RequestReceived, append([]Field{F("request_id", id), F("method", m.Method), F("direction", dir.String())}, t.body(l)...)...))
 	}
-	t.pending[dir][id] = p
+	t.pending[dir][m.ID] = p
 	return out
 }
 
 // modern notes the first 2026-07-28 request of a run that had no handshake:
 // that era has none, so the request itself completes it.
-func (t *Tracker) modern(now time.Time, m *jsonrpc.Msg, out *[]Record) {
+func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]Record) {
 	if t.hs == hsDone {
 		return
 	}
@@ -284,7 +320,7 @@ func (t *Tracker) modern(now time.Time, m *jsonrpc.Msg, out *[]Record) {
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
 // into the ledger, so an exported span joins the agent's own trace.
 func traceparent(params []byte) []Field {
-	tp := jsonrpc.String(jsonrpc.Member(jsonrpc.Member(params, "_meta"), "traceparent"))
+	tp := mcp.String(mcp.Member(mcp.Member(params, "_meta"), "traceparent"))
 	if tp == "" || len(tp) > 64 {
 		return nil
 	}
@@ -304,7 +340,7 @@ func metaInfo(params []byte) (version, client string) {
 	return version, info.Name
 }
 
-func (t *Tracker) notification(now time.Time, dir Dir, m *jsonrpc.Msg) []Record {
+func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []Record {
 	switch {
 	case dir == FromClient && m.Method == "notifications/initialized":
 		switch t.hs {
@@ -319,14 +355,14 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *jsonrpc.Msg) []Record 
 		return []Record{t.rec(now, Discovery, ToolsListChanged)}
 	case m.Method == "notifications/cancelled":
 		// A side cancels a request it sent itself.
-		reqID := jsonrpc.Member(m.Params, "requestId")
-		p, ok := t.pending[dir][string(reqID)]
+		reqID, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
+		p, ok := t.pending[dir][reqID]
 		if !ok {
 			return nil
 		}
-		delete(t.pending[dir], string(reqID))
-		return []Record{t.rec(now, Execution, RequestCancelled, F("request_id", string(reqID)), F("method", p.method),
-			F("reason", jsonrpc.String(jsonrpc.Member(m.Params, "reason"))), F("latency_ms", now.Sub(p.at)))}
+		delete(t.pending[dir], reqID)
+		return []Record{t.rec(now, Execution, RequestCancelled, F("request_id", p.id), F("method", p.method),
+			F("reason", mcp.String(mcp.Member(m.Params, "reason"))), F("latency_ms", now.Sub(p.at)))}
 	}
 	return nil
 }
@@ -336,27 +372,27 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Line) []Record {
+func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []Record {
 	reqDir := FromClient
 	if dir == FromClient {
 		reqDir = FromServer
 	}
-	id := string(m.ID)
-	p, ok := t.pending[reqDir][id]
+	p, ok := t.pending[reqDir][m.ID]
 	if !ok {
-		return []Record{t.rec(now, Transport, UnknownResponse, F("request_id", id), F("direction", dir.String()))}
+		return []Record{t.rec(now, Transport, UnknownResponse, F("request_id", string(m.RawID)), F("direction", dir.String()))}
 	}
-	delete(t.pending[reqDir], id)
+	delete(t.pending[reqDir], m.ID)
+	id := p.id // the request's spelling: the answer may re-spell the same id
 	latency := F("latency_ms", now.Sub(p.at))
 	var e rpcError
-	failed := m.Kind == jsonrpc.ErrorResponse
+	failed := m.Kind == mcp.ErrorResponse
 	if failed {
 		_ = json.Unmarshal(m.Error, &e)
 	}
 	body := t.body(l)
 	if reqDir == FromServer {
 		return []Record{t.rec(now, Execution, RequestResponded, append([]Field{F("request_id", id), F("method", p.method),
-			F("direction", reqDir.String()), F("outcome", outcome(failed, nil)), F("code", e.Code), latency}, body...)...)}
+			F("direction", reqDir.String()), F("outcome", mcp.Outcome(m)), F("code", e.Code), latency}, body...)...)}
 	}
 	switch p.method {
 	case "initialize":
@@ -398,48 +434,50 @@ func (t *Tracker) response(now time.Time, dir Dir, m *jsonrpc.Msg, l *jsonrpc.Li
 		}
 		return []Record{t.toolsListed(now, id, m.Result, l, latency)}
 	case "tools/call":
-		result := m.Result
-		if result == nil && m.Cut == "result" {
-			result = m.CutValue // a long answer: what was observed of it
-		}
-		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", outcome(failed, result)), latency, F("result_bytes", l.Size)}
-		if l.Truncated {
-			// The outcome was read from the part observed: an isError after it is not seen.
-			fields = append(fields, F("truncated", true))
-		}
+		// The outcome comes from the scanner, which read the whole line however long.
+		oc := mcp.Outcome(m)
+		fields := []Field{F("request_id", id), F("tool", p.tool), F("outcome", oc), latency, F("result_bytes", l.Size)}
 		if failed {
 			fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
 		}
-		return []Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
+		ev := ToolCallResponded
+		switch oc {
+		case mcp.OutcomeInputRequired:
+			ev = ToolCallInputRequired
+		case mcp.OutcomeTaskCreated:
+			// "the work goes on": the call ends with the task's tasks/result.
+			ev = ToolCallTaskCreated
+			if task := mcp.String(mcp.Member(mcp.Member(m.Result, "task"), "taskId")); task != "" {
+				if t.tasks == nil {
+					t.tasks = map[string]taskCall{}
+				}
+				t.tasks[task] = taskCall{id: id, tool: p.tool, at: p.at}
+				fields = append(fields, F("task_id", task))
+			}
+		}
+		return []Record{t.rec(now, Execution, ev, append(fields, body...)...)}
+	case "tasks/result":
+		if c, ok := t.tasks[p.task]; ok {
+			// The task's outcome is the call's: the record links back to it.
+			delete(t.tasks, p.task)
+			fields := []Field{F("request_id", c.id), F("tool", c.tool), F("outcome", mcp.Outcome(m)), F("latency_ms", now.Sub(c.at)),
+				F("result_bytes", l.Size), F("task_id", p.task), F("via_request_id", id)}
+			if failed {
+				fields = append(fields, F("code", e.Code), F("message", Redact(e.Message)))
+			}
+			return []Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
+		}
 	}
-	fields := []Field{F("request_id", id), F("method", p.method), F("direction", reqDir.String()), F("outcome", outcome(failed, m.Result)), latency}
+	fields := []Field{F("request_id", id), F("method", p.method), F("direction", reqDir.String()), F("outcome", mcp.Outcome(m)), latency}
 	if failed {
 		fields = append(fields, F("code", e.Code))
 	}
 	return []Record{t.rec(now, Execution, RequestResponded, append(fields, body...)...)}
 }
 
-// outcome names the three ways a call ends (seed 004: "A protocol error ...
-// arrives as a JSON-RPC error; a tool execution error ... arrives as a result
-// with isError set"), and the 2026-07-28 input_required result.
-func outcome(failed bool, result []byte) string {
-	switch {
-	case failed:
-		return "rpc_error"
-	case string(jsonrpc.Member(result, "isError")) == "true":
-		return "is_error"
-	case jsonrpc.String(jsonrpc.Member(result, "resultType")) == "input_required":
-		return "input_required"
-	}
-	return "success"
-}
-
 func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency Field) Record {
-	var r struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor string            `json:"nextCursor"`
-	}
-	if l.Truncated || json.Unmarshal(result, &r) != nil {
+	r, err := mcp.ParseToolsPage(result)
+	if l.Truncated || err != nil {
 		return t.rec(now, Discovery, ToolsListResponded, F("request_id", id), F("complete", false), F("unparsed", true), latency)
 	}
 	if t.listTools == nil {
@@ -458,7 +496,7 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 	if invalid > 0 {
 		fields = append(fields, F("invalid_tools", invalid))
 	}
-	if r.NextCursor != "" {
+	if r.More {
 		return t.rec(now, Discovery, ToolsListResponded, append(fields, F("complete", false), latency)...)
 	}
 	names := make([]string, 0, len(t.listTools))

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // feed runs lines through a fresh tracker; lines starting with "> " come from
@@ -22,7 +23,7 @@ func feed(t *testing.T, tr *Tracker, script ...string) []Record {
 		}
 		data := []byte(s[2:])
 		now = now.Add(time.Millisecond)
-		l := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: jsonrpc.Peek(data), Forwarded: true, End: now}
+		l := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: now}
 		_ = i
 		out = append(out, tr.Observe(dir, &l)...)
 	}

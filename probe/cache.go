@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -59,15 +62,90 @@ func OpenCache(path string) *Cache {
 	return c
 }
 
-// fingerprint identifies a server definition: any change to its command,
-// environment, URL or headers, or to the forced protocol, is a new server.
+// fingerprint identifies what decides a server's outcome: its definition
+// (command, args, URL, headers, the forced protocol), the executable its
+// command resolves to on its PATH and that file's size and mtime, and the
+// environment it would start with, as names and digests of the values. So
+// installing a missing tool, upgrading it or changing a variable is a new
+// server, and no value is written to the cache file.
 func fingerprint(t Target, opts Options) string {
+	env := map[string]string{}
+	for _, kv := range append(slices.Clone(opts.Env), envList(t.Env)...) {
+		if k, v, ok := strings.Cut(kv, "="); ok && !volatileEnv[k] {
+			sum := sha256.Sum256([]byte(v))
+			env[k] = hex.EncodeToString(sum[:8])
+		}
+	}
+	exe := ""
+	if !t.Remote() {
+		exe = resolved(t.Command, t.Dir, pathOf(opts.Env, t.Env))
+	}
 	data, _ := json.Marshal(struct {
-		Target   Target
-		Protocol string
-	}{t, opts.Protocol}) // maps marshal with sorted keys
+		Target     Target
+		Protocol   string
+		Executable string
+		Env        map[string]string
+	}{t, opts.Protocol, exe, env}) // maps marshal with sorted keys
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// volatileEnv are variables a shell changes from one prompt to the next,
+// which no server's outcome depends on.
+var volatileEnv = map[string]bool{"PWD": true, "OLDPWD": true, "SHLVL": true, "_": true, "COLUMNS": true, "LINES": true,
+	"TERM_SESSION_ID": true, "WINDOWID": true, "SSH_AUTH_SOCK": true, "SSH_CONNECTION": true, "SSH_CLIENT": true,
+	"SSH_TTY": true, "TMUX_PANE": true, "XDG_SESSION_ID": true, "TERM_PROGRAM_VERSION": true}
+
+func envList(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k, v := range m {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// pathOf is the PATH the server starts with: its entry's own, else the probe's.
+func pathOf(env []string, own map[string]string) string {
+	if p, ok := own["PATH"]; ok {
+		return p
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	return path
+}
+
+// resolved names the file command runs, with its size and mtime, or says it
+// is not found: a command with a slash is taken as it is (relative to dir),
+// any other is looked up on path as the spawn does.
+func resolved(command, dir, path string) string {
+	stat := func(p string) (string, bool) {
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+			return "", false
+		}
+		return fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano()), true
+	}
+	if strings.ContainsRune(command, '/') {
+		s, _ := stat(command)
+		return s
+	}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		if s, ok := stat(filepath.Join(d, command)); ok {
+			return s
+		}
+	}
+	return "not found"
 }
 
 // Lookup returns t's result if one is still within its lifetime. A server

@@ -91,3 +91,42 @@ func TestUnreadableCacheIsEmpty(t *testing.T) {
 		t.Errorf("LastReady after Save: got %v %v, want [a b]", got, ok)
 	}
 }
+
+// TestCacheKeyedByWhatDecides: installing the missing executable, replacing
+// it, or changing a variable's value is a new server; a shell's bookkeeping
+// variables are not.
+func TestCacheKeyedByWhatDecides(t *testing.T) {
+	bin := t.TempDir()
+	now := time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)
+	target := Target{Name: "time", Command: "uvx-test", Args: []string{"mcp-server-time"}}
+	opts := Options{Env: []string{"PATH=" + bin, "TOKEN=a", "PWD=/x"}}
+	c := OpenCache(filepath.Join(t.TempDir(), "probe.json"))
+	c.Store(target, opts, Result{Server: "time", Outcome: Exited, Detail: "not found", Started: now})
+	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); !hit {
+		t.Fatal("the same server a minute later: a miss, want a hit")
+	}
+	if _, hit := c.Lookup(target, Options{Env: []string{"PATH=" + bin, "TOKEN=a", "PWD=/elsewhere"}}, now.Add(time.Minute)); !hit {
+		t.Error("another PWD: a miss, want a hit")
+	}
+	if _, hit := c.Lookup(target, Options{Env: []string{"PATH=" + bin, "TOKEN=b", "PWD=/x"}}, now.Add(time.Minute)); hit {
+		t.Error("another TOKEN value: a hit, want a miss")
+	}
+	exe := filepath.Join(bin, "uvx-test")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); hit {
+		t.Error("after installing uvx-test: a hit on the cached not-found, want a miss")
+	}
+	c.Store(target, opts, Result{Server: "time", Outcome: Ready, Started: now})
+	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); !hit {
+		t.Error("installed and probed: a miss, want a hit")
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(exe, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); hit {
+		t.Error("after upgrading uvx-test (new mtime): a hit, want a miss")
+	}
+}

@@ -13,10 +13,11 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"regexp"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // deleteTimeout bounds the courtesy DELETE that ends a legacy HTTP session.
@@ -223,8 +224,8 @@ func matchReply(data []byte, id int64) (answer, bool) {
 	if json.Unmarshal(data, &m) != nil || (m.Result == nil && m.Error == nil) {
 		return answer{}, false
 	}
-	got, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
-	if err != nil || got != id {
+	v, _ := mcp.ParseID(m.ID)
+	if got, ok := v.Int(); !ok || got != id { // a value: a peer may answer 1 as 1.0
 		// An error the server could not tie to a request is still its answer.
 		if m.Error != nil && (m.ID == nil || string(m.ID) == "null") {
 			return answer{rpcErr: m.Error}, true

@@ -3,6 +3,7 @@ package probe
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"io"
 	"net"
 	"net/http"
@@ -72,7 +73,7 @@ func (f *httpFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	modernReq := m.Params.Meta[metaProtocolVersion] == ModernVersion
+	modernReq := m.Params.Meta[mcp.MetaProtocolVersion] == ModernVersion
 	if modernReq && (r.Header.Get("Mcp-Protocol-Version") != ModernVersion || r.Header.Get("Mcp-Method") != m.Method) {
 		f.violation("%s: modern request with headers %v", m.Method, r.Header)
 	}
@@ -93,7 +94,7 @@ func (f *httpFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		f.reply(w, http.StatusOK, m.ID, map[string]any{
 			"supportedVersions": []string{ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
-			"_meta": map[string]any{metaServerInfo: map[string]any{"name": "report-remote", "version": "2.0.0"}},
+			"_meta": map[string]any{mcp.MetaServerInfo: map[string]any{"name": "report-remote", "version": "2.0.0"}},
 		}, nil)
 	case "initialize":
 		if !f.legacy {

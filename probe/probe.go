@@ -12,10 +12,10 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -94,7 +94,7 @@ func (t Target) Remote() bool { return t.URL != "" }
 // Options apply to every server of a run.
 type Options struct {
 	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
-	Parallel int           // servers probed at once; default 16
+	Parallel int           // servers alive at once; 0 starts them all, as a client does
 	Retries  int           // further attempts after a retryable outcome
 	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
 	Env      []string      // the environment stdio servers start from
@@ -126,7 +126,7 @@ type Result struct {
 	Outcome    Outcome         `json:"outcome"`
 	Detail     string          `json:"detail"` // the reason, verbatim where the server gave one
 	Started    time.Time       `json:"started"`
-	Elapsed    time.Duration   `json:"elapsed_ns"`
+	Elapsed    time.Duration   `json:"-"` // as elapsed_ms in JSON, the unit of every duration mcpshim writes
 	Attempts   int             `json:"attempts"`
 	Protocol   string          `json:"protocol,omitempty"`
 	ServerInfo *Implementation `json:"server_info,omitempty"`
@@ -143,6 +143,27 @@ type Result struct {
 
 	Timeline []Step `json:"timeline"`
 	Cached   bool   `json:"cached,omitempty"`
+}
+
+// resultJSON is Result with its duration in milliseconds.
+type resultJSON struct {
+	ElapsedMS float64 `json:"elapsed_ms"`
+	*resultFields
+}
+
+type resultFields Result // Result without its methods, so encoding it does not recurse
+
+func (r Result) MarshalJSON() ([]byte, error) {
+	return json.Marshal(resultJSON{ElapsedMS: float64(r.Elapsed.Microseconds()) / 1000, resultFields: (*resultFields)(&r)})
+}
+
+func (r *Result) UnmarshalJSON(data []byte) error {
+	v := resultJSON{resultFields: (*resultFields)(r)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	r.Elapsed = time.Duration(v.ElapsedMS * float64(time.Millisecond))
+	return nil
 }
 
 // ToolNames returns the listed tool names, sorted.
@@ -170,34 +191,49 @@ func (o *Options) withDefaults() Options {
 	if out.Timeout <= 0 {
 		out.Timeout = 5 * time.Second
 	}
-	if out.Parallel <= 0 {
-		out.Parallel = 16
-	}
 	return out
 }
 
-// Run probes every target, at most Options.Parallel at once and started in
-// the order given, and returns the results in that order. A retryable outcome
-// is tried again up to Options.Retries times; the others would only fail the
-// same way twice.
+// Run probes every target and returns the results in the order given. It
+// spawns the servers one after another, in that order and at most
+// Options.Parallel alive at once, and holds every conversation until the
+// spawning stops (the list is done or every slot is taken): each deadline
+// starts at its server's spawn, so the last server's starts near the probe's
+// start instead of after the CPU spent on the answers of the others. A
+// retryable outcome is tried again up to Options.Retries times; the others
+// would only fail the same way twice.
 func Run(ctx context.Context, targets []Target, opts Options) []Result {
 	opts = opts.withDefaults()
 	results := make([]Result, len(targets))
-	var next atomic.Int64
+	slots := make(chan struct{}, len(targets))
+	if opts.Parallel > 0 {
+		slots = make(chan struct{}, opts.Parallel)
+	}
+	spawned := make(chan struct{})
+	spawning := sync.OnceFunc(func() { close(spawned) })
 	var wg sync.WaitGroup
 	var doneMu sync.Mutex
-	for range min(opts.Parallel, len(targets)) {
+	for i, t := range targets {
+		select {
+		case slots <- struct{}{}:
+		default:
+			spawning() // every slot is taken: the conversations go first
+			slots <- struct{}{}
+		}
+		a := begin(ctx, t, opts)
+		// One goroutine per started server; it exits with its verdict.
 		wg.Go(func() {
-			for i := int(next.Add(1) - 1); i < len(targets); i = int(next.Add(1) - 1) {
-				results[i] = Probe(ctx, targets[i], opts)
-				if opts.OnDone != nil {
-					doneMu.Lock()
-					opts.OnDone(results[i])
-					doneMu.Unlock()
-				}
+			defer func() { <-slots }()
+			<-spawned
+			results[i] = a.retry(ctx)
+			if opts.OnDone != nil {
+				doneMu.Lock()
+				opts.OnDone(results[i])
+				doneMu.Unlock()
 			}
 		})
 	}
+	spawning()
 	wg.Wait()
 	return results
 }
@@ -206,12 +242,17 @@ func Run(ctx context.Context, targets []Target, opts Options) []Result {
 // times. The result describes the last attempt.
 func Probe(ctx context.Context, t Target, opts Options) Result {
 	opts = opts.withDefaults()
-	var r Result
+	return begin(ctx, t, opts).retry(ctx)
+}
+
+// retry finishes a and, while the outcome is retryable, tries again.
+func (a *attempt) retry(ctx context.Context) Result {
+	r := a.finish()
 	for attempt := 1; ; attempt++ {
-		r = probeOnce(ctx, t, opts)
 		r.Attempts = attempt
-		if !r.Outcome.Retryable() || attempt > opts.Retries || ctx.Err() != nil {
+		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r
 		}
+		r = probeOnce(ctx, a.t, a.opts)
 	}
 }

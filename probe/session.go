@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // transport carries JSON-RPC to one server. Answers arrive on channels so the
@@ -50,8 +52,9 @@ type answer struct {
 
 // rpcError is a JSON-RPC error object; its message is reported verbatim.
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return e.Message }
@@ -100,37 +103,61 @@ type session struct {
 }
 
 func probeOnce(ctx context.Context, t Target, opts Options) Result {
-	r := Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}
-	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-	defer cancel()
+	return begin(ctx, t, opts).finish()
+}
 
-	var tr transport
+// attempt is one probe of one server, between its start and its verdict.
+type attempt struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	t      Target
+	opts   Options
+	r      Result
+	tr     transport // nil when the server could not be started
+}
+
+// begin starts an attempt: a stdio server is spawned here and its deadline
+// starts now, so a caller that begins every attempt before finishing any
+// gives every server its whole deadline from the probe's start.
+func begin(ctx context.Context, t Target, opts Options) *attempt {
+	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}}
+	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
-		r.Transport = "http"
-		tr = newHTTPTransport(t)
-	} else {
-		deadline, _ := ctx.Deadline()
-		p, err := startStdio(t, opts.Env, deadline, &r)
-		if err != nil {
-			r.Outcome, r.Detail, r.Elapsed = Exited, err.Error(), time.Since(r.Started)
-			r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
-			return r
-		}
-		tr = p
+		a.r.Transport = "http"
+		a.tr = newHTTPTransport(t)
+		return a
 	}
-	s := &session{target: t, opts: opts, tr: tr, r: &r, stage: SpawnedNoInitialize, waiting: "initialize"}
-	err := s.run(ctx)
+	deadline, _ := a.ctx.Deadline()
+	p, err := startStdio(t, opts.Env, deadline, &a.r)
+	if err != nil {
+		a.r.Outcome, a.r.Detail, a.r.Elapsed = Exited, err.Error(), time.Since(a.r.Started)
+		a.r.Timeline = append(a.r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
+		return a
+	}
+	a.tr = p
+	return a
+}
+
+// finish holds the conversation, stops the server and judges it.
+func (a *attempt) finish() Result {
+	defer a.cancel()
+	r := &a.r
+	if a.tr == nil {
+		return *r
+	}
+	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: "initialize"}
+	err := s.run(a.ctx)
 	r.Elapsed = time.Since(r.Started)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "deadline", Method: s.waiting})
 	}
-	cancel() // requests still in flight end now, not at the deadline
-	tr.stop(&r)
-	if p, ok := tr.(*stdioProc); ok {
+	a.cancel() // requests still in flight end now, not at the deadline
+	a.tr.stop(r)
+	if p, ok := a.tr.(*stdioProc); ok {
 		s.noise = p.firstNoise()
 	}
 	s.judge(err)
-	return r
+	return *r
 }
 
 // run drives the probe to a verdict: nil means READY.
@@ -264,20 +291,13 @@ func (s *session) version() string {
 // clientInfo names the probe to servers.
 var clientInfo = Implementation{Name: "mcpshim-probe", Version: "1"}
 
-// Meta keys of the modern era.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-)
+// probeInfo is clientInfo as the modern era's _meta carries it.
+var probeInfo, _ = json.Marshal(clientInfo)
 
-func modernMeta(version string) map[string]any {
-	return map[string]any{
-		metaProtocolVersion:    version,
-		metaClientInfo:         clientInfo,
-		metaClientCapabilities: map[string]any{},
-	}
+// era is what the probe's requests carry in version: the _meta of the
+// modern era, complete (see mcp.Era.Params).
+func era(version string) mcp.Era {
+	return mcp.Era{Version: version, Modern: mcp.IsModern(version), ClientInfo: probeInfo}
 }
 
 // withMeta adds the modern era's per-request _meta to params.
@@ -285,11 +305,28 @@ func (s *session) withMeta(params map[string]any) map[string]any {
 	if !s.modern {
 		return params
 	}
-	if params == nil {
-		params = map[string]any{}
+	return era(ModernVersion).Params(params)
+}
+
+// modernRefusal is a server/discover answer that shows a modern server
+// without a version the probe speaks. 2026-07-28 (basic/versioning): "a
+// recognized modern JSON-RPC error (such as UnsupportedProtocolVersionError)
+// identifies a modern server: the client retries with a supported version
+// rather than falling back"; the probe speaks one modern version, so there is
+// nothing to retry with and nothing to fall back to.
+func modernRefusal(a answer) error {
+	if a.err != nil || a.rpcErr == nil || !mcp.IsModernError(a.rpcErr.Code) {
+		return nil
 	}
-	params["_meta"] = modernMeta(ModernVersion)
-	return params
+	var d struct {
+		Supported []string `json:"supported"`
+	}
+	_ = json.Unmarshal(a.rpcErr.Data, &d)
+	if len(d.Supported) == 0 {
+		return &protocolError{fmt.Sprintf("server/discover: a modern server refused it (error %d: %s)", a.rpcErr.Code, a.rpcErr.Message)}
+	}
+	return &protocolError{fmt.Sprintf("server/discover: the server is modern but supports %s, not %s (error %d: %s)",
+		strings.Join(d.Supported, ", "), ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
 }
 
 // handshake negotiates an era: server/discover first, then initialize on an
@@ -304,7 +341,7 @@ func (s *session) handshake(ctx context.Context) error {
 			version = forced
 		}
 		s.waiting = "server/discover"
-		disc = s.send(ctx, "server/discover", map[string]any{"_meta": modernMeta(version)}, version)
+		disc = s.send(ctx, "server/discover", era(version).Params(nil), version)
 		if forced != "" {
 			select {
 			case a := <-disc:
@@ -329,8 +366,12 @@ func (s *session) handshake(ctx context.Context) error {
 			if a.err != nil && fatal(a.err) {
 				return a.err
 			}
-			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
-				return nil
+			if err := modernRefusal(a); err != nil {
+				return err
+			}
+			if a.err == nil && a.rpcErr == nil {
+				// A DiscoverResult: the server is modern whatever it lists.
+				return s.acceptDiscover(a, ModernVersion)
 			}
 			disc = nil
 		case <-timer.C:
@@ -368,8 +409,11 @@ func (s *session) handshake(ctx context.Context) error {
 		case a := <-disc:
 			s.received("server/discover", a)
 			disc = nil
-			if a.err == nil && a.rpcErr == nil && s.acceptDiscover(a, ModernVersion) == nil {
-				return nil
+			if err := modernRefusal(a); err != nil {
+				return err
+			}
+			if a.err == nil && a.rpcErr == nil {
+				return s.acceptDiscover(a, ModernVersion)
 			}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -414,7 +458,7 @@ func (s *session) acceptDiscover(a answer, version string) error {
 	}
 	s.modern, s.r.Protocol, s.caps = true, version, res.Capabilities
 	var info Implementation
-	if raw, ok := res.Meta[metaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
+	if raw, ok := res.Meta[mcp.MetaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
 		s.r.ServerInfo = &info
 	}
 	s.stage = ToolsListNoResponse
@@ -435,9 +479,6 @@ func (s *session) acceptInitialize(a answer) error {
 	return nil
 }
 
-// maxPages bounds tools/list paging against a server whose cursors never end.
-const maxPages = 1000
-
 // listTools reads every page of tools/list. A server that declares
 // capabilities without tools is not asked, as a client would not ask it.
 func (s *session) listTools(ctx context.Context) error {
@@ -445,44 +486,33 @@ func (s *session) listTools(ctx context.Context) error {
 		s.r.Warnings = append(s.r.Warnings, "the server declares no tools capability")
 		return nil
 	}
-	seen := map[string]bool{}
-	cursor := ""
-	for range maxPages {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		a, err := s.call(ctx, "tools/list", params)
+	var pager mcp.Pager
+	cursor, first := "", true
+	for {
+		a, err := s.call(ctx, "tools/list", mcp.CursorParams(cursor, first))
 		if err != nil {
 			return err
 		}
 		if a.rpcErr != nil {
 			return &protocolError{"tools/list: " + a.rpcErr.Message}
 		}
-		var page struct {
-			Tools      []json.RawMessage `json:"tools"`
-			NextCursor string            `json:"nextCursor"`
+		n := len(pager.Tools)
+		next, more, err := pager.Add(a.result)
+		if err != nil {
+			return &protocolError{err.Error()}
 		}
-		if err := json.Unmarshal(a.result, &page); err != nil {
-			return &protocolError{fmt.Sprintf("tools/list result: %v", err)}
-		}
-		for _, raw := range page.Tools {
+		for _, raw := range pager.Tools[n:] {
 			t, err := NewTool(raw)
 			if err != nil {
 				return &protocolError{fmt.Sprintf("tools/list: %v", err)}
 			}
 			s.r.Tools = append(s.r.Tools, t)
 		}
-		if page.NextCursor == "" {
+		if !more {
 			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "tools_listed", Detail: fmt.Sprintf("%d tools", len(s.r.Tools))})
 			s.stage = CanaryNoResponse
 			return nil
 		}
-		if seen[page.NextCursor] {
-			return &protocolError{fmt.Sprintf("tools/list: cursor %q repeats", page.NextCursor)}
-		}
-		seen[page.NextCursor] = true
-		cursor = page.NextCursor
+		cursor, first = next, false
 	}
-	return &protocolError{fmt.Sprintf("tools/list: more than %d pages", maxPages)}
 }

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
 
@@ -208,8 +209,9 @@ func (p *stdioProc) dispatch(line []byte) {
 	case m.Error != nil && (m.ID == nil || string(m.ID) == "null"):
 		p.fail(m.Error) // the server could not read what we sent
 	default:
-		id, err := strconv.ParseInt(string(bytes.Trim(m.ID, `"`)), 10, 64)
-		if err != nil {
+		v, _ := mcp.ParseID(m.ID)
+		id, ok := v.Int() // a value: a peer may answer 1 as 1.0
+		if !ok {
 			return
 		}
 		p.mu.Lock()

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -325,4 +326,41 @@ func withoutEnv(env []string, keys ...string) []string {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(keys, k)
 	})
+}
+
+// Every server is spawned before any conversation starts, so the last
+// server's deadline starts near the probe's start; with Parallel set, the
+// conversations start once every slot is taken.
+func TestRunSpawnsAllBeforeTalking(t *testing.T) {
+	for _, parallel := range []int{0, 3} {
+		var targets []Target
+		for i := range 6 {
+			tg := fixture("healthy")
+			tg.Name = fmt.Sprintf("healthy-%d", i)
+			targets = append(targets, tg)
+		}
+		results := Run(t.Context(), targets, Options{Timeout: 20 * time.Second, Parallel: parallel, Env: testEnv()})
+		spawns := min(len(targets), parallel)
+		if parallel == 0 {
+			spawns = len(targets)
+		}
+		var lastSpawn, firstSend time.Time
+		for _, r := range results[:spawns] {
+			if r.Outcome != Ready {
+				t.Fatalf("parallel %d: %s: got %s (%s), want READY", parallel, r.Server, r.Outcome, r.Detail)
+			}
+			for _, s := range r.Timeline {
+				switch {
+				case s.Event == "spawned" && s.At.After(lastSpawn):
+					lastSpawn = s.At
+				case s.Event == "request_sent" && (firstSend.IsZero() || s.At.Before(firstSend)):
+					firstSend = s.At
+				}
+			}
+		}
+		if !firstSend.After(lastSpawn) {
+			t.Errorf("parallel %d: first request sent at %s, before the last of the first %d spawns at %s",
+				parallel, firstSend.Format(time.StampMicro), spawns, lastSpawn.Format(time.StampMicro))
+		}
+	}
 }

@@ -1,15 +1,13 @@
 package remote
 
 // This file is the bridge's whole view of JSON-RPC: everything else asks it.
-// It reads with jsonrpc.Peek and jsonrpc.Member today; at the merge of the
-// protocol model (issue 11) it is the one file to switch to the mcp package.
+// It reads with the protocol model's scanner (mcp.Peek, mcp.Member, mcp.ID).
 
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // protocolVersionMeta is the _meta key of a 2026-07-28 request's version.
@@ -17,7 +15,7 @@ const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
 
 // message is what the bridge needs to know about one line.
 type message struct {
-	kind   jsonrpc.Kind
+	kind   mcp.Kind
 	rawID  []byte // as the peer spelled it, for answers
 	id     idKey  // as a value, for matching
 	method string
@@ -34,31 +32,31 @@ type message struct {
 }
 
 func inspect(line []byte) message {
-	return fromMsg(jsonrpc.Peek(line))
+	return fromMsg(mcp.Peek(line))
 }
 
-func fromMsg(m jsonrpc.Msg) message {
-	msg := message{kind: m.Kind, rawID: m.ID, id: keyOf(m.ID), method: m.Method, result: m.Result}
+func fromMsg(m mcp.Msg) message {
+	msg := message{kind: m.Kind, rawID: m.RawID, id: m.ID, method: m.Method, result: m.Result}
 	for _, e := range m.Batch {
 		msg.parts = append(msg.parts, fromMsg(e))
 	}
 	switch msg.method {
 	case "tools/call", "prompts/get":
-		msg.name = jsonrpc.String(jsonrpc.Member(m.Params, "name"))
+		msg.name = mcp.String(mcp.Member(m.Params, "name"))
 	case "resources/read":
-		msg.name = jsonrpc.String(jsonrpc.Member(m.Params, "uri"))
+		msg.name = mcp.String(mcp.Member(m.Params, "uri"))
 	}
 	if msg.method == "initialize" {
-		msg.version = jsonrpc.String(jsonrpc.Member(m.Params, "protocolVersion"))
-	} else if meta := jsonrpc.Member(m.Params, "_meta"); meta != nil {
-		msg.version = jsonrpc.String(jsonrpc.Member(meta, protocolVersionMeta))
+		msg.version = mcp.String(mcp.Member(m.Params, "protocolVersion"))
+	} else if meta := mcp.Member(m.Params, "_meta"); meta != nil {
+		msg.version = mcp.String(mcp.Member(meta, protocolVersionMeta))
 	}
 	return msg
 }
 
 // each calls f for m, or for each element of a batch.
 func (m message) each(f func(message)) {
-	if m.kind != jsonrpc.Batch {
+	if m.kind != mcp.Batch {
 		f(m)
 		return
 	}
@@ -67,51 +65,39 @@ func (m message) each(f func(message)) {
 	}
 }
 
-func (m message) isResult() bool { return m.kind == jsonrpc.Response }
-func (m message) isBatch() bool  { return m.kind == jsonrpc.Batch }
+func (m message) isResult() bool { return m.kind == mcp.Response }
+func (m message) isBatch() bool  { return m.kind == mcp.Batch }
 
 // hasID reports whether m carries an id a request can be matched by (not
 // absent, not null).
-func (m message) hasID() bool { return m.id != "" }
+func (m message) hasID() bool { return !m.id.IsZero() && !m.id.IsNull() }
 
-// tapMsg is what the tracker's jsonrpc.Line carries for a line.
-func tapMsg(line []byte) jsonrpc.Msg { return jsonrpc.Peek(line) }
+// tapMsg is what the tracker's mcp.Line carries for a line.
+func tapMsg(line []byte) mcp.Msg { return mcp.Peek(line) }
 
-func (m message) isRequest() bool { return m.kind == jsonrpc.Request }
-func (m message) isNoise() bool   { return m.kind == jsonrpc.Noise }
+func (m message) isRequest() bool { return m.kind == mcp.Request }
+func (m message) isNoise() bool   { return m.kind == mcp.Noise }
 func (m message) isResponse() bool {
-	return m.kind == jsonrpc.Response || m.kind == jsonrpc.ErrorResponse
+	return m.kind == mcp.Response || m.kind == mcp.ErrorResponse
 }
 
 // negotiated is the protocolVersion of an initialize result.
 func (m message) negotiated() string {
-	return jsonrpc.String(jsonrpc.Member(m.result, "protocolVersion"))
+	return mcp.String(mcp.Member(m.result, "protocolVersion"))
 }
 
 // idKey is a request id as a value: 7, 7.0 and 7e0 are one id, "7" another,
-// and "\u0037" is "7". The zero idKey is no id.
-type idKey string
+// and "\u0037" is "7" (mcp.ID). The zero idKey is no id.
+type idKey = mcp.ID
 
+// keyOf is the id a raw token spells; the zero idKey when it spells none.
 func keyOf(raw []byte) idKey {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return idKey("r:" + string(raw))
-		}
-		return idKey("s:" + s)
-	}
-	if f, err := strconv.ParseFloat(string(raw), 64); err == nil {
-		return idKey("n:" + strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	return idKey("r:" + string(raw))
+	id, _ := mcp.ParseID(bytes.TrimSpace(raw))
+	return id
 }
 
 // stringID is the id of the string s: the shim's own ids.
-func stringID(s string) idKey { return idKey("s:" + s) }
+func stringID(s string) idKey { return mcp.StringID(s) }
 
 // withID returns the message line with its id replaced (the shim's own
 // replay of the client's initialize). It re-encodes: the line is the

@@ -1,15 +1,16 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -19,19 +20,33 @@ import (
 type memory struct {
 	mu         sync.Mutex
 	initParams []byte            // params of the client's initialize (legacy era)
-	initID     string            // its id, to read the negotiated version from the answer
+	initID     mcp.ID            // its id, to read the negotiated version from the answer
 	version    string            // the negotiated (legacy) or per-request (modern) protocol version
 	modern     bool              // the client speaks 2026-07-28: no handshake to replay
+	era        mcp.Era           // what the shim's own requests carry (modern: the client's _meta)
+	lastMeta   []byte            // the _meta era was read from: most requests repeat it byte for byte
 	setLevel   []byte            // params of the last logging/setLevel
 	subscribed map[string][]byte // resources/subscribe params by uri
-	listID     string            // id of the client's tools/list being answered
+	listID     mcp.ID            // id of the client's tools/list being answered
 	pages      map[string]string // tool digests over the pages of that list
 	surface    map[string]string // the last complete tool surface the client saw
+	// Who asked for notifications/tools/list_changed. 2026-07-28: "The server
+	// MUST NOT send notification types the client has not explicitly
+	// requested"; a legacy server sends it only when it declared
+	// tools.listChanged, so the shim does no more than the server would.
+	listChanged bool   // legacy: the server declared capabilities.tools.listChanged
+	listenID    mcp.ID // modern: the open subscriptions/listen that asked for toolsListChanged
+	listenRaw   []byte // its id as the client spelled it: the subscriptionId
 }
 
 // noteClient remembers what a forwarded client request sets for the session.
-func (m *memory) noteClient(msg *jsonrpc.Msg) {
-	if msg.Kind != jsonrpc.Request {
+func (m *memory) noteClient(msg *mcp.Msg) {
+	if msg.Kind == mcp.Notification && msg.Method == "notifications/cancelled" {
+		id, _ := mcp.ParseID(mcp.Member(msg.Params, "requestId"))
+		m.endListen(id) // the client closed its subscription stream
+		return
+	}
+	if msg.Kind != mcp.Request {
 		return
 	}
 	m.mu.Lock()
@@ -40,11 +55,12 @@ func (m *memory) noteClient(msg *jsonrpc.Msg) {
 	params := func() []byte { return append([]byte(nil), msg.Params...) }
 	switch msg.Method {
 	case "initialize":
-		m.initParams, m.initID, m.modern = params(), string(msg.ID), false
+		m.initParams, m.initID, m.modern = params(), msg.ID, false
+		m.era = mcp.Era{Version: mcp.String(mcp.Member(msg.Params, "protocolVersion"))}
 	case "logging/setLevel":
 		m.setLevel = params()
 	case "resources/subscribe", "resources/unsubscribe":
-		uri := jsonrpc.String(jsonrpc.Member(msg.Params, "uri"))
+		uri := mcp.String(mcp.Member(msg.Params, "uri"))
 		if m.subscribed == nil {
 			m.subscribed = map[string][]byte{}
 		}
@@ -54,15 +70,31 @@ func (m *memory) noteClient(msg *jsonrpc.Msg) {
 			delete(m.subscribed, uri)
 		}
 	case "tools/list":
-		m.listID = string(msg.ID)
-		if len(jsonrpc.Member(msg.Params, "cursor")) == 0 {
+		m.listID = msg.ID
+		if mcp.IsFirstPage(msg.Params) {
 			m.pages = map[string]string{}
 		}
-	}
-	if m.initParams == nil && m.version == "" {
-		if v := metaVersion(msg.Params); v != "" {
-			m.modern, m.version = true, v
+	case "subscriptions/listen":
+		if string(mcp.Member(mcp.Member(msg.Params, "notifications"), "toolsListChanged")) == "true" {
+			m.listenID, m.listenRaw = msg.ID, append([]byte(nil), msg.RawID...)
 		}
+	}
+	if meta := mcp.Member(msg.Params, "_meta"); m.initParams == nil && meta != nil && !bytes.Equal(meta, m.lastMeta) {
+		if e, ok := mcp.ModernEra(msg.Params); ok {
+			// The latest request's fields: the shim's own requests speak as the client does now.
+			m.modern, m.version, m.era = true, e.Version, e
+			m.lastMeta = append(m.lastMeta[:0], meta...)
+		}
+	}
+}
+
+// endListen forgets the client's subscription stream id once it was
+// answered, cancelled or ended by the server.
+func (m *memory) endListen(id mcp.ID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.listenID.IsZero() && m.listenID == id {
+		m.listenID, m.listenRaw = mcp.ID{}, nil
 	}
 }
 
@@ -70,67 +102,70 @@ func (m *memory) noteClient(msg *jsonrpc.Msg) {
 // negotiated version and the tool surface the client was shown. It runs
 // after the line was forwarded.
 func (m *memory) noteServer(l *jsonrpc.Line) {
-	if !l.Msg.IsResponse() || l.Truncated {
+	if !l.Msg.IsResponse() {
 		return
 	}
-	id := string(l.Msg.ID)
+	m.endListen(l.Msg.ID)
+	if l.Truncated {
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	switch id {
-	case m.initID:
+	switch {
+	case l.Msg.ID.IsZero():
+	case l.Msg.ID == m.initID:
 		var r struct {
 			ProtocolVersion string `json:"protocolVersion"`
+			Capabilities    struct {
+				Tools struct {
+					ListChanged bool `json:"listChanged"`
+				} `json:"tools"`
+			} `json:"capabilities"`
 		}
 		if json.Unmarshal(l.Msg.Result, &r) == nil && r.ProtocolVersion != "" {
-			m.version = r.ProtocolVersion
+			m.version, m.era.Version = r.ProtocolVersion, r.ProtocolVersion
+			m.listChanged = r.Capabilities.Tools.ListChanged
 		}
-	case m.listID:
-		next, ok := addPage(m.pages, l.Msg.Result)
-		if ok && next == "" {
-			m.surface, m.pages, m.listID = m.pages, nil, ""
+	case l.Msg.ID == m.listID:
+		page, err := mcp.ParseToolsPage(l.Msg.Result)
+		if err != nil || m.pages == nil {
+			return
+		}
+		addPage(m.pages, page)
+		if !page.More {
+			m.surface, m.pages, m.listID = m.pages, nil, mcp.ID{}
 		}
 	}
 }
 
-// addPage adds one tools/list page's digests to pages and returns its nextCursor.
-func addPage(pages map[string]string, result []byte) (next string, ok bool) {
-	var r struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor string            `json:"nextCursor"`
-	}
-	if pages == nil || json.Unmarshal(result, &r) != nil {
-		return "", false
-	}
-	for _, raw := range r.Tools {
+// addPage adds one tools/list page's digests to pages.
+func addPage(pages map[string]string, page mcp.ToolsPage) {
+	for _, raw := range page.Tools {
 		if name, digest, err := phases.ToolDigest(raw); err == nil {
 			pages[name] = digest
 		}
 	}
-	return r.NextCursor, true
-}
-
-func metaVersion(params []byte) string {
-	return jsonrpc.String(jsonrpc.Member(jsonrpc.Member(params, "_meta"), phases.ProtocolVersionMeta))
 }
 
 // ownCall sends one request of the shim's own to the child and waits for the
 // answer, which the relay swallows (see routeServer).
-func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, params []byte) (result []byte, rpcErr []byte, err error) {
+//
+// req builds the request line for the id it is given.
+func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, req func(mcp.ID) ([]byte, error)) (result []byte, rpcErr []byte, err error) {
 	s.ownSeq++
-	id := fmt.Sprintf(`"mcpshim-%d-%s"`, s.ownSeq, strings.ReplaceAll(method, "/", "-"))
-	req := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q`, id, method)
-	if len(params) > 0 {
-		req += `,"params":` + string(params)
+	id := mcp.OwnID(s.ownSeq, method)
+	line, err := req(id)
+	if err != nil {
+		return nil, nil, err
 	}
-	req += "}\n"
-	if _, err := s.current.Write([]byte(req)); err != nil {
+	if _, err := s.current.Write(append(line, '\n')); err != nil {
 		return nil, nil, fmt.Errorf("%s: write: %w", method, err)
 	}
 	for {
 		select {
 		case line := <-s.own:
-			m := jsonrpc.Peek(line)
-			if string(m.ID) != id {
+			m := mcp.Peek(line)
+			if m.ID != id {
 				continue // a late answer to an earlier call of ours
 			}
 			return m.Result, m.Error, nil
@@ -150,7 +185,7 @@ func (s *Supervisor) ownCall(ctx context.Context, p *Process, method string, par
 func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 	m := &s.mem
 	m.mu.Lock()
-	initParams, version, modern, setLevel := m.initParams, m.version, m.modern, m.setLevel
+	initParams, version, modern, setLevel, era := m.initParams, m.version, m.modern, m.setLevel, m.era
 	subs := make([][]byte, 0, len(m.subscribed))
 	for _, v := range m.subscribed {
 		subs = append(subs, v)
@@ -169,7 +204,7 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 	start := time.Now()
 	var replayed []string
 	if !modern {
-		res, rpcErr, err := s.ownCall(ctx, p, "initialize", initParams)
+		res, rpcErr, err := s.ownCall(ctx, p, "initialize", raw("initialize", initParams))
 		if err != nil {
 			return err
 		}
@@ -183,55 +218,72 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 		if version != "" && r.ProtocolVersion != version {
 			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
 		}
-		if _, err := s.current.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")); err != nil {
+		if _, err := s.current.Write(append(mcp.NotificationLine("notifications/initialized"), '\n')); err != nil {
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}
 		replayed = append(replayed, "initialize")
 		if setLevel != nil {
-			if _, _, err := s.ownCall(ctx, p, "logging/setLevel", setLevel); err == nil {
+			if _, _, err := s.ownCall(ctx, p, "logging/setLevel", raw("logging/setLevel", setLevel)); err == nil {
 				replayed = append(replayed, "logging/setLevel")
 			}
 		}
 		for _, sub := range subs {
-			if _, _, err := s.ownCall(ctx, p, "resources/subscribe", sub); err == nil {
+			if _, _, err := s.ownCall(ctx, p, "resources/subscribe", raw("resources/subscribe", sub)); err == nil {
 				replayed = append(replayed, "resources/subscribe")
 			}
 		}
 	}
+	// The client's subscription streams, under its own ids: the new child's
+	// notifications carry the subscriptionId the client knows, and the answer
+	// that ends a stream goes to the client.
+	for _, l := range s.sess.reopen() {
+		if _, err := s.current.Write(append(mcp.RawRequest(l.id, "subscriptions/listen", l.params), '\n')); err != nil {
+			return fmt.Errorf("subscriptions/listen: %w", err)
+		}
+		replayed = append(replayed, "subscriptions/listen")
+	}
 	s.emit(phases.Supervision, phases.HandshakeReplayed, phases.F("protocol_version", version), phases.F("modern", modern),
 		phases.F("replayed", replayed), phases.F("latency_ms", time.Since(start)))
 	if before != nil {
-		s.compareTools(ctx, p, before, version, modern)
+		s.compareTools(ctx, p, before, era)
 	}
 	return nil
 }
 
+// raw is a request of the client's own params, replayed as they were.
+func raw(method string, params []byte) func(mcp.ID) ([]byte, error) {
+	return func(id mcp.ID) ([]byte, error) { return mcp.RawRequest([]byte(id.String()), method, params), nil }
+}
+
 // compareTools lists the new child's tools and, when they differ from what
-// the client last saw, tells the client with notifications/tools/list_changed.
-func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[string]string, version string, modern bool) {
+// the client last saw, tells the client with notifications/tools/list_changed
+// if it asked for that notification.
+func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[string]string, era mcp.Era) {
 	after := map[string]string{}
-	cursor := ""
+	var pager mcp.Pager
+	cursor, first := "", true
 	for {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		if modern {
-			params["_meta"] = map[string]string{phases.ProtocolVersionMeta: version}
-		}
-		b, _ := json.Marshal(params)
-		res, rpcErr, err := s.ownCall(ctx, p, "tools/list", b)
+		res, rpcErr, err := s.ownCall(ctx, p, "tools/list", func(id mcp.ID) ([]byte, error) {
+			return era.Request(id, "tools/list", mcp.CursorParams(cursor, first))
+		})
 		if err != nil || rpcErr != nil {
+			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("method", "tools/list"), phases.F("error", ownError(err, rpcErr)))
 			return
 		}
-		next, ok := addPage(after, res)
-		if !ok {
+		next, more, err := pager.Add(res)
+		if err != nil {
+			s.emit(phases.Supervision, phases.ReplayFailed, phases.F("method", "tools/list"), phases.F("error", err.Error()))
 			return
 		}
-		if next == "" {
+		if !more {
 			break
 		}
-		cursor = next
+		cursor, first = next, false
+	}
+	for _, raw := range pager.Tools {
+		if name, digest, err := phases.ToolDigest(raw); err == nil {
+			after[name] = digest
+		}
 	}
 	var added, removed []string
 	changed := false
@@ -254,9 +306,36 @@ func (s *Supervisor) compareTools(ctx context.Context, p *Process, before map[st
 	sort.Strings(removed)
 	s.mem.mu.Lock()
 	s.mem.surface = after
+	note := s.mem.listChangedNote(era.Modern)
 	s.mem.mu.Unlock()
-	s.emit(phases.Supervision, phases.ToolsChangedAfterRestart, phases.F("added", added), phases.F("removed", removed), phases.F("definitions_changed", changed))
-	if terminated, _ := s.client.WriteMessage([]byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)); terminated {
+	s.emit(phases.Supervision, phases.ToolsChangedAfterRestart, phases.F("added", added), phases.F("removed", removed),
+		phases.F("definitions_changed", changed), phases.F("client_notified", note != nil))
+	if note == nil {
+		return
+	}
+	if terminated, _ := s.client.WriteMessage(note); terminated {
 		s.emit(phases.Transport, phases.PartialLineTerminated)
 	}
+}
+
+// listChangedNote is the notifications/tools/list_changed the client asked
+// for, or nil. On stdio a modern client correlates it by subscriptionId:
+// "the server MUST include io.modelcontextprotocol/subscriptionId in _meta
+// so the client can correlate the notification with the originating
+// subscription request". m.mu is held.
+func (m *memory) listChangedNote(modern bool) []byte {
+	switch {
+	case !modern && m.listChanged:
+		return mcp.ToolsListChanged(nil)
+	case modern && m.listenRaw != nil:
+		return mcp.ToolsListChanged(m.listenRaw)
+	}
+	return nil
+}
+
+func ownError(err error, rpcErr []byte) string {
+	if err != nil {
+		return err.Error()
+	}
+	return string(rpcErr)
 }

@@ -1,28 +1,21 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
-
-// ServerErrorCode is the JSON-RPC code of the errors the shim answers with.
-const ServerErrorCode = -32000
-
-// ownIDPrefix marks ids of requests the shim itself sends to a child (replayed
-// handshakes, its own tools/list). A client cannot have used them: the shim
-// checks every client id against the prefix.
-const ownIDPrefix = `"mcpshim-`
 
 // pendingCall is a request that has not been answered yet.
 type pendingCall struct {
-	id     []byte
+	id     []byte // as the requester spelled it, to answer with
 	method string
 	tool   string
+	params []byte // a subscriptions/listen's, to open it again on the next child
 }
 
 // session is what the shim must know synchronously about the traffic, as it
@@ -34,13 +27,17 @@ type session struct {
 	state         childState
 	held          [][]byte // client lines waiting for a child, in order
 	heldBytes     int
-	clientPending map[string]pendingCall // client requests forwarded to the current child
-	serverPending map[string]pendingCall // the current child's requests to the client
-	deadServer    map[string]string      // requests of dead children the client may still answer
+	clientPending map[mcp.ID]pendingCall // client requests forwarded to the current child
+	serverPending map[mcp.ID]pendingCall // the current child's requests to the client
+	deadServer    map[mcp.ID]string      // requests of dead children the client may still answer
+	// The client's open subscriptions/listen streams while no child runs:
+	// opened again on the next child, answered if none comes. A stream is
+	// not a tool call; opening it twice does no work twice.
+	listens []pendingCall
 }
 
 func newSession() *session {
-	return &session{clientPending: map[string]pendingCall{}, serverPending: map[string]pendingCall{}, deadServer: map[string]string{}}
+	return &session{clientPending: map[mcp.ID]pendingCall{}, serverPending: map[mcp.ID]pendingCall{}, deadServer: map[mcp.ID]string{}}
 }
 
 // childState says where client messages go.
@@ -78,11 +75,11 @@ func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 			s.heldBytes += len(l.Data)
 			return false, routed{held: true}
 		}
-		each(&l.Msg, func(m *jsonrpc.Msg) {
+		each(&l.Msg, func(m *mcp.Msg) {
 			switch m.Kind {
-			case jsonrpc.Request:
+			case mcp.Request:
 				r.answer = append(r.answer, newPending(m))
-			case jsonrpc.Notification:
+			case mcp.Notification:
 				r.dropped = true
 			}
 		})
@@ -91,45 +88,48 @@ func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 	return s.route(&l.Msg)
 }
 
-func newPending(m *jsonrpc.Msg) pendingCall {
-	p := pendingCall{id: append([]byte(nil), m.ID...), method: m.Method}
-	if m.Method == "tools/call" {
-		p.tool = jsonrpc.String(jsonrpc.Member(m.Params, "name"))
+func newPending(m *mcp.Msg) pendingCall {
+	p := pendingCall{id: append([]byte(nil), m.RawID...), method: m.Method}
+	switch m.Method {
+	case "tools/call":
+		p.tool = mcp.String(mcp.Member(m.Params, "name"))
+	case "subscriptions/listen":
+		p.params = append([]byte(nil), m.Params...)
 	}
 	return p
 }
 
 // route is fromClient for a running child; s.mu is held.
-func (s *session) route(m *jsonrpc.Msg) (forward bool, r routed) {
+func (s *session) route(m *mcp.Msg) (forward bool, r routed) {
 	forward = true
-	each(m, func(m *jsonrpc.Msg) {
+	each(m, func(m *mcp.Msg) {
 		switch {
-		case m.Kind == jsonrpc.Request:
+		case m.Kind == mcp.Request:
 			p := newPending(m)
-			if strings.HasPrefix(string(m.ID), ownIDPrefix) {
+			if mcp.IsOwnID(m.ID) {
 				r.answer = append(r.answer, p)
 				forward = false
 				return
 			}
-			s.clientPending[string(m.ID)] = p
-		case m.Kind == jsonrpc.Notification && m.Method == "notifications/cancelled":
-			delete(s.clientPending, string(jsonrpc.Member(m.Params, "requestId")))
+			s.clientPending[m.ID] = p
+		case m.Kind == mcp.Notification && m.Method == "notifications/cancelled":
+			id, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
+			delete(s.clientPending, id)
 		case m.IsResponse():
-			id := string(m.ID)
-			if _, ok := s.serverPending[id]; ok {
-				delete(s.serverPending, id)
-			} else if _, ok := s.deadServer[id]; ok {
-				delete(s.deadServer, id)
-				r.late = append(r.late, id)
+			if _, ok := s.serverPending[m.ID]; ok {
+				delete(s.serverPending, m.ID)
+			} else if _, ok := s.deadServer[m.ID]; ok {
+				delete(s.deadServer, m.ID)
+				r.late = append(r.late, string(m.RawID))
 				forward = false
 			}
 		}
 	})
-	if m.Kind == jsonrpc.Batch && !forward {
+	if m.Kind == mcp.Batch && !forward {
 		// A batch is forwarded or not as a whole; anything registered is answered.
 		for _, e := range m.Batch {
-			if p, ok := s.clientPending[string(e.ID)]; ok && e.Kind == jsonrpc.Request {
-				delete(s.clientPending, string(e.ID))
+			if p, ok := s.clientPending[e.ID]; ok && e.Kind == mcp.Request {
+				delete(s.clientPending, e.ID)
 				r.answer = append(r.answer, p)
 			}
 		}
@@ -138,31 +138,39 @@ func (s *session) route(m *jsonrpc.Msg) (forward bool, r routed) {
 }
 
 // pendingMethod is the method of the client's unanswered request id.
-func (s *session) pendingMethod(id []byte) string {
+func (s *session) pendingMethod(id mcp.ID) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.clientPending[string(id)].method
+	return s.clientPending[id].method
 }
 
 // fromServer settles the client's requests and registers the child's own.
 // For a single response it returns the method of the request it answers.
-func (s *session) fromServer(m *jsonrpc.Msg) (answered string) {
+func (s *session) fromServer(m *mcp.Msg) (answered string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	each(m, func(m *jsonrpc.Msg) {
+	each(m, func(m *mcp.Msg) {
 		switch {
 		case m.IsResponse():
-			answered = s.clientPending[string(m.ID)].method
-			delete(s.clientPending, string(m.ID))
-		case m.Kind == jsonrpc.Request:
-			s.serverPending[string(m.ID)] = pendingCall{id: append([]byte(nil), m.ID...), method: m.Method}
+			answered = s.clientPending[m.ID].method
+			delete(s.clientPending, m.ID)
+		case m.Kind == mcp.Request:
+			s.serverPending[m.ID] = pendingCall{id: append([]byte(nil), m.RawID...), method: m.Method}
+		case m.Kind == mcp.Notification && m.Method == "notifications/cancelled":
+			id, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
+			if _, ok := s.serverPending[id]; ok {
+				delete(s.serverPending, id) // the child withdrew its own request
+			} else if p, ok := s.clientPending[id]; ok && p.method == "subscriptions/listen" {
+				// The server ended the client's subscription stream: nothing is owed at its death.
+				delete(s.clientPending, id)
+			}
 		}
 	})
 	return answered
 }
 
-func each(m *jsonrpc.Msg, f func(*jsonrpc.Msg)) {
-	if m.Kind == jsonrpc.Batch {
+func each(m *mcp.Msg, f func(*mcp.Msg)) {
+	if m.Kind == mcp.Batch {
 		for i := range m.Batch {
 			f(&m.Batch[i])
 		}
@@ -188,7 +196,7 @@ func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undel
 		line := s.held[0]
 		s.held = s.held[1:]
 		s.heldBytes -= len(line)
-		m := jsonrpc.Peek(line)
+		m := mcp.Peek(line)
 		forward, r := s.route(&m)
 		s.mu.Unlock()
 		undelivered = append(undelivered, r.answer...)
@@ -208,10 +216,12 @@ func (s *session) close() (unanswered []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = gone
+	unanswered = append(unanswered, s.listens...)
+	s.listens = nil
 	for _, line := range s.held {
-		m := jsonrpc.Peek(line)
-		each(&m, func(m *jsonrpc.Msg) {
-			if m.Kind == jsonrpc.Request {
+		m := mcp.Peek(line)
+		each(&m, func(m *mcp.Msg) {
+			if m.Kind == mcp.Request {
 				unanswered = append(unanswered, newPending(m))
 			}
 		})
@@ -221,40 +231,72 @@ func (s *session) close() (unanswered []pendingCall) {
 }
 
 // down marks the child as gone and returns the client requests it left
-// unanswered, in id order. Client messages are held from now on, until
-// setUp or close.
-func (s *session) down() []pendingCall {
+// unanswered and its own requests the client is still working on, each in
+// id order. Client messages are held from now on, until setUp or close.
+func (s *session) down() (unanswered, withdrawn []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = starting
-	out := make([]pendingCall, 0, len(s.clientPending))
+	unanswered = make([]pendingCall, 0, len(s.clientPending))
 	for _, p := range s.clientPending {
-		out = append(out, p)
+		if p.method == "subscriptions/listen" {
+			s.listens = append(s.listens, p)
+			continue
+		}
+		unanswered = append(unanswered, p)
 	}
 	for id, p := range s.serverPending {
 		s.deadServer[id] = p.method
+		withdrawn = append(withdrawn, p)
 	}
-	s.clientPending = map[string]pendingCall{}
-	s.serverPending = map[string]pendingCall{}
-	sort.Slice(out, func(i, j int) bool { return string(out[i].id) < string(out[j].id) })
-	return out
+	s.clientPending = map[mcp.ID]pendingCall{}
+	s.serverPending = map[mcp.ID]pendingCall{}
+	byID := func(out []pendingCall) {
+		sort.Slice(out, func(i, j int) bool { return string(out[i].id) < string(out[j].id) })
+	}
+	byID(unanswered)
+	byID(withdrawn)
+	return unanswered, withdrawn
 }
 
 // errorResponse is the JSON-RPC error the shim owes the client for a request
 // the server can no longer answer.
 func errorResponse(id []byte, message string, data map[string]any) []byte {
-	b, err := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   any             `json:"error"`
-	}{"2.0", id, struct {
-		Code    int            `json:"code"`
-		Message string         `json:"message"`
-		Data    map[string]any `json:"data,omitempty"`
-	}{ServerErrorCode, message, data}})
-	if err != nil {
-		// The id came from a line Peek accepted but is not valid JSON: answer with null.
-		return []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":%q}}`, ServerErrorCode, message))
+	return mcp.ErrorLine(id, mcp.CodeServerGone, message, data)
+}
+
+// reopen takes the client's open subscription streams for the next child,
+// registered as forwarded to it.
+func (s *session) reopen() []pendingCall {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.listens
+	s.listens = nil
+	for _, p := range out {
+		if id, ok := mcp.ParseID(p.id); ok {
+			s.clientPending[id] = p
+		}
 	}
-	return b
+	return out
+}
+
+// withdraw tells the client that the dead child's requests to it (an
+// elicitation dialog, a sampling request, roots/list) will never be waited
+// for: notifications/cancelled with each requestId. 2025-11-25
+// (utilities/cancellation): "When a party wants to cancel an in-progress
+// request, it sends a notifications/cancelled notification"; the shim
+// speaks for the party that can no longer.
+func (s *Supervisor) withdraw(requests []pendingCall, how string) {
+	for _, p := range requests {
+		note := mcp.Cancelled(p.id, fmt.Sprintf("mcpshim: server %s %s", s.cfg.Name, how))
+		terminated, err := s.client.WriteMessage(note)
+		if terminated {
+			s.emit(phases.Transport, phases.PartialLineTerminated)
+		}
+		if err != nil {
+			return
+		}
+		s.emit(phases.Interruption, phases.PendingFailed, phases.F("request_id", string(p.id)), phases.F("method", p.method),
+			phases.F("direction", "server"), phases.F("message", "cancelled: the server is gone"))
+	}
 }

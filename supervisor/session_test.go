@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 func writeTo(b *bytes.Buffer) func([]byte) error {
@@ -19,7 +20,7 @@ func writeTo(b *bytes.Buffer) func([]byte) error {
 }
 
 func line(s string) *jsonrpc.Line {
-	return &jsonrpc.Line{Data: []byte(s), Msg: jsonrpc.Peek([]byte(s)), Held: true}
+	return &jsonrpc.Line{Data: []byte(s), Msg: mcp.Peek([]byte(s)), Held: true}
 }
 
 // TestSessionHoldsInOrderWithinBounds: while no child runs, client messages
@@ -47,7 +48,8 @@ func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
 	if len(lines) != maxHeld || delivered != maxHeld || lines[0] != `{"jsonrpc":"2.0","id":0,"method":"ping"}` {
 		t.Fatalf("delivered %d lines (%d recorded), first %q; want %d in order", len(lines), delivered, lines[0], maxHeld)
 	}
-	if n := len(s.down()); n != maxHeld {
+	if unanswered, _ := s.down(); len(unanswered) != maxHeld {
+		n := len(unanswered)
 		t.Errorf("a child that dies with them all pending leaves %d to answer, want %d", n, maxHeld)
 	}
 }
@@ -57,7 +59,7 @@ func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
 func TestSessionDropsLateResponses(t *testing.T) {
 	s := newSession()
 	s.setUp(writeTo(&bytes.Buffer{}), func([]byte) {})
-	m := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage"}`))
+	m := mcp.Peek([]byte(`{"jsonrpc":"2.0","id":"s-1","method":"sampling/createMessage"}`))
 	s.fromServer(&m)
 	s.down()
 	s.setUp(writeTo(&bytes.Buffer{}), func([]byte) {})
@@ -88,7 +90,7 @@ func TestSessionSetUpWritesWithoutTheLock(t *testing.T) {
 	s.setUp(func(l []byte) error {
 		// The child answers before it reads on: the stdout relay needs the lock.
 		go func() {
-			m := jsonrpc.Peek([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+			m := mcp.Peek([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			s.fromServer(&m)
 			done <- struct{}{}
 		}()

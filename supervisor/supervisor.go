@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -151,8 +152,8 @@ func (s *Supervisor) relayClient() {
 func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	if !l.Held && s.childIn.takeCut() {
 		// Its start reached a child that is gone, or nothing: no child has it whole.
-		each(&l.Msg, func(m *jsonrpc.Msg) {
-			if m.Kind == jsonrpc.Request {
+		each(&l.Msg, func(m *mcp.Msg) {
+			if m.Kind == mcp.Request {
 				s.answer(newPending(m), "restarted while the request was being sent")
 			}
 		})
@@ -180,16 +181,13 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 // not carry on believing the surface is complete — and the shim stops the
 // server and exits 78. It reports whether the line may be forwarded.
 func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
-	var r struct {
-		Tools      []json.RawMessage `json:"tools"`
-		NextCursor string            `json:"nextCursor"`
-	}
-	if l.Truncated || l.Msg.Kind != jsonrpc.Response || json.Unmarshal(l.Msg.Result, &r) != nil {
+	page, err := mcp.ParseToolsPage(l.Msg.Result)
+	if l.Truncated || l.Msg.Kind != mcp.Response || err != nil {
 		s.pages = nil
 		return true
 	}
-	s.pages = append(s.pages, r.Tools...)
-	if r.NextCursor != "" {
+	s.pages = append(s.pages, page.Tools...)
+	if page.More {
 		return true
 	}
 	missing := s.cfg.CheckTools(s.pages)
@@ -207,7 +205,7 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 		return true
 	}
 	msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-	s.writeOwedError(l.Msg.ID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+	s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
 	s.status = exitConfig
 	s.events <- loopEvent{lockBroken: true}
 	return false
@@ -225,7 +223,7 @@ func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
 }
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
-	if l.Msg.IsResponse() && strings.HasPrefix(string(l.Msg.ID), ownIDPrefix) {
+	if l.Msg.IsResponse() && mcp.IsOwnID(l.Msg.ID) {
 		select {
 		case s.own <- append([]byte(nil), l.Data...):
 		default:
@@ -235,12 +233,16 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		}
 		// Over a MiB, its start is already with the client, under an id it never
 		// used (clients ignore those): say so rather than pretend.
-		s.emit(phases.Transport, phases.OwnAnswerForwarded, phases.F("request_id", string(l.Msg.ID)), phases.F("bytes", l.Size))
+		s.emit(phases.Transport, phases.OwnAnswerForwarded, phases.F("request_id", string(l.Msg.RawID)), phases.F("bytes", l.Size))
 		return true
 	}
 	answered := s.sess.fromServer(&l.Msg)
+	if l.Msg.Kind == mcp.Notification && l.Msg.Method == "notifications/cancelled" {
+		id, _ := mcp.ParseID(mcp.Member(l.Msg.Params, "requestId"))
+		s.mem.endListen(id) // the server ended the client's subscription stream
+	}
 	s.noteHandshake(l)
-	if s.cfg.DivertNoise && l.Msg.Kind == jsonrpc.Noise && l.Held {
+	if s.cfg.DivertNoise && l.Msg.Kind == mcp.Noise && l.Held {
 		l.Forwarded = false
 		s.record(phases.FromServer, l)
 		return false
@@ -274,6 +276,9 @@ func (s *Supervisor) writeOwedError(id []byte, msg string, data map[string]any) 
 func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
 	if s.writeOwedError(p.id, msg, data) != nil {
 		return
+	}
+	if id, ok := mcp.ParseID(p.id); ok {
+		s.mem.endListen(id) // an answered subscription stream is over
 	}
 	fields := []phases.Field{phases.F("request_id", string(p.id)), phases.F("method", p.method), phases.F("direction", "client")}
 	if p.tool != "" {
@@ -471,10 +476,12 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if sig != "" {
 		how = "was killed by " + sig
 	}
-	for _, pc := range s.sess.down() {
+	unanswered, withdrawn := s.sess.down()
+	for _, pc := range unanswered {
 		s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
 			map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
 	}
+	s.withdraw(withdrawn, how)
 	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
 		phases.F("stderr_tail", s.tail.Lines()), phases.F("requested_by_shim", requested)}
 	if sig != "" {
@@ -622,21 +629,21 @@ func (s *Supervisor) keepWhole(prefix []byte) bool {
 	if s.cfg.CaptureFull {
 		return true
 	}
-	m := jsonrpc.Peek(prefix)
-	if strings.HasPrefix(string(m.ID), ownIDPrefix) {
+	m := mcp.Peek(prefix)
+	if mcp.IsOwnID(m.ID) {
 		return true // the shim's own tools/list after a restart
 	}
-	if len(m.ID) > 0 {
+	if !m.ID.IsZero() {
 		return s.sess.pendingMethod(m.ID) == "tools/list"
 	}
 	// Some serializers (the TypeScript SDK) write the id last: judge by the result's shape.
-	return m.Cut == "result" && jsonrpc.FirstKey(m.CutValue) == "tools"
+	return m.Cut == "result" && mcp.FirstKey(m.CutValue) == "tools"
 }
 
 // observeDelivered records a held client line when it reaches the child.
 func (s *Supervisor) observeDelivered(line []byte) {
 	now := time.Now()
-	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: jsonrpc.Peek(line), End: now}
+	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: mcp.Peek(line), End: now}
 	each(&l.Msg, s.mem.noteClient)
 	s.cfg.Recorder.Line(phases.FromClient, &l)
 }
@@ -660,7 +667,7 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 // restart policy: any successful answer counts (initialize, server/discover,
 // or a modern request).
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
-	if l.Msg.Kind == jsonrpc.Response && s.hsAt.Load() == 0 {
+	if l.Msg.Kind == mcp.Response && s.hsAt.Load() == 0 {
 		s.hsAt.Store(time.Now().UnixNano())
 	}
 }

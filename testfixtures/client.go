@@ -10,6 +10,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 var (
@@ -138,7 +140,7 @@ func (c *Client) Call(ctx context.Context, id, method, params string) (json.RawM
 			// a notification
 		case m.Method != "":
 			return line, fmt.Errorf("call %s: %w: %s", method, ErrServerRequest, m.Method)
-		case string(m.ID) == id:
+		case sameID(m.ID, id):
 			return line, nil
 		}
 	}
@@ -183,4 +185,12 @@ func withReadDeadline(ctx context.Context) (context.Context, context.CancelFunc)
 		return context.WithCancel(ctx)
 	}
 	return context.WithTimeout(ctx, defaultReadTimeout)
+}
+
+// sameID compares ids as values, as the SDKs do: a server that re-spells
+// the id (1.0 for 1, "\u00e9" for "é") still answers the call.
+func sameID(got json.RawMessage, want string) bool {
+	a, ok1 := mcp.ParseID(got)
+	b, ok2 := mcp.ParseID([]byte(want))
+	return ok1 && ok2 && a == b
 }

@@ -42,6 +42,15 @@ type options struct {
 	size                int64
 	sleepFor            time.Duration
 	lines               int
+	peer                string
+	validateMeta        bool
+	emptyCursor         bool
+	endListen           bool
+	noListChanged       bool
+	refuseDiscover      bool
+	supported           string
+	seed                int64
+	record              string
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -127,9 +136,10 @@ var fixtures = map[string]struct {
 			s.crashOnCall = 1
 			return s.run()
 		}},
-	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB)",
+	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB); --peer ts writes the id last",
 		func(o options, st stdio) int {
 			s := newServer("huge-response", st)
+			s.peer = o.peer
 			s.tools = []tool{hugeTool(o.size)}
 			return s.run()
 		}},
@@ -174,6 +184,8 @@ var fixtures = map[string]struct {
 			s.tools = []tool{issueLookupTool}
 			return s.run()
 		}},
+	"chaos": {"a random peer: late, re-spelled, reordered answers up to 4 MiB, notifications, server requests, deaths; --seed, --record DIR",
+		func(o options, st stdio) int { return chaos(o.seed, o.record, st) }},
 	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
 		func(o options, st stdio) int {
 			for i := 1; i <= o.lines; i++ {
@@ -203,6 +215,11 @@ func healthy(name string, o options, st stdio) *server {
 	s.crashOnCall = o.crashOnCall
 	s.crashAfterHandshake = o.crashAfterHandshake
 	s.listChangedAfter = o.listChangedAfter
+	s.peer, s.validateMeta, s.emptyCursor, s.endListen = o.peer, o.validateMeta, o.emptyCursor, o.endListen
+	s.noListChanged, s.refuseDiscover = o.noListChanged, o.refuseDiscover
+	if o.supported != "" {
+		s.supported = strings.Split(o.supported, ",")
+	}
 	return s
 }
 
@@ -270,6 +287,15 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.Int64Var(&o.size, "size", 64<<20, "huge-response: bytes in the response line")
 	fs.DurationVar(&o.sleepFor, "for", time.Hour, "sleep: how long to sleep")
 	fs.IntVar(&o.lines, "lines", 200, "stderr-chatty: stderr lines written at start")
+	fs.StringVar(&o.peer, "peer", "", "write answers like this SDK: ts (id last, ids re-serialized by JSON.parse/stringify) or python (json.loads/dumps)")
+	fs.BoolVar(&o.validateMeta, "validate-meta", false, "reject 2026-07-28 requests missing required _meta with -32602, as go-sdk does")
+	fs.BoolVar(&o.emptyCursor, "empty-cursor", false, "page tools/list with \"\" as a valid cursor")
+	fs.BoolVar(&o.endListen, "end-listen", false, "end each subscriptions/listen at once with notifications/cancelled")
+	fs.BoolVar(&o.noListChanged, "no-list-changed", false, "initialize declares tools without listChanged")
+	fs.BoolVar(&o.refuseDiscover, "refuse-discover", false, "server/discover answers -32022 UnsupportedProtocolVersion")
+	fs.Int64Var(&o.seed, "seed", 1, "chaos: the random seed (mixed with the pid)")
+	fs.StringVar(&o.record, "record", "", "chaos: a directory to record every line read and written in")
+	fs.StringVar(&o.supported, "supported", "", "comma-separated supportedVersions of server/discover (default 2026-07-28,2025-11-25)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

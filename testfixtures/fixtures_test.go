@@ -45,7 +45,7 @@ func TestServeRejectsBadInvocation(t *testing.T) {
 		args       []string
 		wantStderr string
 	}{
-		{"no-such-fixture", nil, "known fixtures: banner, crash-mid-response,"},
+		{"no-such-fixture", nil, "known fixtures: banner, chaos, crash-mid-response,"},
 		{"healthy", []string{"--no-such-flag"}, "flag provided but not defined"},
 		{"healthy", []string{"--delay", "soon"}, "invalid value"},
 		{"healthy", []string{"extra"}, `unexpected argument "extra"`},
@@ -62,7 +62,7 @@ func TestServeRejectsBadInvocation(t *testing.T) {
 
 func TestOptionDefaults(t *testing.T) {
 	o, err := parseOptions("healthy", nil, io.Discard)
-	want := options{delay: 3 * time.Second, tools: "echo,add", size: 64 << 20, sleepFor: time.Hour, lines: 200}
+	want := options{delay: 3 * time.Second, tools: "echo,add", size: 64 << 20, sleepFor: time.Hour, lines: 200, seed: 1}
 	if err != nil || o != want {
 		t.Errorf("parseOptions(no args): got %+v, %v; want %+v", o, err, want)
 	}

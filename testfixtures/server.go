@@ -18,6 +18,7 @@ const (
 	latestLegacyVersion = "2025-11-25"
 	metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
 // legacyVersions are the initialize-era revisions a fixture agrees to echo back.
@@ -75,16 +76,23 @@ type server struct {
 	tools     []tool
 	pageSize  int // tools per tools/list page; 0 means one page
 
-	initDelay           time.Duration // once, before answering the first initialize or server/discover
-	rejectInit          string        // non-empty: initialize fails with -32602 and this message
-	wedgeOnInit         string        // non-empty: on the handshake, log this on stderr and never answer again
-	crashOnCall         int           // the Nth tools/call dies mid-response
-	crashAfterHandshake bool          // exit 3 once the handshake completes
-	listChangedAfter    int           // send notifications/tools/list_changed after the Nth call
-	banner              string        // written to stdout before anything is read
-	stdoutLog           string        // written to stdout before every response
-	chatty              bool          // a stderr line, with a token, per request
-	ignoreEOF           bool          // keep running after stdin closes
+	initDelay           time.Duration     // once, before answering the first initialize or server/discover
+	rejectInit          string            // non-empty: initialize fails with -32602 and this message
+	wedgeOnInit         string            // non-empty: on the handshake, log this on stderr and never answer again
+	crashOnCall         int               // the Nth tools/call dies mid-response
+	crashAfterHandshake bool              // exit 3 once the handshake completes
+	listChangedAfter    int               // send notifications/tools/list_changed after the Nth call
+	banner              string            // written to stdout before anything is read
+	stdoutLog           string            // written to stdout before every response
+	chatty              bool              // a stderr line, with a token, per request
+	ignoreEOF           bool              // keep running after stdin closes
+	peer                string            // whose JSON library the answers look like (peerGo, peerTS, peerPython)
+	validateMeta        bool              // reject 2026-07-28 requests missing required _meta, as go-sdk does
+	emptyCursor         bool              // page tools/list with "" as the first cursor (a valid cursor in 2026-07-28)
+	endListen           bool              // end each subscriptions/listen at once with notifications/cancelled
+	noListChanged       bool              // initialize declares tools without listChanged
+	refuseDiscover      bool              // server/discover answers -32022 UnsupportedProtocolVersion
+	tasks               map[string]string // task id -> the text its tasks/result answers with
 
 	in      *bufio.Reader
 	out     io.Writer
@@ -174,6 +182,9 @@ func (s *server) handle(line []byte) error {
 	if s.chatty {
 		fmt.Fprintf(s.errw, "debug: %s upstream headers: Authorization: Bearer %s\n", m.Method, fakeToken)
 	}
+	if msg := missingMeta(m.Params); s.validateMeta && msg != "" {
+		return s.replyError(m.ID, codeInvalidParams, msg)
+	}
 	switch m.Method {
 	case "initialize":
 		return s.initialize(m)
@@ -185,6 +196,10 @@ func (s *server) handle(line []byte) error {
 		return s.listTools(m)
 	case "tools/call":
 		return s.callTool(m)
+	case "subscriptions/listen":
+		return s.listen(m)
+	case "tasks/result":
+		return s.taskResult(m)
 	}
 	return s.replyError(m.ID, codeMethodNotFound, "Method not found")
 }
@@ -215,7 +230,7 @@ func (s *server) initialize(m message) error {
 		ServerInfo      serverInfo     `json:"serverInfo"`
 	}{
 		ProtocolVersion: negotiate(p.ProtocolVersion),
-		Capabilities:    map[string]any{"tools": map[string]any{"listChanged": true}},
+		Capabilities:    map[string]any{"tools": map[string]any{"listChanged": !s.noListChanged}},
 		ServerInfo:      serverInfo{Name: s.name, Version: "1.0.0"},
 	})
 }
@@ -228,6 +243,10 @@ func (s *server) discover(m message) error {
 		return nil
 	}
 	s.slowStart()
+	if s.refuseDiscover {
+		return s.send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32022,
+			"message": "Unsupported protocol version", "data": map[string]any{"supported": s.supported, "requested": modernVersion}}})
+	}
 	err := s.reply(m.ID, struct {
 		SupportedVersions []string              `json:"supportedVersions"`
 		Capabilities      map[string]any        `json:"capabilities"`
@@ -258,12 +277,15 @@ func (s *server) wedge() bool {
 
 func (s *server) listTools(m message) error {
 	var p struct {
-		Cursor string `json:"cursor"`
+		Cursor *string `json:"cursor"`
 	}
 	_ = json.Unmarshal(m.Params, &p) // no params means the first page
+	if s.emptyCursor {
+		return s.listEmptyCursor(m, p.Cursor)
+	}
 	start := 0
-	if p.Cursor != "" {
-		n, err := strconv.Atoi(p.Cursor)
+	if p.Cursor != nil && *p.Cursor != "" {
+		n, err := strconv.Atoi(*p.Cursor)
 		if err != nil || n < 0 || n > len(s.tools) {
 			return s.replyError(m.ID, codeInvalidParams, "invalid cursor")
 		}
@@ -285,13 +307,30 @@ func (s *server) listTools(m message) error {
 
 func (s *server) callTool(m message) error {
 	var p struct {
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
+		Name         string          `json:"name"`
+		Arguments    map[string]any  `json:"arguments"`
+		Task         json.RawMessage `json:"task"`
+		RequestState *string         `json:"requestState"`
 	}
 	if err := json.Unmarshal(m.Params, &p); err != nil {
 		return s.replyError(m.ID, codeInvalidParams, "invalid params")
 	}
 	s.calls++
+	if p.Task != nil {
+		// A task-augmented call: the work goes on, its outcome comes with tasks/result.
+		id := "task-" + strconv.Itoa(s.calls)
+		if s.tasks == nil {
+			s.tasks = map[string]string{}
+		}
+		s.tasks[id] = p.Name + " done"
+		return s.reply(m.ID, map[string]any{"task": map[string]any{"taskId": id, "status": "working"}})
+	}
+	if p.Name == "confirm" && p.RequestState == nil {
+		// MRTR: ask for input; the client retries with inputResponses and requestState.
+		return s.reply(m.ID, map[string]any{"resultType": "input_required", "requestState": "round-1",
+			"inputRequests": map[string]any{"ok": map[string]any{"method": "elicitation/create",
+				"params": map[string]any{"mode": "form", "message": "Proceed?", "requestedSchema": map[string]any{"type": "object"}}}}})
+	}
 	if s.calls == s.crashOnCall {
 		// Half a response and no newline: the client sees a torn line, then EOF.
 		fmt.Fprintf(s.out, `{"jsonrpc":"2.0","id":%s,"result":{"content":[`, m.ID)
@@ -327,14 +366,71 @@ func (s *server) reply(id json.RawMessage, result any) error {
 	if err := s.beginResponse(); err != nil {
 		return err
 	}
-	return s.send(response{JSONRPC: "2.0", ID: id, Result: result})
+	if s.peer == peerTS {
+		return s.send(tsResponse{JSONRPC: "2.0", ID: respell(id, s.peer), Result: result})
+	}
+	return s.send(response{JSONRPC: "2.0", ID: respell(id, s.peer), Result: result})
 }
 
 func (s *server) replyError(id json.RawMessage, code int, msg string) error {
 	if err := s.beginResponse(); err != nil {
 		return err
 	}
-	return s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}})
+	if s.peer == peerTS {
+		return s.send(tsResponse{JSONRPC: "2.0", ID: respell(id, s.peer), Error: &rpcError{Code: code, Message: msg}})
+	}
+	return s.send(response{JSONRPC: "2.0", ID: respell(id, s.peer), Error: &rpcError{Code: code, Message: msg}})
+}
+
+// taskResult answers tasks/result for a task callTool created.
+func (s *server) taskResult(m message) error {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	text, ok := s.tasks[p.TaskID]
+	if !ok {
+		return s.replyError(m.ID, codeInvalidParams, "unknown task: "+p.TaskID)
+	}
+	delete(s.tasks, p.TaskID)
+	return s.replyText(m.ID, text, false)
+}
+
+// listen opens a 2026-07-28 subscription stream: acknowledged, and kept
+// open (never answered) unless endListen ends it with notifications/cancelled.
+func (s *server) listen(m message) error {
+	meta := map[string]json.RawMessage{metaSubscriptionID: m.ID}
+	var p struct {
+		Notifications json.RawMessage `json:"notifications"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	if err := s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+		"params": map[string]any{"_meta": meta, "notifications": p.Notifications}}); err != nil {
+		return err
+	}
+	if !s.endListen {
+		return nil
+	}
+	return s.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/cancelled",
+		"params": map[string]any{"requestId": m.ID, "reason": "subscription ended by the server"}})
+}
+
+// listEmptyCursor serves the tools in two pages whose cursor is "": the
+// first page (no cursor member) says nextCursor "", the page at "" ends.
+func (s *server) listEmptyCursor(m message, cursor *string) error {
+	half := len(s.tools) / 2
+	if cursor == nil {
+		return s.reply(m.ID, struct {
+			Tools      []tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}{append([]tool{}, s.tools[:half]...), ""})
+	}
+	if *cursor != "" {
+		return s.replyError(m.ID, codeInvalidParams, "invalid cursor")
+	}
+	return s.reply(m.ID, struct {
+		Tools []tool `json:"tools"`
+	}{append([]tool{}, s.tools[half:]...)})
 }
 
 // send writes v as one line in a single Write, so a message is never interleaved.

@@ -124,6 +124,11 @@ func hugeTool(size int64) tool {
 			}
 			head := `{"jsonrpc":"2.0","id":` + string(id) + `,"result":{"content":[{"type":"text","text":"`
 			tail := "\"}]}}\n"
+			if s.peer == peerTS {
+				// The TypeScript SDK's order: the id after the whole result.
+				head = `{"result":{"content":[{"type":"text","text":"`
+				tail = `"}]},"jsonrpc":"2.0","id":` + string(respell(id, s.peer)) + "}\n"
+			}
 			n := max(size-int64(len(head)+len(tail)), 0)
 			if _, err := io.WriteString(s.out, head); err != nil {
 				return fmt.Errorf("write stdout: %w", err)

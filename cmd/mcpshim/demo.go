@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
@@ -619,6 +620,7 @@ func (dc *demoClient) call(ctx context.Context, label, method, params string) (j
 		dc.note("%s → could not send: %v", label, err)
 		return nil, false
 	}
+	want, _ := mcp.ParseID([]byte(id))
 	ctx, cancel := context.WithTimeout(ctx, dc.patience)
 	defer cancel()
 	for {
@@ -644,7 +646,7 @@ func (dc *demoClient) call(ctx context.Context, label, method, params string) (j
 			dc.note("read a line that is not JSON: %s", demoClip(string(line), 60))
 			continue
 		}
-		if m.Method != "" || string(m.ID) != id {
+		if got, _ := mcp.ParseID(m.ID); m.Method != "" || got != want {
 			continue // a notification, or a request of the server's
 		}
 		if m.Error != nil {
@@ -655,9 +657,11 @@ func (dc *demoClient) call(ctx context.Context, label, method, params string) (j
 	}
 }
 
-// meta is the _meta member every 2026-07-28 request carries.
+// meta is the _meta member every 2026-07-28 request carries: the required
+// protocolVersion and clientCapabilities, and clientInfo.
 func (dc *demoClient) meta() string {
-	return `"_meta":{"` + phases.ProtocolVersionMeta + `":"` + demoModern + `"}`
+	return `"_meta":{"` + mcp.MetaProtocolVersion + `":"` + demoModern + `","` + mcp.MetaClientCapabilities + `":{},"` +
+		mcp.MetaClientInfo + `":{"name":"mcpshim-demo","version":"1"}}`
 }
 
 func (dc *demoClient) initialize(ctx context.Context) bool {

@@ -1,53 +1,67 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
-	"runtime/debug"
+	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
-
 const helpText = `mcpshim: see what happened to a stdio MCP server.
 
-Put it in front of the server in your client's config:
-  "command": "mcpshim", "args": ["--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+Put it in front of the server in your client's config, by its absolute path
+(Claude Desktop starts servers with a minimal PATH; mcpshim wrap does this):
+  "command": %q,
+  "args": ["--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
 
 Commands:
   mcpshim [flags] -- COMMAND [ARG...]   relay and record a server (its flags are below)
-  mcpshim ledger [show|why|stats|tail|report|prune] ...   inspect what the ledgers recorded
-  mcpshim probe [--config FILE] ...       shake hands with every server of a client config
+  mcpshim ledger [show|why|stats|tail|report|prune|export] ...   inspect what the ledgers recorded
+  mcpshim probe [--config FILE] ...       shake hands with every server of the client configs
   mcpshim lock [--out FILE] ...           pin the expected tool surface
   mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
   mcpshim demo                            a scripted tour against built-in fixture servers
-  mcpshim version
+  mcpshim completion bash|zsh|fish        a shell completion script
+  mcpshim version [--json]
+
+mcpshim help COMMAND (or mcpshim COMMAND --help) shows a command's usage.
+Exit statuses: 64 a usage error, 78 a configuration a person must fix,
+75 a failure only time may fix (timeouts).
 `
 
+// runHelp is `mcpshim help [COMMAND]`: the overview, or COMMAND's own usage
+// on stdout.
 func runHelp(c *cli, args []string) int {
-	fmt.Fprint(c.stdout, helpText)
+	if len(args) > 0 {
+		switch args[0] {
+		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion", "version":
+			// The command prints its usage for --help; here it goes to stdout.
+			out := *c
+			out.stderr = c.stdout
+			return run(context.Background(), append([]string{args[0]}, append(args[1:], "--help")...), c.env, c.stdin, out.stdout, out.stderr)
+		case "help":
+			fmt.Fprintf(c.stdout, "usage: mcpshim %s\n", args[0])
+			return 0
+		}
+		fmt.Fprintf(c.stderr, "mcpshim help: no command %q%s; the commands are %v\n", args[0], didYouMean(args[0], subcommands), subcommands)
+		return exitUsage
+	}
+	self := "/absolute/path/to/mcpshim"
+	if p, err := os.Executable(); err == nil {
+		if p, err = filepath.EvalSymlinks(p); err == nil {
+			self = p
+		}
+	}
+	fmt.Fprintf(c.stdout, helpText, self)
 	fmt.Fprintln(c.stdout, "\nFlags of mcpshim [flags] -- COMMAND:")
 	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
 	var f shimFlags
 	f.register(fs, c)
-	fs.SetOutput(c.stdout)
-	fs.PrintDefaults()
-	fmt.Fprintln(c.stdout, "\nEach command has -h: mcpshim ledger -h, mcpshim probe -h, ...")
-	return 0
-}
-
-func runVersion(c *cli) int {
-	v := version
-	if v == "" {
-		v = "(devel)"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-	}
-	fmt.Fprintf(c.stdout, "mcpshim %s\n", v)
+	printFlags(c.stdout, fs)
 	return 0
 }
 

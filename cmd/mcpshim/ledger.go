@@ -98,9 +98,16 @@ func runLedger(ctx context.Context, c *cli, args []string) int {
 			return l.prune(args[1:])
 		case "export":
 			return runLedgerExport(ctx, c, args[1:])
-		case "help":
+		case "help", "-h", "--help":
 			fmt.Fprintf(c.stdout, ledgerUsage, phases.DefaultDir(c.getenv))
 			return 0
+		}
+		// A word that is neither a subcommand nor a file: a typo.
+		if _, err := os.Stat(args[0]); err != nil && !strings.HasPrefix(args[0], "-") {
+			if s := suggest(args[0], strings.Fields(ledgerSubcommands)); s != "" {
+				fmt.Fprintf(c.stderr, "mcpshim ledger: no subcommand or ledger file %q; did you mean %s?\n", args[0], s)
+				return exitUsage
+			}
 		}
 	}
 	return l.list(args)
@@ -114,6 +121,7 @@ type ledgerCmd struct {
 	color bool
 
 	json     bool
+	width    int // of the terminal, to fit tables and lines to; 0 in a pipe and with --wide
 	server   string
 	since    time.Time
 	outcomes map[string]bool
@@ -138,9 +146,11 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	fs.Usage = func() {
 		fmt.Fprintf(l.c.stderr, ledgerUsage, phases.DefaultDir(l.c.getenv))
 		fmt.Fprintf(l.c.stderr, "\nflags of %s:\n", title)
-		fs.PrintDefaults()
+		printFlags(l.c.stderr, fs)
 	}
 	fs.BoolVar(&l.json, "json", false, "print one JSON document")
+	wide := false
+	fs.BoolVar(&wide, "wide", false, "every column and whole lines, even on a narrow terminal")
 	var since, outcome string
 	if filters&filterServer != 0 {
 		fs.StringVar(&l.server, "server", "", "only the server labelled `NAME`")
@@ -169,6 +179,9 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 			break
 		}
 		pos, rest = append(pos, left[0]), left[1:]
+	}
+	if !wide {
+		l.width = terminalWidth(l.c, l.c.stdout)
 	}
 	if since != "" {
 		t, err := parseSince(since, l.now, l.loc)
@@ -356,6 +369,19 @@ func resolve(runs []phases.Run, arg string) (*phases.Run, error) {
 			return nil, fmt.Errorf("%w %q: %d runs match (%s…)", errAmbiguousRun, arg, len(found), strings.Join(ids, ", "))
 		}
 	}
+	// A typo: the run whose id, cut to arg's length, is nearest.
+	best, bestD := "", 3
+	for i := range runs {
+		id := strings.TrimPrefix(runs[i].ID, "run_")
+		for _, p := range [][2]string{{want, id[:min(len(want), len(id))]}, {suffix, id[max(0, len(id)-len(suffix)):]}} {
+			if d := editDistance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
+				best, bestD = runs[i].ID, d
+			}
+		}
+	}
+	if best != "" {
+		return nil, fmt.Errorf("%w %q; did you mean %s?", errNoRun, arg, best)
+	}
 	return nil, fmt.Errorf("%w %q", errNoRun, arg)
 }
 
@@ -384,7 +410,11 @@ func (l *ledgerCmd) list(args []string) int {
 		return l.writeJSON(out)
 	}
 	p := painter(l.color)
-	t := &table{}
+	// On a narrow terminal: the noise count, the generation, the date, the
+	// calls, the tools, the exit, the last event, the start time and the
+	// duration give way, in that order; then WHY is cut. --wide and pipes
+	// get them all.
+	t := &table{steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
 	t.add(cell{text: ""}, cell{text: "STARTED"}, cell{text: "SERVER"}, cell{text: "RUN"}, cell{text: "GEN", right: true},
 		cell{text: "DURATION", right: true}, cell{text: "OUTCOME"}, cell{text: "LAST EVENT"}, cell{text: "TOOLS", right: true},
 		cell{text: "CALLS ok/isErr/err"}, cell{text: "NOISE", right: true}, cell{text: "EXIT"}, cell{text: "WHY"})
@@ -410,7 +440,7 @@ func (l *ledgerCmd) list(args []string) int {
 			server += " (probe)"
 		}
 		t.add(cell{text: mark, style: styleBoldRed},
-			cell{text: r.Start.In(l.loc).Format("2006-01-02 15:04:05")},
+			cell{text: r.Start.In(l.loc).Format("2006-01-02 15:04:05"), short: r.Start.In(l.loc).Format("01-02 15:04")},
 			cell{text: server},
 			cell{text: d.short[r.ID]},
 			cell{text: gen, right: true},
@@ -424,16 +454,23 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: oneLine(r.Detail, 100)})
 	}
 	if len(runs) > 0 {
-		t.write(l.c.stdout, p)
+		t.write(l.c.stdout, p, l.width)
 	}
-	fmt.Fprintf(l.c.stdout, "%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))
+	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))}
 	if d.skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s", p.paint(styleYellow, plural(d.skipped, "line")+" skipped (torn or not ledger records)"))
+		parts = append(parts, plural(d.skipped, "line")+" skipped (torn or not ledger records)")
 	}
 	if d.sum.Lost > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s", p.paint(styleYellow, plural(d.sum.Lost, "record")+" lost by the shims (records_lost)"))
+		parts = append(parts, plural(d.sum.Lost, "record")+" lost by the shims (records_lost)")
 	}
-	fmt.Fprintln(l.c.stdout)
+	sep := "; "
+	if l.width > 0 && utf8.RuneCountInString(strings.Join(parts, sep)) > l.width {
+		sep = ";\n" // a part per line rather than one wrapped by the terminal
+	}
+	for i := 1; i < len(parts); i++ {
+		parts[i] = p.paint(styleYellow, parts[i])
+	}
+	fmt.Fprintln(l.c.stdout, strings.Join(parts, sep))
 	return 0
 }
 
@@ -660,10 +697,25 @@ func (l *ledgerCmd) why(args []string) int {
 		}
 		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, r.Server), d.short[r.ID],
 			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(r.Outcome), r.Outcome))
+		// A narrow terminal gets the reason and the evidence on lines of
+		// their own under the answer, cut to its width.
+		narrow := l.width > 0 && l.width < 2+38+1+7+2+60
 		for _, a := range answers {
-			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer)), a.Reason)
+			answer := p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
+			evidence := ""
 			if a.Evidence != nil {
-				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, "evidence: "+oneLine(l.evidenceLine(a.Evidence), 110)))
+				evidence = "evidence: " + oneLine(l.evidenceLine(a.Evidence), 110)
+			}
+			if narrow {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(a.Reason, 6))
+				if evidence != "" {
+					fmt.Fprintf(l.c.stdout, "      %s\n", p.paint(styleDim, l.fit(evidence, 6)))
+				}
+				continue
+			}
+			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(a.Reason, 2+38+1+7+2))
+			if a.Evidence != nil {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, l.fit(evidence, 2+38+1)))
 			}
 		}
 	}
@@ -709,7 +761,8 @@ func (l *ledgerCmd) stats(args []string) int {
 		}{d.sum.Records, d.skipped, nonNil(servers)})
 	}
 	p := painter(l.color)
-	t := &table{}
+	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS and P50 give way, in that order.
+	t := &table{steps: []fitStep{{4, true}, {10, true}, {7, true}, {3, true}, {8, true}}}
 	t.add(cell{text: "SERVER / tool"}, cell{text: "RUNS", right: true}, cell{text: "OUTCOMES"}, cell{text: "RESTARTS", right: true},
 		cell{text: "ZERO-TOOL", right: true}, cell{text: "CALLS", right: true}, cell{text: "ERROR", right: true},
 		cell{text: "ISERROR", right: true}, cell{text: "P50", right: true}, cell{text: "P95", right: true}, cell{text: "P99", right: true})
@@ -726,7 +779,7 @@ func (l *ledgerCmd) stats(args []string) int {
 		}
 	}
 	if len(servers) > 0 {
-		t.write(l.c.stdout, p)
+		t.write(l.c.stdout, p, l.width)
 	}
 	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", plural(len(servers), "server"), plural(d.sum.Records, "record"), len(d.files))
 	if d.skipped > 0 {
@@ -1030,6 +1083,15 @@ func valueText(v any) string {
 }
 
 // oneLine makes s one line of at most width runes.
+// fit cuts s, printed after indent columns, to the terminal's width with
+// "…"; whole in a pipe or with --wide, and never below 20 characters.
+func (l *ledgerCmd) fit(s string, indent int) string {
+	if l.width <= 0 {
+		return s
+	}
+	return oneLine(s, max(l.width-indent, 20))
+}
+
 func oneLine(s string, width int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= width {
@@ -1117,44 +1179,107 @@ func eventStyle(e *phases.Entry) string {
 }
 
 // table lines up cells in columns; styles are applied after padding so
-// escape sequences never skew the widths.
-type table struct{ rows [][]cell }
+// escape sequences never skew the widths. Given a width, it fits: it takes
+// its fit steps in order (shorten a column to each cell's short text, or
+// drop it) until the rows fit, then cuts the last column with "…".
+type table struct {
+	rows  [][]cell
+	steps []fitStep
+}
 
 type cell struct {
 	text  string
 	style string
 	right bool
+	short string // the text once its column is shortened; "" keeps text
+}
+
+// fitStep shortens (drop false) or drops column col.
+type fitStep struct {
+	col  int
+	drop bool
 }
 
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
-func (t *table) write(w io.Writer, p painter) {
-	var widths []int
-	for _, row := range t.rows {
-		for i, c := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
+// write prints the table; width 0 is unlimited.
+func (t *table) write(w io.Writer, p painter, width int) {
+	const lastRoom = 32 // what the last column keeps before the others give way
+	dropped := map[int]bool{}
+	short := map[int]bool{}
+	widths := func() ([]int, int) {
+		var ws []int
+		for _, row := range t.rows {
+			for i, c := range row {
+				if i >= len(ws) {
+					ws = append(ws, 0)
+				}
+				if !dropped[i] {
+					ws[i] = max(ws[i], utf8.RuneCountInString(c.shown(short[i])))
+				}
 			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+		total := 0
+		for i, n := range ws {
+			if i == len(ws)-1 {
+				n = min(n, lastRoom) // the last column is cut before the others give way
+			}
+			if n > 0 && !dropped[i] {
+				total += n + 2
+			}
+		}
+		return ws, total - 2
+	}
+	ws, total := widths()
+	for _, st := range t.steps {
+		if width <= 0 || total <= width {
+			break
+		}
+		if st.drop {
+			dropped[st.col] = true
+		} else {
+			short[st.col] = true
+		}
+		ws, total = widths()
+	}
+	last := len(ws) - 1
+	cut := 0 // the last column's room, when it must be cut
+	if last >= 0 {
+		if full := total - min(ws[last], lastRoom) + ws[last]; width > 0 && full > width {
+			cut = max(ws[last]-(full-width), 12)
 		}
 	}
 	var b strings.Builder
 	for _, row := range t.rows {
 		b.Reset()
 		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text))
+			if dropped[i] {
+				continue
+			}
+			text := c.shown(short[i])
+			if i == last && cut > 0 {
+				text = oneLine(text, cut)
+			}
+			pad := strings.Repeat(" ", max(ws[i]-utf8.RuneCountInString(text), 0))
 			if i == len(row)-1 && !c.right {
 				pad = ""
 			}
 			if c.right {
-				b.WriteString(pad + p.paint(c.style, c.text))
+				b.WriteString(pad + p.paint(c.style, text))
 			} else {
-				b.WriteString(p.paint(c.style, c.text) + pad)
+				b.WriteString(p.paint(c.style, text) + pad)
 			}
-			if i < len(row)-1 && widths[i] > 0 {
+			if i < len(row)-1 && ws[i] > 0 {
 				b.WriteString("  ")
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+func (c cell) shown(short bool) string {
+	if short && c.short != "" {
+		return c.short
+	}
+	return c.text
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--otlp-protocol grpc] [--state FILE|off] [--json] [PATH...]
+const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--state FILE|off] [--json] [PATH...]
 
 Ships ledgers to an OpenTelemetry collector as traces: one trace per run, a
 span per phase (launch, handshake, discovery) and per request. It remembers in

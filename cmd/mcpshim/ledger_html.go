@@ -478,6 +478,10 @@ h1 { font-size: 20px; margin: 0 0 4px; }
 .detail { color: var(--mute); font-size: 12px; }
 .detail.why { color: var(--bad); }
 svg { display: block; }
+/* A window narrower than the waterfall scrolls it inside its card; the page never overflows. */
+.wf { overflow-x: auto; max-width: 100%; }
+.wf svg { display: block; }
+.chain { min-width: 0; overflow-wrap: anywhere; }
 svg text { font: 11px ui-monospace, SFMono-Regular, Menlo, monospace; fill: var(--ink); }
 svg .axis text { fill: var(--mute); }
 svg .axis line { stroke: #e4e4e4; }
@@ -513,7 +517,7 @@ body.only-failed .chain:not(.failed) { display: none; }
 {{range .Runs}}<span class="badge{{if .Failed}} failed{{end}}{{if .Fixable}} fixable{{end}}" title="{{.Detail}}">{{.Short}} {{.Outcome}}</span>{{end}}
 <span class="detail">{{.Start}} · {{.Duration}}</span></header>
 {{range .Runs}}{{if .Note}}<div class="detail{{if .Failed}} why{{end}}">{{.Short}} {{.Outcome}}: {{.Detail}}</div>{{end}}{{end}}
-<svg width="1120" height="{{.Height}}" viewBox="0 0 1120 {{.Height}}" role="img">
+<div class="wf"><svg width="1120" height="{{.Height}}" viewBox="0 0 1120 {{.Height}}" role="img">
 {{$height := .Height}}<g class="axis">{{range .Ticks}}<line x1="{{printf "%.1f" .X}}" x2="{{printf "%.1f" .X}}" y1="16" y2="{{$height}}"></line><text x="{{printf "%.1f" .X}}" y="12" text-anchor="middle">{{.Label}}</text>{{end}}</g>
 {{range .Rows}}<g class="row{{if .Head}} head {{.Class}}{{end}}" transform="translate(0 {{.Y}})">
 <text x="{{if .Head}}4{{else}}16{{end}}" y="14">{{.Label}}</text>
@@ -521,7 +525,7 @@ body.only-failed .chain:not(.failed) { display: none; }
 {{range .Marks}}<text class="mark {{.Class}}" x="{{printf "%.1f" .X}}" y="10"><title>{{.Title}}</title>{{.Glyph}}</text>{{end}}
 </g>{{end}}
 {{range .Links}}<path class="link" d="M{{printf "%.1f" .X1}} {{printf "%.1f" .Y1}} C{{printf "%.1f" .X1}} {{printf "%.1f" .Y2}} {{printf "%.1f" .X2}} {{printf "%.1f" .Y1}} {{printf "%.1f" .X2}} {{printf "%.1f" .Y2}}"><title>{{.Title}}</title></path>{{end}}
-</svg>
+</svg></div>
 {{if .Dropped}}<div class="dropped">{{.Dropped}} more rows not drawn</div>{{end}}
 </section>
 {{end}}
@@ -544,6 +548,8 @@ body.only-failed .chain:not(.failed) { display: none; }
   filter.addEventListener('input', apply);
   apply();
   body.dataset.bars = document.querySelectorAll('rect.bar').length;
+  // For the narrow-window test: does anything stick out of the page?
+  body.dataset.pageOverflow = document.documentElement.scrollWidth > document.documentElement.clientWidth ? 'yes' : 'no';
   body.dataset.ready = 'yes';
 })();
 </script>

@@ -127,6 +127,15 @@ func TestReportInChromium(t *testing.T) {
 		}
 	}
 
+	// At 700 px the page does not overflow: each waterfall scrolls in its card.
+	narrow := string(headless("--dump-dom", "--window-size=700,900"))
+	if !strings.Contains(narrow, `data-page-overflow="no"`) || !strings.Contains(narrow, `<div class="wf">`) {
+		t.Errorf("at 700 px the page overflows its window (want data-page-overflow=no):\n%.600s", narrow)
+	}
+	if !strings.Contains(dom, `data-page-overflow=`) {
+		t.Errorf("the overflow detector did not run")
+	}
+
 	shot := os.Getenv("LEDGER_REPORT_PNG")
 	if shot == "" {
 		shot = filepath.Join(t.TempDir(), "report.png")

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -231,7 +232,15 @@ func (l *ledgerCmd) printRecord(r *tailRecord) {
 	if e.Origin != "" {
 		origin = p.paint(styleDim, " ["+e.Origin+"]")
 	}
+	fields := fieldsText(e, 80)
+	if l.width > 0 { // the fields give way to the terminal's width
+		plain := len("15:04:05.000") + utf8.RuneCountInString(fmt.Sprintf(" %s %s %s %s", e.Server, run, e.Phase, e.Event)) + 1
+		if e.Origin != "" {
+			plain += len(e.Origin) + 3
+		}
+		fields = oneLine(fields, max(l.width-plain, 12))
+	}
 	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.paint(styleDim, e.Time.In(l.loc).Format("15:04:05.000")),
-		p.paint(styleBold, e.Server), run, e.Phase, p.paint(eventStyle(e), e.Event), origin, fieldsText(e, 80))
+		p.paint(styleBold, e.Server), run, e.Phase, p.paint(eventStyle(e), e.Event), origin, fields)
 	fmt.Fprintln(l.c.stdout, strings.TrimRight(line, " "))
 }

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/probe"
@@ -25,6 +27,27 @@ server that really has no tools.
 flags:
 `
 
+// lockJSON is lock's --json document.
+type lockJSON struct {
+	Configs []string     `json:"configs"`
+	File    string       `json:"file"`
+	Written bool         `json:"written"`
+	Servers []lockServer `json:"servers"`
+	Refused []lockRefuse `json:"refused"`
+	Error   string       `json:"error,omitempty"`
+	Exit    int          `json:"exit"`
+}
+
+type lockServer struct {
+	Server string   `json:"server"`
+	Tools  []string `json:"tools"`
+}
+
+type lockRefuse struct {
+	Server string `json:"server"`
+	Reason string `json:"reason"`
+}
+
 // runLock is `mcpshim lock`.
 func runLock(ctx context.Context, c *cli, args []string) int {
 	fs := flag.NewFlagSet("lock", flag.ContinueOnError)
@@ -33,17 +56,36 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	var (
 		out        string
 		allowEmpty flagList
+		asJSON     bool
 	)
 	fs.StringVar(&out, "out", "mcp-tools.lock.json", "the lock `FILE` to write")
 	fs.Var(&allowEmpty, "allow-empty", "accept zero tools from server `NAME` (repeatable)")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON document instead of the text")
 	if code := parseFlags(c, fs, lockUsage, args); code >= 0 {
+		return code
+	}
+	rep := lockJSON{File: out, Servers: []lockServer{}, Refused: []lockRefuse{}}
+	text := c.stdout
+	if asJSON {
+		text = io.Discard
+	}
+	// done prints the --json document when asked for and returns code.
+	done := func(code int) int {
+		if asJSON {
+			rep.Exit = code
+			enc := json.NewEncoder(c.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		}
 		return code
 	}
 	fl, err := loadFleet(c, pf.configs)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
-		return exitConfig
+		rep.Error = err.Error()
+		return done(exitConfig)
 	}
+	rep.Configs = fl.files
 	fl.ledger = pf.ledger
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
 	results := runFleet(ctx, c, fl, opts, nil, false)
@@ -52,29 +94,34 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	for _, p := range fl.problems {
 		refused = append(refused, probe.Refusal{Server: p.Server, Reason: "config: " + p.String()})
 	}
-	fmt.Fprintf(c.stdout, "read %s\n", strings.Join(fl.files, ", "))
+	fmt.Fprintf(text, "read %s\n", strings.Join(fl.files, ", "))
 	if len(results) == 0 && len(refused) == 0 {
 		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.files, ", "))
-		return exitConfig
+		rep.Error = "no servers: nothing to lock"
+		return done(exitConfig)
 	}
 	if len(refused) > 0 {
-		fmt.Fprintf(c.stdout, "refusing to write %s: %s cannot become an expectation\n", out, plural(len(refused), "server"))
+		fmt.Fprintf(text, "refusing to write %s: %s cannot become an expectation\n", out, plural(len(refused), "server"))
 		for _, r := range refused {
-			fmt.Fprintf(c.stdout, "  - %s: %s\n", r.Server, r.Reason)
+			fmt.Fprintf(text, "  - %s: %s\n", r.Server, r.Reason)
+			rep.Refused = append(rep.Refused, lockRefuse{r.Server, r.Reason})
 		}
-		return exitConfig
+		return done(exitConfig)
 	}
 	if err := l.Write(out); err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
-		return exitConfig
+		rep.Error = err.Error()
+		return done(exitConfig)
 	}
+	rep.Written = true
 	tools := 0
 	for _, r := range results {
 		tools += len(r.Tools)
+		rep.Servers = append(rep.Servers, lockServer{r.Server, r.ToolNames()})
 		if pf.verbose {
-			fmt.Fprintf(c.stdout, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
+			fmt.Fprintf(text, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
 		}
 	}
-	fmt.Fprintf(c.stdout, "wrote %s: %s, %s\n", out, plural(len(results), "server"), plural(tools, "tool"))
-	return 0
+	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, plural(len(results), "server"), plural(tools, "tool"))
+	return done(0)
 }

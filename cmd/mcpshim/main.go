@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	group "github.com/oklog/run"
@@ -79,7 +81,16 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 		case "help", "-h", "-help", "--help":
 			return runHelp(c, args[1:])
 		case "version", "-version", "--version":
-			return runVersion(c)
+			return runVersion(c, args[1:])
+		case "completion":
+			return runCompletion(c, sub)
+		}
+		// A word where a subcommand or a flag goes, and no "--": a typo of
+		// a subcommand, or a server command without its "--".
+		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") {
+			fmt.Fprintf(c.stderr, "mcpshim: unknown command %q%s\n", args[0], didYouMean(args[0], subcommands))
+			fmt.Fprintf(c.stderr, "the commands are %s; a server goes after --: mcpshim [flags] -- %s\n", strings.Join(subcommands, ", "), strings.Join(args, " "))
+			return exitUsage
 		}
 	}
 	// The shim handles its own signals: it records and forwards them.
@@ -112,22 +123,34 @@ func untilSignal(ctx context.Context, command func(context.Context) int) int {
 }
 
 // parseFlags parses a subcommand's flags; a positional argument is a usage
-// error. It returns the status to exit with, or -1 to carry on.
+// error. It returns the status to exit with, or -1 to carry on. -h and
+// --help print the usage on stdout and exit 0; a mistake prints it on stderr
+// and exits 64.
 func parseFlags(c *cli, fs *flag.FlagSet, usage string, args []string) int {
 	fs.SetOutput(c.stderr)
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, usage)
-		fs.PrintDefaults()
+	fs.Usage = func() {} // printed below, where the stream is known
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, usage)
+		printFlags(w, fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(c.stdout)
 			return 0
 		}
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if s := suggest(name, names); s != "" {
+				fmt.Fprintf(c.stderr, "did you mean --%s?\n", s)
+			}
+		}
+		printUsage(c.stderr)
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
+		printUsage(c.stderr)
 		return exitUsage
 	}
 	return -1

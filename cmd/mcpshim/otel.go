@@ -7,9 +7,6 @@ import (
 	"io"
 	"time"
 
-	"go.opentelemetry.io/otel"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-
 	"github.com/mcpshim-dev/mcpshim/otelexport"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -27,7 +24,7 @@ type otlpFlags struct {
 
 func (f *otlpFlags) register(fs *flag.FlagSet, what string) {
 	fs.StringVar(&f.endpoint, "otlp", "", what+" as OpenTelemetry traces to the collector at `URL`, e.g. http://127.0.0.1:4318 (default $OTEL_EXPORTER_OTLP_ENDPOINT)")
-	fs.StringVar(&f.protocol, "otlp-protocol", "", "`PROTOCOL` of --otlp: http/protobuf or grpc (default $OTEL_EXPORTER_OTLP_PROTOCOL, else http/protobuf)")
+	fs.StringVar(&f.protocol, "otlp-protocol", "", "`PROTOCOL` of --otlp: http/protobuf, the only one built in (default $OTEL_EXPORTER_OTLP_PROTOCOL)")
 }
 
 // config resolves the flags and the standard variables. ok is false when
@@ -35,7 +32,7 @@ func (f *otlpFlags) register(fs *flag.FlagSet, what string) {
 // variables themselves; headers, TLS, timeout and compression always come
 // from the OTEL_EXPORTER_OTLP_* variables.
 func (f *otlpFlags) config(c *cli) (cfg otelexport.Config, ok bool) {
-	cfg = otelexport.Config{Endpoint: f.endpoint, Protocol: f.protocol}
+	cfg = otelexport.Config{Endpoint: f.endpoint, Protocol: f.protocol, Getenv: c.getenv}
 	if cfg.Protocol == "" {
 		cfg.Protocol = firstEnv(c, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
@@ -77,10 +74,6 @@ func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server str
 		fmt.Fprintf(stderr, "mcpshim: --otlp: %v; carrying on without it\n", err)
 		return nil, func() {}
 	}
-	// The SDK's own complaints would land in the client's log once a minute
-	// while a collector is down; stop says it once instead.
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) {}))
-	var mp *sdkmetric.MeterProvider
 	opts := otelexport.LiveOptions{}
 	// Metrics only where a collector is named for them, not a traces-only
 	// one, and not against the standard OTEL_METRICS_EXPORTER=none.
@@ -88,9 +81,7 @@ func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server str
 		c.getenv("OTEL_METRICS_EXPORTER") != "none"
 	if metrics {
 		if mexp, err := otelexport.NewMetricExporter(ctx, cfg); err == nil {
-			mp = sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)),
-				sdkmetric.WithResource(otelexport.Resource(server, shimID)))
-			opts.Meter = mp.Meter(otelexport.ScopeName)
+			opts.Metrics, opts.Resource = mexp, otelexport.NewResource(server, shimID)
 		}
 	}
 	live := otelexport.NewLive(exp, opts)
@@ -106,10 +97,8 @@ func otlpFromFlags(ctx context.Context, c *cli, f *otlpFlags, shimID, server str
 			fmt.Fprintf(stderr, "mcpshim: otlp %s: %d spans exported, %d not, %d records dropped by a full queue (%s); the ledger has them all\n",
 				f.collector(c), st.Exported, st.Failed, st.Dropped, why)
 		}
-		if mp != nil {
-			if err := mp.Shutdown(ctx); err != nil {
-				fmt.Fprintf(stderr, "mcpshim: otlp %s: metrics not exported (OTEL_METRICS_EXPORTER=none stops trying): %v\n", f.collector(c), err)
-			}
+		if st := live.Stats(); st.MetricsError != "" {
+			fmt.Fprintf(stderr, "mcpshim: otlp %s: metrics not exported (OTEL_METRICS_EXPORTER=none stops trying): %s\n", f.collector(c), st.MetricsError)
 		}
 	}
 }

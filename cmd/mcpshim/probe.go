@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,13 +32,19 @@ each under one deadline that bounds every read, and sorts them into outcomes:
   PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
   UNREACHABLE     a remote server refused the connection or did not resolve
   AUTH_REQUIRED   a remote server answered 401 or 403
-The failures a person can fix come first, with the reason verbatim; timeouts
-are a count unless -v. Every probed server is stopped afterwards, with its
-whole process group.
+Every server gets a line: the failures a person can fix first, with the
+reason verbatim, then timeouts and unreachable servers, then the READY ones.
+The last line counts them and ends with the exit status. Every probed server
+is stopped afterwards, with its whole process group.
 
 Without --config, the files are the ones the clients read for the current
-directory and $HOME: .mcp.json, ~/.claude.json, Claude Desktop's config,
-.cursor/mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json.
+directory and $HOME, and the first line names those found: Claude Code
+(.mcp.json, ~/.claude.json), Claude Desktop, Cursor (.cursor/mcp.json,
+~/.cursor/mcp.json), VS Code (.vscode/mcp.json, the user mcp.json), Windsurf
+(~/.codeium/windsurf/mcp_config.json), Codex (.codex/config.toml,
+~/.codex/config.toml or $CODEX_HOME), Gemini CLI (.gemini/settings.json,
+~/.gemini/settings.json), Cline, Zed (.zed/settings.json,
+~/.config/zed/settings.json). Entries a client has disabled are not probed.
 
 Results are cached under $XDG_CACHE_HOME/mcpshim (READY 15 min, EXITED and
 PROTOCOL_ERROR 1 h, TIMEOUT never); --fresh, --lock and a canary re-probe.
@@ -90,11 +97,19 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		f.timeout = d
 		return nil
 	})
-	fs.IntVar(&f.parallel, "parallel", 16, "servers probed at once")
+	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "servers alive at once (default: the CPUs, 2 to 16; 0: all, spawned before any answer is read)")
 	fs.IntVar(&f.retries, "retries", 1, "further attempts after a TIMEOUT or UNREACHABLE")
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
+}
+
+// defaultParallel is one server starting per CPU. A cold npx or uvx start is
+// CPU-bound: ten npx servers started together on 2 CPUs took 7-10 s each, all
+// past the 5 s deadline, and 2 at a time 1-3 s each, in the same wall time
+// (README, "probe").
+func defaultParallel() int {
+	return min(max(runtime.NumCPU(), 2), 16)
 }
 
 // fleet is what the client configs say to probe.
@@ -127,9 +142,9 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	}
 	files := slices.Clone(configs)
 	if len(files) == 0 {
-		files = clientconfig.Find(cwd, c.getenv("HOME"))
+		files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv)
 		if len(files) == 0 {
-			return nil, fmt.Errorf("no client config in %s or $HOME (.mcp.json, ~/.claude.json, Claude Desktop, .cursor/mcp.json, .vscode/mcp.json); name one with --config", cwd)
+			return nil, fmt.Errorf("no client config in %s or $HOME (mcpshim probe --help lists where each client keeps its own); name one with --config", cwd)
 		}
 	}
 	servers, problems, err := clientconfig.Load(files, c.lookupEnv)
@@ -145,6 +160,18 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	seen := map[string]string{} // server name -> the file of the entry that counts
 	var used []clientconfig.Server
 	for _, s := range servers {
+		if s.Disabled {
+			f.notes = append(f.notes, fmt.Sprintf("%s: %s is disabled in its client; not probed", s.File, s.Name))
+			continue
+		}
+		if s.Wrapped {
+			// The client starts mcpshim with these flags: one it refuses
+			// fails the server however healthy the command behind it is.
+			if err := checkShimArgs(s.ShimArgs); err != nil {
+				problems = append(problems, clientconfig.Problem{File: s.File, Server: s.Name,
+					Msg: fmt.Sprintf("runs mcpshim with flags it refuses (%v): mcpshim unwrap --server %s, then wrap again", err, s.Name)})
+			}
+		}
 		if first, ok := seen[s.Name]; ok {
 			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", s.File, s.Name, first))
 			continue
@@ -307,7 +334,7 @@ type probeReport struct {
 	Results   []probe.Result  `json:"results"`
 	Lock      *lockReport     `json:"lock,omitempty"`
 	SinceLast *sinceLast      `json:"since_last,omitempty"`
-	Elapsed   float64         `json:"elapsed_s"`
+	ElapsedMS float64         `json:"elapsed_ms"`
 	Exit      int             `json:"exit"`
 }
 
@@ -398,7 +425,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(c.stderr, "mcpshim probe: cache not saved: %v\n", err)
 		}
 	}
-	rep.Elapsed = time.Since(start).Seconds()
+	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Exit = probeExit(&rep)
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
@@ -462,6 +489,13 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 		if r.ExitStatus != "" && r.Outcome == probe.Exited {
 			detail += " (" + r.ExitStatus + ")"
 		}
+		if r.Outcome == probe.Timeout && r.LastEvent != "" && !verbose {
+			stderr := "stderr silent"
+			if r.StderrActive {
+				stderr = "stderr active: still starting?" // a cold npx install is slow, not dead
+			}
+			detail += fmt.Sprintf(" (last event %s, %s)", r.LastEvent, stderr)
+		}
 		if r.Cached {
 			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
 		}
@@ -493,7 +527,6 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 		}
 	}
 	counts := map[probe.Outcome]int{}
-	var timeouts []string
 	for i := range rep.Results {
 		r := &rep.Results[i]
 		counts[r.Outcome]++
@@ -501,18 +534,13 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 			line(r)
 		}
 	}
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		switch {
-		case fixable(r):
-		case r.Outcome == probe.Timeout && !verbose:
-			timeouts = append(timeouts, r.Server)
-		case r.Outcome == probe.Ready, r.Outcome.Retryable():
-			line(r)
+	// Then the ones only time may fix, each named, then the READY ones.
+	for _, retryable := range []bool{true, false} {
+		for i := range rep.Results {
+			if r := &rep.Results[i]; !fixable(r) && r.Outcome.Retryable() == retryable {
+				line(r)
+			}
 		}
-	}
-	if len(timeouts) > 0 {
-		fmt.Fprintf(w, "%-15s %s (-v for details)\n", probe.Timeout, plural(len(timeouts), "server"))
 	}
 	if l := rep.Lock; l != nil {
 		printLockCheck(w, l)
@@ -520,6 +548,12 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
 		fmt.Fprintf(w, "since the last probe: %d READY before, %s no longer: %s\n", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", "))
 	}
+	fmt.Fprintln(w, probeSummary(rep, counts))
+}
+
+// probeSummary is the last line: the counts, then everything probeExit
+// counted against the fleet, then the exit status, so the line and $? agree.
+func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	var parts []string
 	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
 		if counts[o] > 0 {
@@ -529,7 +563,37 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 	if len(rep.Problems) > 0 {
 		parts = append(parts, plural(len(rep.Problems), "config problem"))
 	}
-	fmt.Fprintf(w, "%s in %.2fs: %s\n", plural(len(rep.Results), "server"), rep.Elapsed, strings.Join(parts, ", "))
+	canaries := 0
+	for i := range rep.Results {
+		if rep.Results[i].CanaryFailed() {
+			canaries++
+		}
+	}
+	if canaries > 0 {
+		parts = append(parts, fmt.Sprintf("%d with a failed canary", canaries))
+	}
+	if l := rep.Lock; l != nil {
+		failed := l.Error != ""
+		for _, d := range l.Drifts {
+			failed = failed || d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable()
+		}
+		if failed {
+			parts = append(parts, "lock FAILED")
+		} else {
+			parts = append(parts, "lock holds")
+		}
+	}
+	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
+		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
+	}
+	verdict := "exit 0"
+	switch rep.Exit {
+	case exitConfig:
+		verdict = "exit 78: fix the above"
+	case exitTempFail:
+		verdict = "exit 75: only time may fix it, try again"
+	}
+	return fmt.Sprintf("%s in %.2fs: %s; %s", plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), verdict)
 }
 
 func printLockCheck(w io.Writer, l *lockReport) {

@@ -59,7 +59,10 @@ func recordProbe(c *cli, dir, shimID string, r probe.Result) {
 				phases.F("tool_count", len(r.Tools)), phases.F("tools", r.ToolNames()))
 		case "deadline":
 			write(st.At, phases.Handshake, phases.HandshakeTimeout, phases.F("last_event", r.LastEvent), phases.F("waiting", st.Method))
-		case "exited", "stopped":
+		case "stopped", "exited":
+			if r.Transport == "http" {
+				continue // no process ran: the probe_result says how it went
+			}
 			write(st.At, phases.Launch, phases.Exited, phases.F("detail", st.Detail), phases.F("requested_by_shim", st.Event == "stopped"),
 				phases.F("stderr_tail", r.StderrTail))
 		default:
@@ -85,5 +88,6 @@ func recordProbe(c *cli, dir, shimID string, r probe.Result) {
 		}
 	}
 	write(r.Started.Add(r.Elapsed), phases.LedgerPhase, phases.ProbeResult, phases.F("outcome", string(r.Outcome)),
-		phases.F("detail", r.Detail), phases.F("elapsed_ms", r.Elapsed), phases.F("attempts", r.Attempts))
+		phases.F("detail", r.Detail), phases.F("elapsed_ms", r.Elapsed), phases.F("attempts", r.Attempts),
+		phases.F("transport", r.Transport))
 }

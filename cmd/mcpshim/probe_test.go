@@ -156,7 +156,8 @@ func TestProbeReportsUnsetVariable(t *testing.T) {
 	}
 }
 
-// Fixable failures come first with their detail; timeouts are a count unless -v.
+// Fixable failures come first with their detail; every timeout is named on a
+// line of its own, without -v.
 func TestProbeHumanOutput(t *testing.T) {
 	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
 		"a-ready": fixtureEntry(t, "healthy"), "b-silent": fixtureEntry(t, "silent"), "c-crash": fixtureEntry(t, "exit-early"), "d-empty": fixtureEntry(t, "zero-tools"),
@@ -167,8 +168,8 @@ func TestProbeHumanOutput(t *testing.T) {
 	if !strings.HasPrefix(lines[1], "EXITED") || !strings.Contains(lines[1], "c-crash") || !strings.Contains(lines[1], "fatal: missing API key (exit status 1)") {
 		t.Errorf("probe output: got line 2 %q, want the crash first with its stderr line\n%s", lines[1], out)
 	}
-	if strings.Contains(out, "b-silent") || !strings.Contains(out, "TIMEOUT         1 server (-v for details)") {
-		t.Errorf("probe output: got\n%s\nwant the timeout folded into a count", out)
+	if !strings.Contains(out, "TIMEOUT         b-silent") || !strings.Contains(out, "(last event initialize_received_no_response, stderr silent)") {
+		t.Errorf("probe output: got\n%s\nwant the timeout named with how far it got", out)
 	}
 	if !strings.Contains(out, "warning: zero tools") {
 		t.Errorf("probe output: got\n%s\nwant a zero-tools warning", out)
@@ -268,7 +269,7 @@ func TestProbeFleetIsParallel(t *testing.T) {
 		servers[n] = fixtureEntry(t, "healthy")
 	}
 	cfg := writeMCPConfig(t, t.TempDir(), servers)
-	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "1s", "--retries", "0")
+	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "1s", "--retries", "0", "--parallel", "16")
 	if code != exitTempFail || len(rep.Results) != 7 {
 		t.Fatalf("fleet of 3 silent and 4 healthy: got exit %d with %d results, want 75 with 7", code, len(rep.Results))
 	}

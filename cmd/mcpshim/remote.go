@@ -88,14 +88,14 @@ func remoteName(raw string) string {
 // remoteRewrite is wrap --remote and unwrap's second pass over a config:
 // Streamable HTTP entries become `mcpshim --url` entries, and back. Its
 // results replace the first pass's for the entries it rewrote.
-func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self string, o wrapOptions, unwrap bool) ([]byte, []clientconfig.Entry, error) {
+func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self string, o wrapOptions, scope clientconfig.Scope, unwrap bool) ([]byte, []clientconfig.Entry, error) {
 	var out []byte
 	var mine []clientconfig.Entry
 	var err error
 	if unwrap {
-		out, mine, err = clientconfig.UnwrapRemote(file, data, o.servers)
+		out, mine, err = clientconfig.UnwrapRemote(file, data, scope)
 	} else {
-		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, o.servers)
+		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, scope)
 	}
 	if err != nil {
 		return nil, nil, err

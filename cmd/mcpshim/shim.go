@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -98,6 +99,56 @@ func (f *shimFlags) policy() (supervisor.Policy, error) {
 	return p, nil
 }
 
+// check refuses the flag values the shim cannot start with. Every check of a
+// flag's value belongs here: wrap, wrap --check and probe call it on the flags
+// baked into config entries (checkShimArgs).
+func (f *shimFlags) check() error {
+	if _, err := f.policy(); err != nil {
+		return err
+	}
+	if f.capture != "meta" && f.capture != "full" {
+		return fmt.Errorf("--capture %q: want meta or full", f.capture)
+	}
+	if f.logFormat != "text" && f.logFormat != "json" {
+		return fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	if f.lockMode != "warn" && f.lockMode != "enforce" {
+		return fmt.Errorf("--lock-mode %q: want warn or enforce", f.lockMode)
+	}
+	return nil
+}
+
+// checkShimArgs parses args, the shim flags of a config entry (before its
+// "--"), with the shim's own flag set and checks their values: the error is
+// what the shim would say when the client starts it.
+func checkShimArgs(args []string) error {
+	var f shimFlags
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs, &cli{})
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q before \"--\"", fs.Arg(0))
+	}
+	return f.check()
+}
+
+// shimFlag looks a flag name up in the shim's flag set: whether it is one,
+// and whether it takes a value in the next argument (all but the booleans).
+func shimFlag(name string) (known, takesValue bool) {
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	var f shimFlags
+	f.register(fs, &cli{})
+	fl := fs.Lookup(name)
+	if fl == nil {
+		return false, false
+	}
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return true, !ok || !b.IsBoolFlag()
+}
+
 const shimUsage = `usage: mcpshim [flags] -- COMMAND [ARG...]
        mcpshim [flags] --url URL [--header 'Name: value']...
        mcpshim ledger|probe|lock|wrap|unwrap|demo|help|version ...
@@ -115,7 +166,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	f.register(fs, c)
 	fs.Usage = func() {
 		fmt.Fprint(c.stderr, shimUsage)
-		fs.PrintDefaults()
+		printFlags(c.stderr, fs)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -138,19 +189,10 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintln(c.stderr, "usage: mcpshim [flags] -- COMMAND [ARG...] (mcpshim -h lists the flags)")
 		return exitUsage
 	}
-	policy, err := f.policy()
-	if err != nil {
+	if err := f.check(); err != nil {
 		return usage("%v", err)
 	}
-	if f.capture != "meta" && f.capture != "full" {
-		return usage("--capture %q: want meta or full", f.capture)
-	}
-	if f.logFormat != "text" && f.logFormat != "json" {
-		return usage("--log-format %q: want text or json", f.logFormat)
-	}
-	if f.lockMode != "warn" && f.lockMode != "enforce" {
-		return usage("--lock-mode %q: want warn or enforce", f.lockMode)
-	}
+	policy, err := f.policy() // check has parsed it
 	if f.name == "" && f.remote.url != "" {
 		f.name = remoteName(f.remote.url)
 	} else if f.name == "" {
@@ -294,7 +336,11 @@ func ledgerPath(c *cli, flagValue, name string) string {
 	case "":
 		return phases.DefaultPath(c.getenv, name)
 	}
-	if st, err := os.Stat(flagValue); (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) {
+	// A path that does not exist yet is a file only when it is named like
+	// one (server.jsonl): --ledger /var/log/mcp means a directory, slash or not.
+	st, err := os.Stat(flagValue)
+	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
+		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
 		return filepath.Join(flagValue, name+".jsonl")
 	}
 	return flagValue
@@ -356,12 +402,10 @@ func deriveName(command []string) string {
 }
 
 func scriptName(a string) string {
-	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image
-	if strings.HasPrefix(a, "@") {
-		if i := strings.LastIndexByte(a, '@'); i > 0 {
-			a = a[:i]
-		}
-	} else if i := strings.IndexByte(a, '@'); i > 0 {
+	// @scope/pkg@1.2.3 -> pkg; ghcr.io/org/image:tag -> image. A version's @
+	// is in the last path element, not after a slash: the @ of
+	// node_modules/@scope/pkg/dist/index.js is the scope's.
+	if i := strings.LastIndexByte(a, '@'); i > 0 && a[i-1] != '/' && i > strings.LastIndexByte(a, '/') {
 		a = a[:i]
 	}
 	if i := strings.LastIndexByte(a, ':'); i > strings.LastIndexByte(a, '/') {

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
@@ -156,7 +156,7 @@ func (s *session) call(id, method, params string) string {
 	}
 	for {
 		line, err := s.client.ReadLine(ctx)
-		if m := jsonrpc.Peek(line); m.IsResponse() && !m.Partial && string(m.ID) == id {
+		if m := mcp.Peek(line); m.IsResponse() && !m.Partial && string(m.RawID) == id {
 			return string(line)
 		}
 		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, io.ErrUnexpectedEOF) {
@@ -395,7 +395,7 @@ func TestCrashAnswersPendingAndDropsTornLine(t *testing.T) {
 			break
 		}
 	}
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":7,"error":{"code":-32000`) {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":7,"error":{"code":-31000`) {
 		t.Fatalf("got lines %q, want only the shim's error for id 7", lines)
 	}
 	if got := s.finish(); got != 1 {
@@ -421,8 +421,8 @@ func TestRestartReplaysHandshake(t *testing.T) {
 	if r := s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"one"}}`); !strings.Contains(r, `"one"`) {
 		t.Fatalf("call 1 = %s", r)
 	}
-	if r := s.call("4", "tools/call", `{"name":"echo","arguments":{"text":"two"}}`); !strings.Contains(r, `"code":-32000`) {
-		t.Fatalf("call 2 = %s, want the shim's -32000 error", r)
+	if r := s.call("4", "tools/call", `{"name":"echo","arguments":{"text":"two"}}`); !strings.Contains(r, `"code":-31000`) {
+		t.Fatalf("call 2 = %s, want the shim's -31000 error", r)
 	}
 	if r := s.call("5", "tools/call", `{"name":"echo","arguments":{"text":"three"}}`); !strings.Contains(r, `"three"`) {
 		t.Fatalf("call 3 = %s, want an answer from the restarted server", r)
@@ -620,6 +620,8 @@ func TestDeriveName(t *testing.T) {
 		"python3 ./report_server.py":                                          "report_server",
 		"docker run -i --rm -e TOKEN ghcr.io/github/github-mcp-server:latest": "github-mcp-server",
 		"/usr/local/bin/my-server --flag":                                     "my-server",
+		"node /home/dev/app/node_modules/@acme/server-memory/dist/index.js":   "server-memory",
+		"npx -y mcp-remote@latest https://x.test/mcp":                         "mcp-remote",
 	}
 	for cmd, want := range cases {
 		if got := deriveName(strings.Fields(cmd)); got != want {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,44 +14,52 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 )
 
-const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run] [--check] [--remote] [--ledger DIR] [SHIM FLAG...]
-       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run]
+const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
+       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run] [--json] [--all-projects]
 
 wrap puts each stdio server of the client configs behind this mcpshim:
   "command": "/absolute/path/of/mcpshim",
   "args": ["--name", NAME, "--ledger", DIR, SHIM FLAG..., "--", COMMAND, ARGS...]
-Only command and args change; the rest of the file is kept byte for byte.
-Remote (url) servers and entries already wrapped are left alone. unwrap
-restores the original command and args.
+Only command and args change; the rest of the file, comments and trailing
+commas included, is kept byte for byte. Remote (url) servers and entries
+already wrapped are left alone. unwrap restores the original command and
+args, of entries wrapped by hand too (it says so for each).
 
 Without --config, the files are the ones the clients read for the current
-directory and $HOME: .mcp.json, ~/.claude.json, Claude Desktop's config,
-.cursor/mcp.json, ~/.cursor/mcp.json, .vscode/mcp.json.
+directory and $HOME (mcpshim probe lists them). In ~/.claude.json only the
+user's entries and the current directory's project are touched, unless
+--all-projects.
 
-  --config FILE   a config file to rewrite (repeatable)
-  --server NAME   only the entry NAME (repeatable; default all stdio entries)
-  --dry-run       print the diff and write nothing
-  --check         write nothing; exit 1 listing the stdio entries not wrapped
-  --remote        also turn Streamable HTTP (type http, url) entries into
-                  mcpshim --url entries, headers as --header with their
-                  ${VAR} references kept; unwrap restores them byte for byte
-  --ledger DIR    bake --ledger DIR (made absolute; or off) into the entries
-  SHIM FLAG...    the first other flag and everything after it are baked in
-                  as given, e.g. --restart on-failure --handshake-timeout 20s;
-                  give them absolute paths: clients start servers from /
+  --config FILE    a config file to rewrite (repeatable)
+  --server NAME    only the entry NAME (repeatable; default all stdio entries)
+  --dry-run        print the diff and write nothing
+  --check          write nothing; exit 1 listing the stdio entries not wrapped,
+                   or wrapped with flags this mcpshim refuses
+  --json           one JSON document on stdout instead of the diff
+  --all-projects   every project of ~/.claude.json, not only this directory's
+  --remote         also turn Streamable HTTP (type http, url) entries into
+                   mcpshim --url entries, headers as --header with their
+                   ${VAR} references kept; unwrap restores them byte for byte
+  --ledger DIR     bake --ledger DIR (made absolute; or off) into the entries
+  SHIM FLAG...     any flag of mcpshim [flags] -- COMMAND (mcpshim -h), e.g.
+                   --restart on-failure --handshake-timeout 20s; checked as
+                   the shim checks them before anything is written. Paths
+                   (--lock) are made absolute: Claude Desktop starts servers
+                   from /
 
-The diff goes to stdout before a file is written; a file is replaced
-atomically with its permissions kept, and its previous bytes are kept in
-FILE.mcpshim.bak. A file that does not parse, or has comments, is refused.
+wrap's own flags are read wherever they stand. The diff goes to stdout
+before a file is written; a file is replaced atomically with its
+permissions kept, and its previous bytes are kept in FILE.mcpshim.bak.
+A file that does not parse is refused, and then nothing is written.
 `
 
 var (
 	errWrapHelp = errors.New("help requested")
 )
 
-// wrapExecutable is the path wrap writes into entries: absolute, because clients
-// launch servers with a minimal PATH and / as the working directory. Tests
-// replace it.
+// wrapExecutable is the path wrap writes into entries: absolute, because
+// Claude Desktop launches servers with a minimal PATH and / as the working
+// directory. Tests replace it.
 var wrapExecutable = func() (string, error) {
 	p, err := os.Executable()
 	if err != nil {
@@ -59,27 +68,42 @@ var wrapExecutable = func() (string, error) {
 	return filepath.EvalSymlinks(p)
 }
 
-type wrapOptions struct {
-	configs []string
-	servers []string
-	dryRun  bool
-	check   bool
-	baked   []string // the flags written between the entry name and "--"
-	ledger  string   // the --ledger directory, absolute, or "off"
-	remote  bool     // also bridge Streamable HTTP entries (wrap --remote)
+// npxCacheNote warns when self, the path wrap bakes in, is in npx's cache
+// (~/.npm/_npx/HASH/...): npm may clear that cache or install the next version
+// under another hash, and the entries would then fail to start.
+func npxCacheNote(self string) string {
+	if !strings.Contains(filepath.ToSlash(self), "/_npx/") {
+		return ""
+	}
+	return fmt.Sprintf("%s is in npx's cache, which npm may clear or move; for a path that stays, "+
+		"install mcpshim (npm install -g mcpshim, a release archive, or go install) and run its wrap, "+
+		`or write "command": "npx", "args": ["-y", "mcpshim", "--name", NAME, "--", ...] into the entries`, self)
 }
 
-// parseWrapArgs reads wrap's own options; the first flag it does not know
-// starts the shim flags, which are baked in verbatim (unwrap has none).
+type wrapOptions struct {
+	configs     []string
+	servers     []string
+	dryRun      bool
+	check       bool
+	json        bool
+	allProjects bool
+	remote      bool     // also bridge Streamable HTTP entries (wrap --remote)
+	baked       []string // the flags written between the entry name and "--"
+	ledger      string   // the --ledger directory, absolute, or "off"
+}
+
+// parseWrapArgs reads wrap's own flags wherever they stand; every other flag
+// must be one of the shim's, and is baked in as given after the shim's own
+// flag set has accepted it (unwrap bakes nothing).
 func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) {
 	var o wrapOptions
-	var ledger []string
+	var ledger, shim []string
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		if arg == "--" || !strings.HasPrefix(arg, "-") {
+		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
 			return o, fmt.Errorf("unexpected argument %q: wrap rewrites config files and takes no command", arg)
 		}
-		name, val, hasVal := strings.Cut(strings.TrimLeft(arg, "-"), "=")
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
 		value := func() (string, error) {
 			switch {
 			case hasVal && val != "":
@@ -91,49 +115,108 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			return args[i], nil
 		}
 		var err error
-		switch {
-		case name == "h" || name == "help":
+		switch name {
+		case "h", "help":
 			return o, errWrapHelp
-		case name == "config":
+		case "config":
 			var f string
 			f, err = value()
 			o.configs = append(o.configs, f)
-		case name == "server":
+		case "server":
 			var s string
 			s, err = value()
 			o.servers = append(o.servers, s)
-		case (name == "dry-run" || name == "check") && hasVal:
-			err = fmt.Errorf("%s takes no value", arg)
-		case name == "dry-run":
-			o.dryRun = true
-		case name == "remote" && !unwrap && !hasVal:
-			o.remote = true
-		case name == "check" && !unwrap:
-			o.check = true
-		case name == "ledger" && !unwrap:
-			var dir string
-			if dir, err = value(); err == nil {
-				if dir != "off" && !filepath.IsAbs(dir) {
-					dir = filepath.Join(cwd, dir) // clients start servers from /
-				}
-				ledger, o.ledger = []string{"--ledger", dir}, dir
+		case "remote":
+			switch {
+			case hasVal:
+				err = fmt.Errorf("%s takes no value", arg)
+			case unwrap:
+				err = fmt.Errorf("unknown flag %s", arg)
 			}
-		case unwrap:
-			err = fmt.Errorf("unknown flag %s", arg)
+			o.remote = true
+		case "dry-run", "check", "json", "all-projects":
+			switch {
+			case hasVal:
+				err = fmt.Errorf("%s takes no value", arg)
+			case name == "check" && unwrap:
+				err = fmt.Errorf("unknown flag %s", arg)
+			}
+			o.dryRun = o.dryRun || name == "dry-run"
+			o.check = o.check || name == "check"
+			o.json = o.json || name == "json"
+			o.allProjects = o.allProjects || name == "all-projects"
 		default:
-			o.baked = append(ledger, args[i:]...)
-			return o, nil
+			if unwrap {
+				return o, fmt.Errorf("unknown flag %s", arg)
+			}
+			switch known, takesValue := shimFlag(name); {
+			case name == "name":
+				err = errors.New("--name is not baked: wrap names each server after its entry")
+			case !known:
+				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's (mcpshim -h lists them)", arg)
+			case name == "ledger":
+				var dir string
+				if dir, err = value(); err == nil {
+					if dir != "off" && !filepath.IsAbs(dir) {
+						dir = filepath.Join(cwd, dir)
+					}
+					ledger, o.ledger = []string{"--ledger", dir}, dir
+				}
+			case !takesValue || hasVal && name != "lock":
+				shim = append(shim, arg)
+			default:
+				var v string
+				if v, err = value(); err == nil {
+					if name == "lock" && !filepath.IsAbs(v) {
+						v = filepath.Join(cwd, v)
+					}
+					shim = append(shim, "--"+name, v)
+				}
+			}
 		}
 		if err != nil {
 			return o, err
 		}
 	}
-	o.baked = ledger
+	o.baked = append(ledger, shim...)
 	if o.check && o.dryRun {
 		return o, errors.New("--check and --dry-run do not go together: --check writes nothing")
 	}
+	if err := checkShimArgs(o.baked); err != nil {
+		return o, fmt.Errorf("mcpshim would refuse the flags to bake (%s): %v", strings.Join(o.baked, " "), err)
+	}
 	return o, nil
 }
+
+// wrapReport is wrap's and unwrap's --json document.
+type wrapReport struct {
+	Files  []wrapFile `json:"files"`
+	DryRun bool       `json:"dry_run"`
+	Errors []string   `json:"errors,omitempty"`
+	Exit   int        `json:"exit"`
+}
+
+type wrapFile struct {
+	File    string      `json:"file"`
+	Entries []wrapEntry `json:"entries"`
+	Diff    string      `json:"diff,omitempty"`
+	Written bool        `json:"written"`
+	Backup  string      `json:"backup,omitempty"`
+}
+
+// wrapEntry is one entry of a config file: what wrap --check found, or what
+// wrap and unwrap did or (--dry-run) would do.
+type wrapEntry struct {
+	Server  string `json:"server"`
+	Project string `json:"project,omitempty"`
+	// wrapped, unwrapped, unchanged, skipped_remote, skipped_broken,
+	// skipped_project; for --check: wrapped, not_wrapped, refused_flags
+	Result string `json:"result"`
+	Reason string `json:"reason,omitempty"`
+}
+
+var resultWords = map[clientconfig.Result]string{clientconfig.Unchanged: "unchanged", clientconfig.SkippedRemote: "skipped_remote",
+	clientconfig.SkippedBroken: "skipped_broken", clientconfig.SkippedProject: "skipped_project"}
 
 // runWrap is `mcpshim wrap` and, with unwrap, `mcpshim unwrap`. Every file is
 // read and rewritten in memory first; if any is refused, none is written.
@@ -142,15 +225,31 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	if unwrap {
 		cmd = "unwrap"
 	}
+	rep := wrapReport{Files: []wrapFile{}}
+	var o wrapOptions
+	// fail reports an error: on stderr, and in the --json document.
 	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(c.stderr, "mcpshim %s: %s\n", cmd, fmt.Sprintf(format, a...))
+		msg := fmt.Sprintf(format, a...)
+		fmt.Fprintf(c.stderr, "mcpshim %s: %s\n", cmd, msg)
+		rep.Errors = append(rep.Errors, msg)
+		rep.Exit = code
+		return code
+	}
+	// done prints the --json document, when asked for, and returns code.
+	done := func(code int) int {
+		if o.json {
+			rep.Exit = code
+			enc := json.NewEncoder(c.stdout)
+			enc.SetIndent("", "  ")
+			enc.Encode(rep)
+		}
 		return code
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
 		return fail(exitConfig, "%v", err)
 	}
-	o, err := parseWrapArgs(args, unwrap, cwd)
+	o, err = parseWrapArgs(args, unwrap, cwd)
 	if errors.Is(err, errWrapHelp) {
 		fmt.Fprint(c.stdout, wrapUsage)
 		return 0
@@ -159,19 +258,27 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		fmt.Fprintf(c.stderr, "mcpshim %s: %v\n\n%s", cmd, err, wrapUsage)
 		return exitUsage
 	}
+	rep.DryRun = o.dryRun
 	files := o.configs
 	if len(files) == 0 {
-		if files = clientconfig.Find(cwd, c.getenv("HOME")); len(files) == 0 {
-			return fail(exitConfig, "no client config in %s or $HOME; name one with --config", cwd)
+		if files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv); len(files) == 0 {
+			return done(fail(exitConfig, "no client config in %s or $HOME (mcpshim probe -h lists where the clients keep theirs); name one with --config", cwd))
 		}
 	}
+	scope := clientconfig.Scope{Servers: o.servers, Project: cwd}
+	if o.allProjects {
+		scope.Project = ""
+	}
 	if o.check {
-		return checkWrapped(c, files, o.servers)
+		return checkWrapped(c, files, scope, o.json)
 	}
 	var self string
 	if !unwrap {
 		if self, err = wrapExecutable(); err != nil {
-			return fail(1, "find mcpshim's own path: %v", err)
+			return done(fail(1, "find mcpshim's own path: %v", err))
+		}
+		if note := npxCacheNote(self); note != "" {
+			fmt.Fprintf(c.stderr, "mcpshim wrap: %s\n", note)
 		}
 	}
 
@@ -200,12 +307,12 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		var out []byte
 		var entries []clientconfig.Entry
 		if unwrap {
-			out, entries, err = clientconfig.Unwrap(f, old, o.servers)
+			out, entries, err = clientconfig.Unwrap(f, old, scope)
 		} else {
-			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, o.servers)
+			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, scope)
 		}
 		if err == nil && (unwrap || o.remote) {
-			out, entries, err = remoteRewrite(f, out, entries, self, o, unwrap)
+			out, entries, err = remoteRewrite(f, out, entries, self, o, scope, unwrap)
 		}
 		if err != nil {
 			refused = true
@@ -218,11 +325,11 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		plans = append(plans, plan{f, path, old, out, entries})
 	}
 	if refused {
-		return fail(exitConfig, "nothing written: fix the files above, or name the others with --config")
+		return done(fail(exitConfig, "nothing written: fix the files above, or name the others with --config"))
 	}
 	for _, s := range o.servers {
 		if !found[s] {
-			return fail(exitUsage, "no server %q in %s; nothing written", s, strings.Join(files, ", "))
+			return done(fail(exitUsage, "no server %q in %s; nothing written", s, strings.Join(files, ", ")))
 		}
 	}
 
@@ -231,62 +338,116 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
 	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
 		if err := os.MkdirAll(o.ledger, 0o700); err != nil {
-			return fail(1, "create the ledger directory: %v", err)
+			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
 	for _, p := range plans {
+		wf := wrapFile{File: p.file, Entries: []wrapEntry{}}
+		otherProjects := 0
 		for _, e := range p.entries {
-			fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.file, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
+			if e.Result == clientconfig.SkippedProject {
+				otherProjects++
+			} else {
+				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.file, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
+			}
+			word := resultWords[e.Result]
+			if word == "" {
+				word = cmd + "ped"
+			}
+			wf.Entries = append(wf.Entries, wrapEntry{Server: e.Server, Project: e.Project, Result: word, Reason: e.Reason})
 		}
+		if otherProjects > 0 {
+			entries := "entries"
+			if otherProjects == 1 {
+				entries = "entry"
+			}
+			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.file, otherProjects, entries, cmd)
+		}
+		rep.Files = append(rep.Files, wf)
+		last := &rep.Files[len(rep.Files)-1]
 		if bytes.Equal(p.old, p.new) {
 			continue
 		}
-		fmt.Fprint(c.stdout, clientconfig.Diff(p.file, p.old, p.new))
+		diff := clientconfig.Diff(p.file, p.old, p.new)
+		if o.json {
+			last.Diff = diff
+		} else {
+			fmt.Fprint(c.stdout, diff)
+		}
 		if o.dryRun {
 			continue
 		}
 		backup, err := clientconfig.Replace(p.path, p.old, p.new)
 		if err != nil {
-			return fail(1, "write %s: %v", p.file, err)
+			return done(fail(1, "write %s: %v", p.file, err))
 		}
+		last.Written, last.Backup = true, backup
 		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.file, backup)
 	}
-	return 0
+	return done(0)
 }
 
 // checkWrapped is wrap --check: exit 1 listing the stdio servers that do not
-// run behind mcpshim, for CI.
-func checkWrapped(c *cli, files, only []string) int {
+// run behind mcpshim, or run behind it with flags it would refuse, for CI.
+func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool) int {
 	servers, _, err := clientconfig.Load(files, c.lookupEnv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim wrap: %v\n", err)
 		return exitConfig
 	}
+	type checked struct {
+		File string `json:"file"`
+		wrapEntry
+	}
+	rep := struct {
+		Servers []checked `json:"servers"`
+		Exit    int       `json:"exit"`
+	}{Servers: []checked{}}
 	found := map[string]bool{}
-	total, bare := 0, 0
+	total, bad := 0, 0
 	for _, s := range servers {
-		if s.Type != "stdio" || (len(only) > 0 && !slices.Contains(only, s.Name)) {
+		if s.Type != "stdio" || (len(scope.Servers) > 0 && !slices.Contains(scope.Servers, s.Name)) ||
+			(s.Project != "" && scope.Project != "" && s.Project != scope.Project) {
 			continue
 		}
 		found[s.Name] = true
 		total++
-		if !s.Wrapped {
-			bare++
+		e := checked{File: s.File, wrapEntry: wrapEntry{Server: s.Name, Project: s.Project, Result: "wrapped"}}
+		switch {
+		case !s.Wrapped:
+			e.Result = "not_wrapped"
 			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", s.File, wrapLabel(s.Name, s.Project))
+		default:
+			if err := checkShimArgs(s.ShimArgs); err != nil {
+				e.Result, e.Reason = "refused_flags", err.Error()
+				fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %v\n", s.File, wrapLabel(s.Name, s.Project), err)
+			}
 		}
+		if e.Result != "wrapped" {
+			bad++
+		}
+		rep.Servers = append(rep.Servers, e)
 	}
-	for _, s := range only {
+	for _, s := range scope.Servers {
 		if !found[s] {
 			fmt.Fprintf(c.stderr, "mcpshim wrap: no stdio server %q in %s\n", s, strings.Join(files, ", "))
 			return exitUsage
 		}
 	}
-	if bare > 0 {
-		fmt.Fprintf(c.stderr, "mcpshim wrap --check: %d of %d stdio servers are not behind mcpshim; run mcpshim wrap\n", bare, total)
-		return 1
+	code := 0
+	if bad > 0 {
+		fmt.Fprintf(c.stderr, "mcpshim wrap --check: %d of %d stdio servers do not run behind mcpshim as they are; run mcpshim wrap (and unwrap first for refused flags)\n", bad, total)
+		code = 1
+	} else if !asJSON {
+		fmt.Fprintf(c.stdout, "all %d stdio servers run behind mcpshim\n", total)
 	}
-	fmt.Fprintf(c.stdout, "all %d stdio servers run behind mcpshim\n", total)
-	return 0
+	if asJSON {
+		rep.Exit = code
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rep)
+	}
+	return code
 }
 
 func wrapLabel(name, project string) string {
@@ -304,10 +465,14 @@ func wrapOutcome(e clientconfig.Entry, unwrap, dryRun bool) string {
 		if unwrap {
 			verb = "unwrap"
 		}
+		out := verb + "ped"
 		if dryRun {
-			return "to " + verb
+			out = "to " + verb
 		}
-		return verb + "ped"
+		if e.Reason != "" {
+			out += " (" + e.Reason + ")"
+		}
+		return out
 	case clientconfig.Unchanged:
 		if unwrap {
 			return "not wrapped, left alone"

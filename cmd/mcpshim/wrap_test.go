@@ -182,8 +182,8 @@ func TestWrapRefusals(t *testing.T) {
 	tests := []struct {
 		name, content, want string
 	}{
-		{"comment", "{\n  // local servers\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}", ":2:3: comment: JSON does not allow comments"},
-		{"block comment", "{\"mcpServers\": {\"a\": {\"command\": \"x\" /* why */}}}", ":1:38: comment: JSON does not allow comments"},
+		{"comment", "{\n  // local servers\n  \"mcpServers\": {\"a\": {\"command\": \"x\"}}\n}", ":2:3: comment: Claude Code reads this file as strict JSON"},
+		{"block comment", "{\"mcpServers\": {\"a\": {\"command\": \"x\" /* why */}}}", ":1:38: comment: Claude Code reads this file as strict JSON"},
 		{"trailing comma", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}", ":3:26: unexpected '}', want a quoted key"},
 	}
 	for _, tt := range tests {
@@ -287,6 +287,11 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"wrap", "--dry-run=yes"}, exitUsage, "--dry-run=yes takes no value"},
 		{[]string{"unwrap", "--ledger", "x"}, exitUsage, "unknown flag --ledger"},
 		{[]string{"unwrap", "--check"}, exitUsage, "unknown flag --check"},
+		{[]string{"wrap", "--config", file, "--capture", "everything"}, exitUsage, `mcpshim would refuse the flags to bake (--capture everything): --capture "everything": want meta or full`},
+		{[]string{"wrap", "--config", file, "--handshake-timeout", "soon"}, exitUsage, `invalid value "soon" for flag -handshake-timeout`},
+		{[]string{"wrap", "--config", file, "--restart"}, exitUsage, "--restart needs a value"},
+		{[]string{"wrap", "--config", file, "--capture-everything"}, exitUsage, "unknown flag --capture-everything: neither a wrap flag nor one of mcpshim's"},
+		{[]string{"wrap", "--config", file, "--name", "x"}, exitUsage, "--name is not baked"},
 		{[]string{"wrap", "--config", file, "--server", "nope"}, exitUsage, `no server "nope"`},
 		{[]string{"wrap", "--check", "--config", file, "--server", "nope"}, exitUsage, `no stdio server "nope"`},
 		{[]string{"wrap", "--config", filepath.Join(dir, "missing.json")}, exitConfig, "missing.json"},
@@ -311,9 +316,10 @@ func TestParseWrapArgs(t *testing.T) {
 		{[]string{"--ledger", "/l"}, []string{"--ledger", "/l"}},
 		{[]string{"-ledger=rel/l"}, []string{"--ledger", "/cwd/rel/l"}},
 		{[]string{"--ledger", "off"}, []string{"--ledger", "off"}},
-		{[]string{"--ledger", "/l", "--capture", "full", "--server", "x"}, []string{"--ledger", "/l", "--capture", "full", "--server", "x"}},
-		{[]string{"--restart=on-failure", "--ledger", "/l"}, []string{"--restart=on-failure", "--ledger", "/l"}},
-		{[]string{"--lock", "tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}, []string{"--lock", "tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}},
+		{[]string{"--ledger", "/l", "--capture", "full", "--server", "x"}, []string{"--ledger", "/l", "--capture", "full"}},
+		{[]string{"--restart=on-failure", "--ledger", "/l"}, []string{"--ledger", "/l", "--restart=on-failure"}},
+		{[]string{"--lock", "tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}, []string{"--lock", "/cwd/tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}},
+		{[]string{"-quiet", "--json", "--max-restarts", "3", "--dry-run"}, []string{"-quiet", "--max-restarts", "3"}},
 	}
 	for _, tt := range tests {
 		o, err := parseWrapArgs(tt.args, false, "/cwd")

@@ -4,6 +4,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -20,53 +21,82 @@ func build(t *testing.T, dir, pkg string) string {
 }
 
 // TestRunMeasuresEveryPipeline drives the real programs over real pipes with
-// a few trips and a 2 MiB line: enough to see the flags reach mcpshim (only
-// --max-observe 1048576 truncates) and every figure get filled in.
+// a few trips, small floods and 2 MiB lines: enough to see every figure
+// filled in and every line arrive.
 func TestRunMeasuresEveryPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three programs")
 	}
 	bin := t.TempDir()
 	cfg := config{
-		echo:      build(t, bin, "bench/relay/echo"),
-		bare:      build(t, bin, "bench/relay/bare"),
-		shim:      build(t, bin, "cmd/mcpshim"),
-		trips:     50,
-		warmup:    5,
-		hugeBytes: 2 << 20,
-		reps:      2,
-		work:      t.TempDir(),
-		block:     20,
-		settle:    100 * time.Millisecond,
+		echo:       build(t, bin, "bench/relay/echo"),
+		bare:       build(t, bin, "bench/relay/bare"),
+		shim:       build(t, bin, "cmd/mcpshim"),
+		trips:      50,
+		warmup:     5,
+		depth:      8,
+		inflightN:  100,
+		floodBytes: 2 << 20,
+		floodLine:  1024,
+		hugeBytes:  2 << 20,
+		reps:       2,
+		starts:     2,
+		inits:      1,
+		work:       t.TempDir(),
+		block:      20,
+		settle:     100 * time.Millisecond,
 	}
-	ps, err := run(cfg, specs(cfg))
+	ss := specs(cfg)
+	ps, err := run(cfg, ss)
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	// The 2 MiB tool results are past the MiB the tap keeps of a line it does not need whole.
-	wantTruncated := map[string]int{"direct": 0, "bare": 0, "mcpshim": 2, "mcpshim-obs1m": 2}
-	if len(ps) != len(wantTruncated) {
-		t.Fatalf("run: got %d pipelines, want %d", len(ps), len(wantTruncated))
+	if len(ps) != 3 {
+		t.Fatalf("run: got %d pipelines, want direct, bare and mcpshim", len(ps))
 	}
 	for _, p := range ps {
-		if len(p.trips) != cfg.trips || len(p.mibps) != cfg.reps {
-			t.Errorf("%s: got %d trips and %d huge lines, want %d and %d", p.name, len(p.trips), len(p.mibps), cfg.trips, cfg.reps)
+		if len(p.trips) != cfg.trips || len(p.inflight) != cfg.inflightN || len(p.hugeS2C) != cfg.reps || len(p.hugeC2S) != cfg.reps {
+			t.Errorf("%s: got %d trips, %d pipelined, %d and %d huge lines; want %d, %d, %d and %d", p.name,
+				len(p.trips), len(p.inflight), len(p.hugeS2C), len(p.hugeC2S), cfg.trips, cfg.inflightN, cfg.reps, cfg.reps)
 		}
-		if runtime.GOOS == "linux" && (p.peak <= 0 || p.cpuTrips < 0 || p.cpuHuge < 0) {
-			t.Errorf("%s: got peak RSS %d, CPU %v and %v; want all read from /proc", p.name, p.peak, p.cpuTrips, p.cpuHuge)
+		if p.floodS2C <= 0 || p.floodC2S <= 0 {
+			t.Errorf("%s: got flood MiB/s %g and %g, want both measured", p.name, p.floodS2C, p.floodC2S)
 		}
-		if p.maxrss <= 0 {
-			t.Errorf("%s: got maxrss %d, want > 0", p.name, p.maxrss)
+		if runtime.GOOS == "linux" && (p.peakC2S <= 0 || p.idle <= 0 || p.floodCPUS2C < 0) {
+			t.Errorf("%s: got peak RSS %d, idle %d, CPU %v; want all read from /proc", p.name, p.peakC2S, p.idle, p.floodCPUS2C)
 		}
 		if p.spec.ledger == "" {
 			continue
 		}
-		// initialize and 50+5 calls give two records each, plus launch and the huge calls.
+		// initialize and 50+5 calls give two records each, plus launch and the others.
 		if p.ledger.records < 2*(1+cfg.warmup+cfg.trips) || p.ledger.lost != 0 {
 			t.Errorf("%s: got %d ledger records, %d lost; want at least %d, none lost", p.name, p.ledger.records, p.ledger.lost, 2*(1+cfg.warmup+cfg.trips))
 		}
-		if p.ledger.truncated != wantTruncated[p.name] {
-			t.Errorf("%s: got %d message_truncated, want %d", p.name, p.ledger.truncated, wantTruncated[p.name])
+	}
+	rows := collect(cfg, ps)
+	sr, err := startup(cfg, ss)
+	if err != nil {
+		t.Fatalf("startup: %v", err)
+	}
+	rows = append(rows, sr...)
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.measure+" "+r.pipeline] = true
+	}
+	for _, want := range []string{"first_byte mcpshim", "init_ms mcpshim", "binary_mb_unstripped mcpshim", "huge_c2s bare", "flood_cpu_c2s mcpshim"} {
+		if !have[want] {
+			t.Errorf("rows: no %s in %v", want, rows)
 		}
+	}
+	path := filepath.Join(cfg.work, "rows.tsv")
+	if err := writeRows(path, rows); err != nil {
+		t.Fatal(err)
+	}
+	var sum strings.Builder
+	if err := summarize(&sum, []string{path, path}); err != nil {
+		t.Fatalf("summarize: %v", err)
+	}
+	if !strings.Contains(sum.String(), "| one 64 MiB line, throughput c2s | ") || !strings.Contains(sum.String(), "× | ≥ 0.9× |") {
+		t.Errorf("summarize: got\n%s\nwant a row per measure, mcpshim's as a ratio to bare", sum.String())
 	}
 }

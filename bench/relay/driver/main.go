@@ -1,9 +1,15 @@
 // Command driver measures, in one run, what a relay in front of a stdio MCP
-// server costs: small request/response round trips and one huge response line
-// through a direct pipe, a bare io.Copy relay and mcpshim with its ledger on.
-// All pipelines are alive at once and take turns (a block of round trips, or
-// one huge line, each), so that load from others on a shared machine falls on
-// all of them alike.
+// server costs, for every row of issue 14's table: small round trips, 32
+// requests in flight, a flood of 1 KiB lines each way, one huge line each
+// way, peak and idle memory, exec to the first byte of the initialize
+// answer, package init and binary size. The pipelines are a direct pipe, a
+// bare io.Copy relay, mcpshim with its ledger on and, when given, the peer
+// mcpsnoop with its trace on and off. All are alive at once and take turns
+// (a block of trips, one flood, one huge line each), so that load from
+// others on a shared machine falls on all of them alike.
+//
+// With -summary it reads the rows.tsv of earlier runs instead and prints the
+// table: medians and ranges over the runs, ratios to the bare relay.
 package main
 
 import (
@@ -16,41 +22,59 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"time"
 )
 
 // config is the driver's flags.
 type config struct {
-	echo, bare, shim string
-	trips, warmup    int
-	block            int // trips of one pipeline before the next one's turn
-	hugeBytes, reps  int
-	work             string
-	settle, pause    time.Duration
-	load             string // load average when the run started
+	echo, bare, shim, snoop string
+	trips, warmup           int
+	block                   int // trips of one pipeline before the next one's turn
+	depth, inflightN        int // requests in flight, and requests per pipeline
+	floodBytes, floodLine   int // bytes of 1 KiB lines per flood, and the line size
+	hugeBytes, reps         int
+	starts                  int // fresh starts per pipeline for exec to first byte
+	inits                   int // GODEBUG=inittrace=1 runs per binary
+	work                    string
+	settle, pause           time.Duration
+	load                    string // load average when the run started
 }
 
 func main() {
 	var cfg config
+	var summary bool
 	flag.StringVar(&cfg.echo, "echo", "", "the echo server binary (required)")
 	flag.StringVar(&cfg.bare, "bare", "", "the bare relay binary (required)")
 	flag.StringVar(&cfg.shim, "shim", "", "the mcpshim binary; empty measures only direct and bare")
+	flag.StringVar(&cfg.snoop, "mcpsnoop", "", "a build of kerlenton/mcpsnoop, measured with its trace on and off")
 	flag.IntVar(&cfg.trips, "n", 5000, "small round trips per pipeline")
 	flag.IntVar(&cfg.block, "block", 250, "round trips of one pipeline before the next pipeline's turn")
 	flag.IntVar(&cfg.warmup, "warmup", 200, "round trips per pipeline before measuring, not counted")
-	flag.IntVar(&cfg.hugeBytes, "huge", 64<<20, "bytes of the huge response line, newline included")
-	flag.IntVar(&cfg.reps, "reps", 9, "huge lines per pipeline (throughput is noisy on a shared machine: the median is reported)")
-	flag.StringVar(&cfg.work, "work", "", "directory for ledgers and stderr logs (default: a new temporary one)")
-	flag.DurationVar(&cfg.settle, "settle", 300*time.Millisecond, "wait after each phase before reading CPU time and peak RSS, so the recorder has handled its lines")
-	flag.DurationVar(&cfg.pause, "pause", 50*time.Millisecond, "wait after each huge line before the next pipeline's")
+	flag.IntVar(&cfg.depth, "inflight", 32, "requests in flight at once")
+	flag.IntVar(&cfg.inflightN, "inflight-n", 20000, "requests per pipeline with -inflight in flight (two turns each)")
+	flag.IntVar(&cfg.floodBytes, "flood", 1<<30, "bytes of progress notification lines per flood, one each way per pipeline")
+	flag.IntVar(&cfg.floodLine, "flood-line", 1024, "bytes of one flood line, newline included")
+	flag.IntVar(&cfg.hugeBytes, "huge", 64<<20, "bytes of the huge line, newline included")
+	flag.IntVar(&cfg.reps, "reps", 5, "huge lines per pipeline each way (the median is reported)")
+	flag.IntVar(&cfg.starts, "starts", 21, "fresh starts per pipeline, timed from exec to the first byte of the initialize answer")
+	flag.IntVar(&cfg.inits, "inits", 5, "GODEBUG=inittrace=1 runs per binary (the median is reported)")
+	flag.StringVar(&cfg.work, "work", "", "directory for ledgers, stderr logs and rows.tsv (default: a new temporary one)")
+	flag.DurationVar(&cfg.settle, "settle", 300*time.Millisecond, "wait after each phase before reading CPU time and memory, so the recorder has handled its lines")
+	flag.DurationVar(&cfg.pause, "pause", 50*time.Millisecond, "wait after each huge line or flood before the next pipeline's")
+	flag.BoolVar(&summary, "summary", false, "print the table of the rows.tsv files given as arguments")
 	flag.Parse()
+	if summary {
+		if err := summarize(os.Stdout, flag.Args()); err != nil {
+			fmt.Fprintf(os.Stderr, "driver: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if cfg.block <= 0 {
 		cfg.block = 1
 	}
 	if cfg.echo == "" || cfg.bare == "" {
-		fmt.Fprintln(os.Stderr, "usage: driver -echo ECHO -bare BARE [-shim MCPSHIM] [flags]")
+		fmt.Fprintln(os.Stderr, "usage: driver -echo ECHO -bare BARE [-shim MCPSHIM] [-mcpsnoop MCPSNOOP] [flags]\n       driver -summary ROWS.tsv...")
 		os.Exit(64)
 	}
 	if cfg.work == "" {
@@ -62,12 +86,24 @@ func main() {
 		cfg.work = dir
 	}
 	cfg.load = loadAvg()
-	ps, err := run(cfg, specs(cfg))
+	ss := specs(cfg)
+	ps, err := run(cfg, ss)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "driver: %v\n", err)
 		os.Exit(1)
 	}
-	report(os.Stdout, cfg, ps)
+	rows := collect(cfg, ps)
+	sr, err := startup(cfg, ss)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "driver: %v\n", err)
+		os.Exit(1)
+	}
+	rows = append(rows, sr...)
+	report(os.Stdout, cfg, ps, rows)
+	if err := writeRows(filepath.Join(cfg.work, "rows.tsv"), rows); err != nil {
+		fmt.Fprintf(os.Stderr, "driver: %v\n", err)
+		os.Exit(1)
+	}
 }
 
 // spec is one way of reaching the echo server.
@@ -82,33 +118,55 @@ func specs(cfg config) []spec {
 		{name: "direct", argv: []string{cfg.echo}},
 		{name: "bare", argv: []string{cfg.bare, cfg.echo}},
 	}
-	if cfg.shim == "" {
-		return out
+	if cfg.shim != "" {
+		ledger := filepath.Join(cfg.work, "mcpshim.jsonl")
+		out = append(out, spec{name: "mcpshim", argv: []string{cfg.shim, "--name", "mcpshim", "--ledger", ledger, "--", cfg.echo}, ledger: ledger})
 	}
-	shim := func(name string, flags ...string) spec {
-		ledger := filepath.Join(cfg.work, name+".jsonl")
-		argv := append([]string{cfg.shim, "--name", name, "--ledger", ledger}, flags...)
-		return spec{name: name, argv: append(argv, "--", cfg.echo), ledger: ledger}
+	if cfg.snoop != "" {
+		out = append(out,
+			spec{name: "mcpsnoop", argv: []string{cfg.snoop, "--label", "mcpsnoop", "--trace-file", filepath.Join(cfg.work, "mcpsnoop.jsonl"), "--", cfg.echo}},
+			spec{name: "mcpsnoop-off", argv: []string{cfg.snoop, "--no-trace", "--", cfg.echo}})
 	}
-	return append(out, shim("mcpshim"), shim("mcpshim-obs1m", "--max-observe", "1048576"))
+	return out
+}
+
+// command is s's process with its stderr appended to a log in work and a
+// home of its own there (mcpsnoop keeps its state and socket under it).
+func command(s spec, work string) (*exec.Cmd, error) {
+	cmd := exec.Command(s.argv[0], s.argv[1:]...)
+	home := filepath.Join(work, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, fmt.Errorf("spawn %s: %w", s.name, err)
+	}
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_STATE_HOME="+home, "XDG_CACHE_HOME="+home, "XDG_RUNTIME_DIR="+home)
+	errLog, err := os.OpenFile(filepath.Join(work, s.name+".stderr"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spawn %s: %w", s.name, err)
+	}
+	cmd.Stderr = errLog // closed by the caller once started
+	return cmd, nil
 }
 
 // pipeline is one running spec and what was measured through it.
 type pipeline struct {
 	spec
-	cmd    *exec.Cmd
-	in     io.WriteCloser
-	out    *bufio.Reader
-	id     int
-	buf    []byte
-	trips  []time.Duration
-	mibps  []float64 // one per huge line
-	peak   int64     // VmHWM before exit; 0 when unknown
-	maxrss int64     // wait4's Maxrss after exit
-	// CPU time of the pipeline's first process during the measured trips and
-	// during the huge lines; -1 when it cannot be read.
-	cpuTrips, cpuHuge time.Duration
-	ledger            ledgerStats
+	cmd   *exec.Cmd
+	in    io.WriteCloser
+	out   *bufio.Reader
+	id    int
+	buf   []byte
+	trips []time.Duration
+
+	inflight []time.Duration // latency of each request with depth in flight
+	rps      []float64       // requests per second, one per turn
+
+	floodS2C, floodC2S       float64       // MiB/s
+	floodCPUS2C, floodCPUC2S time.Duration // CPU of the first process per flood; -1 unknown
+
+	hugeS2C, hugeC2S []float64 // MiB/s, one per huge line
+	idle             int64     // VmRSS after the handshake
+	peakS2C, peakC2S int64     // VmHWM after the server's huge lines, and after the client's too
+	ledger           ledgerStats
 }
 
 type ledgerStats struct {
@@ -116,13 +174,11 @@ type ledgerStats struct {
 }
 
 func start(s spec, work string) (*pipeline, error) {
-	cmd := exec.Command(s.argv[0], s.argv[1:]...)
-	errLog, err := os.Create(filepath.Join(work, s.name+".stderr"))
+	cmd, err := command(s, work)
 	if err != nil {
-		return nil, fmt.Errorf("spawn %s: %w", s.name, err)
+		return nil, err
 	}
-	defer errLog.Close() // the child has its own copy
-	cmd.Stderr = errLog
+	defer cmd.Stderr.(*os.File).Close() // the child has its own copy
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("spawn %s: %w", s.name, err)
@@ -134,7 +190,7 @@ func start(s spec, work string) (*pipeline, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("spawn %s: %w", s.name, err)
 	}
-	return &pipeline{spec: s, cmd: cmd, in: in, out: bufio.NewReaderSize(out, 256<<10), cpuTrips: -1, cpuHuge: -1}, nil
+	return &pipeline{spec: s, cmd: cmd, in: in, out: bufio.NewReaderSize(out, 256<<10), floodCPUS2C: -1, floodCPUC2S: -1}, nil
 }
 
 // exchange writes one request line and reads the response line, returning
@@ -232,6 +288,10 @@ func run(cfg config, ss []spec) ([]*pipeline, error) {
 			return nil, err
 		}
 	}
+	time.Sleep(cfg.settle)
+	for _, p := range ps {
+		p.idle, _ = procStatus(p.cmd.Process.Pid, "VmRSS:")
+	}
 	for range cfg.warmup {
 		for _, p := range ps {
 			if _, err := p.exchange(echoCall); err != nil {
@@ -239,7 +299,6 @@ func run(cfg config, ss []spec) ([]*pipeline, error) {
 			}
 		}
 	}
-	cpu0 := cpuTimes(ps)
 	// Blocks rather than single trips: mcpshim's recorder finishes its work
 	// after a response is relayed, and it must not land in another pipeline's trip.
 	for done := 0; done < cfg.trips; done += cfg.block {
@@ -253,35 +312,66 @@ func run(cfg config, ss []spec) ([]*pipeline, error) {
 			}
 		}
 	}
-	// The recorder may still be writing the last records; they belong to the trips.
-	time.Sleep(cfg.settle)
-	cpu1 := cpuTimes(ps)
-	for range cfg.reps {
+	for turn := range 2 {
 		for _, p := range ps {
-			d, err := p.huge(cfg.hugeBytes)
-			if err != nil {
+			n := cfg.inflightN / 2
+			if turn == 1 {
+				n = cfg.inflightN - n
+			}
+			if err := p.pipelined(n, cfg.depth); err != nil {
 				return nil, err
 			}
-			p.mibps = append(p.mibps, float64(cfg.hugeBytes)/(1<<20)/d.Seconds())
-			time.Sleep(cfg.pause) // the same reason as the blocks above
 		}
 	}
-	time.Sleep(cfg.settle)
-	cpu2 := cpuTimes(ps)
-	for i, p := range ps {
-		if cpu0[i] >= 0 && cpu1[i] >= 0 && cpu2[i] >= 0 {
-			p.cpuTrips, p.cpuHuge = cpu1[i]-cpu0[i], cpu2[i]-cpu1[i]
+	if cfg.floodBytes > 0 {
+		lines := max(cfg.floodBytes/cfg.floodLine, 1)
+		for _, dir := range []string{"s2c", "c2s"} {
+			for _, p := range ps {
+				time.Sleep(cfg.settle) // the recorder's backlog belongs to the phase before
+				if err := p.flood(dir, lines, cfg.floodLine, cfg.settle); err != nil {
+					return nil, err
+				}
+				time.Sleep(cfg.pause)
+			}
 		}
 	}
-	for _, p := range ps {
-		p.peak, _ = peakRSS(p.cmd.Process.Pid)
+	for _, dir := range []string{"s2c", "c2s"} {
+		for range cfg.reps {
+			for _, p := range ps {
+				var d time.Duration
+				var err error
+				if dir == "s2c" {
+					d, err = p.huge(cfg.hugeBytes)
+				} else {
+					d, err = p.hugeRequest(cfg.hugeBytes)
+				}
+				if err != nil {
+					return nil, err
+				}
+				x := float64(cfg.hugeBytes) / (1 << 20) / d.Seconds()
+				if dir == "s2c" {
+					p.hugeS2C = append(p.hugeS2C, x)
+				} else {
+					p.hugeC2S = append(p.hugeC2S, x)
+				}
+				time.Sleep(cfg.pause) // the same reason as the blocks above
+			}
+		}
+		time.Sleep(cfg.settle)
+		for _, p := range ps {
+			peak, _ := procStatus(p.cmd.Process.Pid, "VmHWM:")
+			if dir == "s2c" {
+				p.peakS2C = peak
+			} else {
+				p.peakC2S = peak
+			}
+		}
 	}
 	for _, p := range ps {
 		p.in.Close()
 		if err := p.cmd.Wait(); err != nil {
 			return nil, fmt.Errorf("%s: %w", p.name, err)
 		}
-		p.maxrss = maxRSS(p.cmd.ProcessState)
 		if p.spec.ledger != "" {
 			st, err := readLedger(p.spec.ledger)
 			if err != nil {
@@ -293,128 +383,27 @@ func run(cfg config, ss []spec) ([]*pipeline, error) {
 	return ps, nil
 }
 
-// cpuTimes reads each pipeline's CPU time so far; -1 where it cannot be read.
-func cpuTimes(ps []*pipeline) []time.Duration {
-	out := make([]time.Duration, len(ps))
-	for i, p := range ps {
-		d, err := cpuTime(p.cmd.Process.Pid)
-		if err != nil {
-			d = -1
-		}
-		out[i] = d
-	}
-	return out
-}
-
 func readLedger(path string) (ledgerStats, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ledgerStats{}, fmt.Errorf("ledger: %w", err)
 	}
-	return ledgerStats{
-		records:   bytes.Count(b, []byte("\n")),
-		lost:      bytes.Count(b, []byte(`"event":"records_lost"`)),
-		truncated: bytes.Count(b, []byte(`"event":"message_truncated"`)),
-	}, nil
-}
-
-// Goals from issue 2 ("Speed").
-const (
-	goalLatencyRatio    = 1.5      // mcpshim median round trip over bare's, at most
-	goalThroughputRatio = 0.8      // mcpshim huge-line MiB/s over bare's, at least
-	goalPeakRSS         = 32 << 20 // mcpshim peak RSS while relaying the huge line, at most
-)
-
-func report(w io.Writer, cfg config, ps []*pipeline) {
-	fmt.Fprintf(w, "relay benchmark  %s  %s %s/%s  %d CPUs  load average %s at start, %s at end\n",
-		time.Now().UTC().Format(time.RFC3339), runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cfg.load, loadAvg())
-	sums := map[string]summary{}
-	if cfg.trips > 0 {
-		fmt.Fprintf(w, "\nsmall round trips: %d per pipeline after %d warm-up, in turns of %d\n", cfg.trips, cfg.warmup, cfg.block)
-		fmt.Fprintf(w, "%-14s %9s %9s %9s %9s %9s\n", "pipeline", "min", "median", "p90", "p99", "max")
-		for _, p := range ps {
-			s := summarize(p.trips)
-			sums[p.name] = s
-			fmt.Fprintf(w, "%-14s %9s %9s %9s %9s %9s\n", p.name, us(s.Min), us(s.Median), us(s.P90), us(s.P99), us(s.Max))
+	defer f.Close()
+	var st ledgerStats
+	br := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 && !errors.Is(err, bufio.ErrBufferFull) {
+			st.records++
+		}
+		if bytes.Contains(line, []byte(`"event":"records_lost"`)) {
+			st.lost++
+		}
+		if bytes.Contains(line, []byte(`"event":"message_truncated"`)) {
+			st.truncated++
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return st, nil
 		}
 	}
-	tput := map[string]float64{}
-	if cfg.reps > 0 {
-		fmt.Fprintf(w, "\nhuge line: %d bytes, %d per pipeline in turns; MiB/s from request write to final newline\n", cfg.hugeBytes, cfg.reps)
-		fmt.Fprintf(w, "%-14s %9s  %s\n", "pipeline", "median", "each")
-		for _, p := range ps {
-			each := make([]string, len(p.mibps))
-			for i, x := range p.mibps {
-				each[i] = fmt.Sprintf("%.0f", x)
-			}
-			tput[p.name] = medianFloat(append([]float64(nil), p.mibps...))
-			fmt.Fprintf(w, "%-14s %9.0f  %s\n", p.name, tput[p.name], strings.Join(each, " "))
-		}
-	}
-	fmt.Fprintf(w, "\npeak RSS: VmHWM of the process itself before exit; wait4 maxrss also counts its reaped children\n")
-	fmt.Fprintf(w, "%-14s %9s %9s  %s\n", "pipeline", "VmHWM", "maxrss", "ledger")
-	for _, p := range ps {
-		led := ""
-		if p.spec.ledger != "" {
-			led = fmt.Sprintf("%d records, %d records_lost, %d message_truncated", p.ledger.records, p.ledger.lost, p.ledger.truncated)
-		}
-		fmt.Fprintf(w, "%-14s %9s %9s  %s\n", p.name, mib(p.peak), mib(p.maxrss), led)
-	}
-	if ps[0].cpuTrips >= 0 {
-		fmt.Fprintf(w, "\nCPU time of the pipeline's first process (user+system, 10ms ticks; less noisy than wall time on a shared machine)\n")
-		fmt.Fprintf(w, "%-14s %14s %14s\n", "pipeline", "per trip", "per huge line")
-		for _, p := range ps {
-			trip, line := "-", "-"
-			if cfg.trips > 0 {
-				trip = us(p.cpuTrips / time.Duration(cfg.trips))
-			}
-			if cfg.reps > 0 {
-				line = fmt.Sprintf("%.1fms", float64(p.cpuHuge/time.Duration(cfg.reps))/float64(time.Millisecond))
-			}
-			fmt.Fprintf(w, "%-14s %14s %14s\n", p.name, trip, line)
-		}
-	}
-	fmt.Fprintf(w, "\ngoals (issue 2)\n")
-	for _, p := range ps {
-		if p.spec.ledger == "" {
-			continue
-		}
-		var parts []string
-		if cfg.trips > 0 {
-			lat := ratio(sums[p.name].Median, sums["bare"].Median)
-			parts = append(parts, fmt.Sprintf("median/bare %.2f (≤ %.1f %s)  p99/bare %.2f",
-				lat, goalLatencyRatio, verdict(lat <= goalLatencyRatio), ratio(sums[p.name].P99, sums["bare"].P99)))
-		}
-		if cfg.reps > 0 {
-			thr := tput[p.name] / tput["bare"]
-			parts = append(parts, fmt.Sprintf("MiB/s / bare %.2f (≥ %.1f %s)", thr, goalThroughputRatio, verdict(thr >= goalThroughputRatio)))
-		}
-		rss := p.peak
-		if rss == 0 {
-			rss = p.maxrss
-		}
-		parts = append(parts, fmt.Sprintf("peak RSS %s (≤ %d MiB %s)", mib(rss), goalPeakRSS>>20, verdict(rss <= goalPeakRSS)))
-		fmt.Fprintf(w, "  %-14s %s\n", p.name, strings.Join(parts, "  "))
-	}
-	if cfg.trips > 0 {
-		fmt.Fprintf(w, "  (context: bare median/direct %.2f)\n", ratio(sums["bare"].Median, sums["direct"].Median))
-	}
-}
-
-func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
-
-func verdict(ok bool) string {
-	if ok {
-		return "met"
-	}
-	return "MISSED"
-}
-
-func us(d time.Duration) string { return fmt.Sprintf("%.1fµs", float64(d)/float64(time.Microsecond)) }
-
-func mib(b int64) string {
-	if b == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.1fMiB", float64(b)/(1<<20))
 }

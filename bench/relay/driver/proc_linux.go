@@ -6,29 +6,29 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 )
 
-// peakRSS reads the process's high-water resident set (VmHWM) in bytes. Unlike
-// wait4's Maxrss it counts the process alone, not its reaped children.
-func peakRSS(pid int) (int64, error) {
+// procStatus reads one kB field of /proc/PID/status, in bytes: VmHWM (the
+// high-water resident set, of the process alone, unlike wait4's Maxrss,
+// which counts its reaped children) or VmRSS.
+func procStatus(pid int, key string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, fmt.Errorf("peak rss of %d: %w", pid, err)
+		return 0, fmt.Errorf("%s of %d: %w", key, pid, err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := bytes.CutPrefix(sc.Bytes(), []byte("VmHWM:")); ok {
+		if v, ok := bytes.CutPrefix(sc.Bytes(), []byte(key)); ok {
 			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("peak rss of %d: %w", pid, err)
+				return 0, fmt.Errorf("%s of %d: %w", key, pid, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("peak rss of %d: no VmHWM in /proc/%d/status", pid, pid)
+	return 0, fmt.Errorf("%s of %d: not in /proc/%d/status", key, pid, pid)
 }
 
 // clockTick is USER_HZ, the unit of /proc/PID/stat times: 100 on every
@@ -57,15 +57,6 @@ func cpuTime(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("cpu time of %d: malformed stat %q", pid, b)
 	}
 	return time.Duration(utime+stime) * clockTick, nil
-}
-
-// maxRSS is wait4's Maxrss in bytes (Linux reports KiB). On Linux it is the
-// largest of the process and every descendant it reaped.
-func maxRSS(ps *os.ProcessState) int64 {
-	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss << 10
-	}
-	return 0
 }
 
 // loadAvg is the 1, 5 and 15 minute load averages, for reading the figures

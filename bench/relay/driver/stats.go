@@ -10,8 +10,8 @@ type summary struct {
 	Min, Median, P90, P99, Max time.Duration
 }
 
-// summarize sorts ds in place and reads nearest-rank percentiles from it.
-func summarize(ds []time.Duration) summary {
+// stats sorts ds in place and reads nearest-rank percentiles from it.
+func stats(ds []time.Duration) summary {
 	if len(ds) == 0 {
 		return summary{}
 	}

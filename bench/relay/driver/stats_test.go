@@ -42,10 +42,10 @@ func TestPercentile(t *testing.T) {
 
 func TestSummarizeSorts(t *testing.T) {
 	ds := []time.Duration{5, 1, 4, 2, 3}
-	got := summarize(ds)
+	got := stats(ds)
 	want := summary{Min: 1, Median: 3, P90: 5, P99: 5, Max: 5}
 	if got != want {
-		t.Errorf("summarize(5 1 4 2 3): got %+v, want %+v", got, want)
+		t.Errorf("stats(5 1 4 2 3): got %+v, want %+v", got, want)
 	}
 }
 

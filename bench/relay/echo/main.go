@@ -2,19 +2,27 @@
 // tools/call request line with one response line. The "echo" tool answers with
 // a small result; the "huge" tool answers with one line of exactly
 // arguments.bytes bytes (newline included), streamed from a small buffer so
-// the server's own memory stays small.
+// the server's own memory stays small; the "flood" tool writes
+// arguments.lines notifications/progress lines of arguments.bytes bytes each
+// before its small result. Notification lines from the client are skipped
+// unparsed, and a request line longer than the read buffer (a huge client
+// line) is answered from its id alone, so the server is never what a
+// benchmark of the relay in front of it measures.
 package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 )
 
 func main() {
-	if err := serve(os.Stdin, os.Stdout); err != nil {
+	out := bufio.NewWriterSize(os.Stdout, 64<<10)
+	if err := serve(os.Stdin, out); err != nil {
 		fmt.Fprintf(os.Stderr, "echo: %v\n", err)
 		os.Exit(1)
 	}
@@ -27,38 +35,119 @@ type request struct {
 		Name      string `json:"name"`
 		Arguments struct {
 			Bytes int `json:"bytes"`
+			Lines int `json:"lines"`
 		} `json:"arguments"`
 	} `json:"params"`
 }
 
-func serve(in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
+// notification is how every notification line the driver sends begins.
+var notification = []byte(`{"jsonrpc":"2.0","method":"notifications/`)
+
+// serve answers requests until in ends. out is flushed whenever no further
+// request is already buffered, so a response never waits on the next request.
+func serve(in io.Reader, out *bufio.Writer) error {
+	br := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
-	for sc.Scan() {
-		var req request
-		if err := json.Unmarshal(sc.Bytes(), &req); err != nil {
-			return fmt.Errorf("request %q: %w", sc.Bytes(), err)
-		}
-		if req.ID == nil {
-			continue // a notification
-		}
-		line = line[:0]
-		switch {
-		case req.Method == "initialize":
-			line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}`+"\n", req.ID)
-		case req.Method == "tools/call" && req.Params.Name == "huge":
-			if err := writeHuge(out, req.ID, req.Params.Arguments.Bytes); err != nil {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A huge request line: its id is near the start; skip the rest.
+			id := bytes.Clone(idOf(chunk)) // the next reads reuse the buffer
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return ioEnd(err)
+			}
+			line = fmt.Appendf(line[:0], `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", id)
+			if _, err := out.Write(line); err != nil {
+				return fmt.Errorf("write response: %w", err)
+			}
+		} else if len(bytes.TrimSpace(chunk)) > 0 && !bytes.HasPrefix(chunk, notification) {
+			if err := answer(out, chunk, &line); err != nil {
 				return err
 			}
-			continue
-		default:
-			line = fmt.Appendf(line, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", req.ID)
 		}
-		if _, err := out.Write(line); err != nil {
-			return fmt.Errorf("write response: %w", err)
+		if br.Buffered() == 0 {
+			if err := out.Flush(); err != nil {
+				return fmt.Errorf("write response: %w", err)
+			}
+		}
+		if err != nil {
+			return ioEnd(err)
 		}
 	}
-	return sc.Err()
+}
+
+func ioEnd(err error) error {
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// idOf finds the value of the first "id" member in the start of a line.
+func idOf(b []byte) []byte {
+	_, rest, ok := bytes.Cut(b, []byte(`"id":`))
+	if !ok {
+		return []byte("null")
+	}
+	end := bytes.IndexAny(rest, ",}")
+	if end < 0 {
+		return []byte("null")
+	}
+	return rest[:end]
+}
+
+func answer(out *bufio.Writer, raw []byte, line *[]byte) error {
+	var req request
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return fmt.Errorf("request %q: %w", raw, err)
+	}
+	if req.ID == nil {
+		return nil // a notification
+	}
+	switch {
+	case req.Method == "initialize":
+		*line = fmt.Appendf((*line)[:0], `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}`+"\n", req.ID)
+	case req.Method == "tools/call" && req.Params.Name == "huge":
+		return writeHuge(out, req.ID, req.Params.Arguments.Bytes)
+	case req.Method == "tools/call" && req.Params.Name == "flood":
+		if err := writeFlood(out, req.Params.Arguments.Lines, req.Params.Arguments.Bytes); err != nil {
+			return err
+		}
+		fallthrough
+	default:
+		*line = fmt.Appendf((*line)[:0], `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"ok"}]}}`+"\n", req.ID)
+	}
+	if _, err := out.Write(*line); err != nil {
+		return fmt.Errorf("write response: %w", err)
+	}
+	return nil
+}
+
+// ProgressLine is one notifications/progress line of exactly size bytes,
+// newline included (at least 80): the flood's unit, in both directions.
+func ProgressLine(size int) []byte {
+	head := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"flood","progress":1,"message":"`
+	tail := "\"}}\n"
+	b := make([]byte, 0, size)
+	b = append(b, head...)
+	for len(b) < size-len(tail) {
+		b = append(b, 'x')
+	}
+	return append(b, tail...)
+}
+
+// writeFlood writes n progress lines of size bytes.
+func writeFlood(out io.Writer, n, size int) error {
+	one := ProgressLine(max(size, 120))
+	for range n {
+		if _, err := out.Write(one); err != nil {
+			return fmt.Errorf("write flood: %w", err)
+		}
+	}
+	return nil
 }
 
 // writeHuge writes one response line of exactly size bytes, newline included.
@@ -69,10 +158,7 @@ func writeHuge(out io.Writer, id []byte, size int) error {
 	if pad < 0 {
 		return fmt.Errorf("huge: %d bytes is too small for a response", size)
 	}
-	chunk := make([]byte, 1<<20)
-	for i := range chunk {
-		chunk[i] = 'x'
-	}
+	chunk := bytes.Repeat([]byte{'x'}, 1<<20)
 	if _, err := out.Write(head); err != nil {
 		return fmt.Errorf("write huge: %w", err)
 	}

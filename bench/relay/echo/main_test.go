@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -41,14 +42,19 @@ func TestServe(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"huge","arguments":{"bytes":200}}}`,
+		strings.TrimSuffix(string(ProgressLine(1024)), "\n"),
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"flood","arguments":{"lines":3,"bytes":1024}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sink","arguments":{"data":"` + strings.Repeat("y", 200<<10) + `"}}}`,
 	}, "\n") + "\n"
-	var out bytes.Buffer
-	if err := serve(strings.NewReader(in), &out); err != nil {
+	var buf bytes.Buffer
+	out := bufio.NewWriter(&buf)
+	if err := serve(strings.NewReader(in), out); err != nil {
 		t.Fatalf("serve: %v", err)
 	}
-	lines := strings.SplitAfter(out.String(), "\n")
+	out.Flush()
+	lines := strings.SplitAfter(buf.String(), "\n")
 	lines = lines[:len(lines)-1] // after the last newline
-	wantIDs := []string{`"id":1,`, `"id":"a",`, `"id":3,`}
+	wantIDs := []string{`"id":1,`, `"id":"a",`, `"id":3,`, `"progress"`, `"progress"`, `"progress"`, `"id":4,`, `"id":5,`}
 	if len(lines) != len(wantIDs) {
 		t.Fatalf("serve(%q): got %d lines %q, want %d", in, len(lines), lines, len(wantIDs))
 	}
@@ -59,5 +65,8 @@ func TestServe(t *testing.T) {
 	}
 	if len(lines[2]) != 200 {
 		t.Errorf("serve: huge line got %d bytes, want 200", len(lines[2]))
+	}
+	if len(lines[3]) != 1024 {
+		t.Errorf("serve: flood line got %d bytes, want 1024", len(lines[3]))
 	}
 }

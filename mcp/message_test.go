@@ -1,4 +1,4 @@
-package jsonrpc
+package mcp
 
 import "testing"
 
@@ -26,8 +26,8 @@ func TestPeek(t *testing.T) {
 	}
 	for _, c := range cases {
 		m := Peek([]byte(c.line))
-		if m.Kind != c.kind || string(m.ID) != c.id || m.Method != c.method {
-			t.Errorf("Peek(%q) = kind %v id %q method %q, want %v %q %q", c.line, m.Kind, m.ID, m.Method, c.kind, c.id, c.method)
+		if m.Kind != c.kind || string(m.RawID) != c.id || m.Method != c.method {
+			t.Errorf("Peek(%q) = kind %v id %q method %q, want %v %q %q", c.line, m.Kind, m.RawID, m.Method, c.kind, c.id, c.method)
 		}
 	}
 	b := Peek([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`))
@@ -51,7 +51,7 @@ func FuzzPeek(f *testing.F) {
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m := Peek(b) // must not panic
-		if m.Kind == Request && len(m.ID) == 0 {
+		if m.Kind == Request && m.ID.IsZero() {
 			t.Fatalf("request without id from %q", b)
 		}
 	})

@@ -1,8 +1,4 @@
-// Package jsonrpc frames line-delimited JSON-RPC 2.0 and relays it byte for byte.
-//
-// Nothing here re-encodes a message: Peek finds the top-level members of a line
-// in place, and the relay writes the bytes it read.
-package jsonrpc
+package mcp
 
 import (
 	"bytes"
@@ -31,51 +27,48 @@ var kindNames = [...]string{"noise", "request", "notification", "response", "err
 
 func (k Kind) String() string { return kindNames[k] }
 
-// Msg is what Peek learned about one message. Its byte slices alias the line.
+// Msg is what the scanner learned about one message. Its byte slices alias
+// the line (RawID may be a copy when the id lay beyond what was kept).
 type Msg struct {
 	Kind   Kind
-	ID     []byte // the raw id token: `1` and `"1"` are different ids
+	ID     ID     // compared as a value: see ID
+	RawID  []byte // the id as the peer spelled it, to answer with
 	Method string
-	Params []byte // raw members, nil when absent
+	Params []byte // raw members, nil when absent or not kept
 	Result []byte
 	Error  []byte
 	Batch  []Msg // the elements of a Batch
 	// Partial is set when the line ended (or was cut at the observation limit)
 	// before the object closed: the members found so far are reported.
 	Partial bool
-	// Cut names the member whose value the line ended in, and CutValue is
+	// Cut names the member whose value the kept bytes end in, and CutValue is
 	// what there is of that value: a long answer's result starts there.
 	Cut      string
 	CutValue []byte
+	// Members of result read by the scanner wherever they are in the line.
+	IsError    bool   // result.isError is true
+	ResultType string // result.resultType ("input_required" in 2026-07-28)
+	Task       bool   // result.task is present: a CreateTaskResult
 }
 
 // IsResponse reports whether m answers a request.
 func (m *Msg) IsResponse() bool { return m.Kind == Response || m.Kind == ErrorResponse }
 
-// Peek classifies one line (without its newline) by scanning its top-level
-// members. It does not validate nested values: a line that looks like a
-// message but is not valid JSON is caught by the caller's full parse when it
-// needs one (see Valid). Peek never allocates for a single message.
+// Peek classifies one whole line (without its newline) with the scanner.
 func Peek(line []byte) Msg {
-	line = trimSpace(line)
-	if len(line) == 0 {
-		return Msg{}
-	}
-	switch line[0] {
-	case '{':
-		return peekObject(line)
-	case '[':
-		return peekBatch(line)
-	}
-	return Msg{}
+	var sc Scanner
+	sc.Write(line)
+	return sc.Msg(line)
 }
 
 // Valid reports whether the line is one complete JSON value: the full parse
 // that separates `[2026-07-23 16:48:43] INFO` from a batch.
 func Valid(line []byte) bool { return json.Valid(line) }
 
-func peekBatch(line []byte) Msg {
-	m := Msg{Kind: Batch}
+// peekBatch classifies the elements of a batch (a JSON array) that lie in
+// line; whole says line is the entire batch.
+func peekBatch(line []byte, whole bool) Msg {
+	m := Msg{Kind: Batch, Partial: !whole}
 	i := skipWS(line, 1)
 	if i < len(line) && line[i] == ']' {
 		return Msg{} // an empty batch is not a message
@@ -85,14 +78,14 @@ func peekBatch(line []byte) Msg {
 		if !ok {
 			m.Partial = true
 			if i < len(line) && line[i] == '{' {
-				e := peekObject(line[i:])
+				e := Peek(line[i:])
 				e.Partial = true
 				m.Batch = append(m.Batch, e)
 			}
 			return m
 		}
-		e := peekObject(line[i:end])
-		if e.Kind == Noise {
+		e := Peek(line[i:end])
+		if e.Kind == Noise || e.Kind == Batch {
 			return Msg{}
 		}
 		m.Batch = append(m.Batch, e)
@@ -113,76 +106,31 @@ func peekBatch(line []byte) Msg {
 	return m
 }
 
-func peekObject(b []byte) Msg {
-	var m Msg
-	var version []byte
-	var hasID bool
-	i := skipWS(b, 1)
-	for i < len(b) && b[i] != '}' {
-		if b[i] != '"' {
-			return Msg{}
-		}
-		kend, ok := skipString(b, i)
-		if !ok {
-			m.Partial = true
-			break
-		}
-		key := b[i+1 : kend-1]
-		i = skipWS(b, kend)
-		if i >= len(b) || b[i] != ':' {
-			m.Partial = i >= len(b)
-			break
-		}
-		i = skipWS(b, i+1)
-		vend, ok := skipValue(b, i)
-		if !ok {
-			m.Partial = true
-			m.Cut, m.CutValue = string(key), b[i:]
-			break
-		}
-		val := b[i:vend]
-		switch string(key) {
-		case "jsonrpc":
-			version = val
-		case "id":
-			m.ID, hasID = val, true
-		case "method":
-			m.Method = unquote(val)
-		case "params":
-			m.Params = val
-		case "result":
-			m.Result = val
-		case "error":
-			m.Error = val
-		}
-		i = skipWS(b, vend)
-		if i < len(b) && b[i] == ',' {
-			i = skipWS(b, i+1)
+// methodName decodes a method (or other short string) value, without
+// allocating for the methods of the protocol.
+func methodName(v []byte) string {
+	if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+		if name, ok := knownMethods[string(v[1:len(v)-1])]; ok {
+			return name
 		}
 	}
-	if i >= len(b) {
-		m.Partial = true
-	}
-	if !bytes.Equal(version, []byte(`"2.0"`)) && !(m.Partial && version == nil) {
-		return Msg{}
-	}
-	switch {
-	case m.Method != "" && hasID:
-		m.Kind = Request
-	case m.Method != "":
-		m.Kind = Notification
-	case m.Error != nil && hasID:
-		m.Kind = ErrorResponse
-	case m.Result != nil && hasID:
-		m.Kind = Response
-	case m.Partial && hasID:
-		// Cut before result or error: a large response whose id came first.
-		m.Kind = Response
-	default:
-		return Msg{Partial: m.Partial}
+	return unquote(v)
+}
+
+var knownMethods = func() map[string]string {
+	m := map[string]string{}
+	for _, s := range []string{"initialize", "notifications/initialized", "server/discover", "ping",
+		"tools/list", "tools/call", "notifications/tools/list_changed", "resources/list", "resources/read",
+		"resources/subscribe", "resources/unsubscribe", "resources/templates/list", "prompts/list", "prompts/get",
+		"logging/setLevel", "completion/complete", "notifications/cancelled", "notifications/progress",
+		"notifications/message", "notifications/resources/updated", "notifications/resources/list_changed",
+		"notifications/prompts/list_changed", "notifications/roots/list_changed", "subscriptions/listen",
+		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status",
+		"elicitation/create", "sampling/createMessage", "roots/list", "input_required", "complete"} {
+		m[s] = s
 	}
 	return m
-}
+}()
 
 func unquote(v []byte) string {
 	if len(v) < 2 || v[0] != '"' {
@@ -191,10 +139,7 @@ func unquote(v []byte) string {
 	if bytes.IndexByte(v, '\\') < 0 {
 		return string(v[1 : len(v)-1])
 	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return ""
-	}
+	s, _ := unquoteBytes(v)
 	return s
 }
 

@@ -1,0 +1,145 @@
+#!/usr/bin/env bash
+# Release check, called from .ci/run: a GoReleaser snapshot of the checked-out
+# tree, the archives it made (checksums, contents, each binary's target and
+# stamps, the one for this machine run), that a second build elsewhere gives
+# the same bytes, and the npm packages packed from it, installed with no
+# network and run through npx. Publishes nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
+
+# v2.17.0 is the newest GoReleaser that builds with Go 1.26 (v2.18 needs 1.27).
+GORELEASER=github.com/goreleaser/goreleaser/v2@v2.17.0
+CYCLONEDX=github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+
+fail() { echo "release check: $*" >&2; exit 1; }
+tmp=$(mktemp -d)
+registry=
+trap '[ -z "$registry" ] || kill "$registry"; rm -rf "$tmp"' EXIT
+json() { node -p "const v = JSON.parse(require('fs').readFileSync('$1')); $2"; }
+
+echo "== release tools"
+# Built once into $HOME/go/bin; a later run finds the pinned version there.
+goreleaser --version 2>/dev/null | grep -q "GitVersion: *${GORELEASER#*@}$" || go install "$GORELEASER"
+cyclonedx-gomod version 2>/dev/null | grep -q "Version:.*${CYCLONEDX#*@}$" || go install "$CYCLONEDX"
+
+echo "== goreleaser release --snapshot"
+export SOURCE_DATE_EPOCH
+SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)
+# GoReleaser reads the project's URL from the git remote; a checkout without
+# one gets this project's own, for this command only.
+remote=()
+if [ -z "$(git remote)" ]; then
+	remote=(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/mcpshim-dev/mcpshim.git)
+fi
+env "${remote[@]}" goreleaser release --snapshot --clean >"$tmp/goreleaser.log" 2>&1 ||
+	{ cat "$tmp/goreleaser.log"; fail "goreleaser failed"; }
+
+version=$(json dist/metadata.json v.version)
+head=$(git rev-parse HEAD)
+head_date=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
+host_os=$(go env GOOS) host_arch=$(go env GOARCH)
+
+echo "== archives of $version"
+(cd dist && sha256sum --quiet -c checksums.txt) || fail "dist/checksums.txt does not match the files"
+for os in linux darwin; do
+	for arch in amd64 arm64; do
+		archive=dist/mcpshim_${version}_${os}_${arch}.tar.gz
+		[ -f "$archive" ] || fail "no $archive"
+		contents=$(tar -tzf "$archive" | sort | tr '\n' ' ')
+		[ "$contents" = "README.md mcpshim " ] || fail "$archive holds $contents, want README.md mcpshim"
+		dir=$tmp/$os-$arch
+		mkdir -p "$dir" && tar -xzf "$archive" -C "$dir"
+		info=$(go version -m "$dir/mcpshim")
+		for want in "GOOS=$os" "GOARCH=$arch" "-trimpath=true" "CGO_ENABLED=0" "mod	github.com/mcpshim-dev/mcpshim"; do
+			grep -qF -- "$want" <<<"$info" || fail "$archive: go version -m lacks $want:"$'\n'"$info"
+		done
+		grep -qaF "$head" "$dir/mcpshim" || fail "$archive: commit $head is not stamped in"
+		run=()
+		if [ "$os/$arch" = "$host_os/$host_arch" ]; then
+			run=("$dir/mcpshim")
+		elif [ "$os/$arch" = linux/arm64 ] && command -v qemu-aarch64-static >/dev/null; then
+			run=(qemu-aarch64-static "$dir/mcpshim")
+		fi
+		if [ ${#run[@]} -eq 0 ]; then
+			echo "$archive: $os/$arch, stamped (not run on $host_os/$host_arch)"
+			continue
+		fi
+		"${run[@]}" version --json >"$dir/version.json" || fail "$archive: mcpshim version failed"
+		got=$(json "$dir/version.json" '[v.version, v.commit, v.date, v.os, v.arch, v.source].join(" ")')
+		want="$version $head $head_date $os $arch release"
+		[ "$got" = "$want" ] || fail "$archive: version --json says $got, want $want"
+		echo "$archive: runs: $("${run[@]}" version)"
+	done
+done
+for sbom in dist/mcpshim_"$version"_*.cdx.json; do
+	n=$(json "$sbom" 'v.bomFormat === "CycloneDX" ? v.components.length : 0')
+	[ "$n" -gt 0 ] || fail "$sbom is not a CycloneDX SBOM with components"
+done
+formula=dist/homebrew/Formula/mcpshim.rb
+[ -f "$formula" ] || fail "no Homebrew formula in $formula"
+while read -r sum file; do
+	case $file in *.tar.gz) grep -q "sha256 \"$sum\"" "$formula" || fail "$formula lacks $file's sha256" ;; esac
+done <dist/checksums.txt
+if command -v ruby >/dev/null; then ruby -c "$formula" >/dev/null; fi
+
+echo "== reproducible"
+# The same commit built again, in another directory, gives the same bytes.
+host_bin=$(json dist/artifacts.json "v.find(a => a.type === 'Binary' && a.goos === '$host_os' && a.goarch === '$host_arch').path")
+git ls-files -co --exclude-standard -z | tar --null -T - -cf - | (mkdir "$tmp/src" && tar -xf - -C "$tmp/src")
+(cd "$tmp/src" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$tmp/rebuilt" \
+	-ldflags "-s -w -X main.version=$version -X main.commit=$head -X main.date=$head_date" ./cmd/mcpshim)
+cmp -s "$host_bin" "$tmp/rebuilt" || fail "$host_bin and a rebuild in $tmp/src differ"
+echo "$host_bin: the same bytes rebuilt elsewhere"
+
+echo "== npm packages, installed offline"
+npm/pack.sh dist "$tmp/tgz" >/dev/null
+case $host_arch in amd64) cpu=x64 ;; *) cpu=$host_arch ;; esac
+main_tgz=$tmp/tgz/mcpshim-$version.tgz platform_tgz=$tmp/tgz/mcpshim-$host_os-$cpu-$version.tgz
+mkdir "$tmp/prefix"
+npm install --offline --cache "$tmp/npm-cache" --prefix "$tmp/prefix" --no-audit --no-fund --loglevel=error \
+	"$main_tgz" "$platform_tgz" >/dev/null
+cd "$tmp/prefix"
+npx="npx --offline --cache $tmp/npm-cache"
+got=$($npx mcpshim --version)
+[ "$got" = "$("$tmp/$host_os-$host_arch/mcpshim" version)" ] || fail "npx mcpshim --version says $got"
+echo "npx mcpshim --version: $got"
+
+# A wrapped server through npx: the client reads the server's bytes, unchanged.
+bin=$tmp/prefix/node_modules/@mcpshim/$host_os-$cpu/bin/mcpshim
+cat >"$tmp/client.jsonl" <<'EOF'
+{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"release-check","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":"two","method":"tools/list"}
+{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h\u00e9llo \u2028 w\u00f6rld"}}}
+EOF
+"$bin" fixture healthy <"$tmp/client.jsonl" >"$tmp/direct.out"
+$npx mcpshim --name release-check --ledger "$tmp/ledger.jsonl" -- "$bin" fixture healthy \
+	<"$tmp/client.jsonl" >"$tmp/npx.out" 2>"$tmp/npx.err" || { cat "$tmp/npx.err"; fail "the wrapped server failed through npx"; }
+cmp "$tmp/direct.out" "$tmp/npx.out" || fail "npx mcpshim changed the server's bytes"
+grep -q tool_call_responded "$tmp/ledger.jsonl" || fail "the ledger written through npx has no tool_call_responded"
+echo "npx mcpshim -- mcpshim fixture healthy: $(wc -c <"$tmp/npx.out") bytes, identical to the server's own"
+status=0
+$npx mcpshim --name release-check --ledger "$tmp/ledger.jsonl" --restart never -- sh -c 'exit 3' </dev/null 2>/dev/null || status=$?
+direct=0
+"$bin" --name release-check --ledger "$tmp/ledger.jsonl" --restart never -- sh -c 'exit 3' </dev/null 2>/dev/null || direct=$?
+[ "$status" = "$direct" ] || fail "npx mcpshim exits $status for a server that exits 3, the binary $direct"
+
+echo "== npx -y mcpshim, as a client config writes it"
+# From a loopback registry serving the tarballs (npm/registry.js), into an empty cache.
+cd "$tmp"
+node "$root/npm/registry.js" "$tmp/tgz" >"$tmp/registry.url" &
+registry=$!
+until [ -s "$tmp/registry.url" ]; do kill -0 "$registry" || fail "npm/registry.js did not start"; sleep 0.1; done
+npx_y="npx -y --registry $(cat "$tmp/registry.url") --fetch-retries=0 --cache $tmp/npx-cache mcpshim"
+got=$($npx_y --version)
+[ "$got" = "$("$bin" version)" ] || fail "npx -y mcpshim --version says $got"
+$npx_y --name release-check --ledger "$tmp/ledger.jsonl" -- "$bin" fixture healthy <"$tmp/client.jsonl" >"$tmp/npx-y.out" 2>"$tmp/npx-y.err" ||
+	{ cat "$tmp/npx-y.err"; fail "the wrapped server failed through npx -y"; }
+cmp "$tmp/direct.out" "$tmp/npx-y.out" || fail "npx -y mcpshim changed the server's bytes"
+echo '{"mcpServers": {"fs": {"command": "npx", "args": ["-y", "server-fs"]}}}' >"$tmp/mcp.json"
+$npx_y wrap --dry-run --config "$tmp/mcp.json" 2>"$tmp/wrap.err" >/dev/null
+grep -q "in npx's cache" "$tmp/wrap.err" ||
+	fail "mcpshim wrap run from npx's cache does not say that the path may move"
+echo "npx -y mcpshim: $got; the server's bytes unchanged; its wrap warns about npx's cache"

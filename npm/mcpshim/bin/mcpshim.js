@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+// The npm launcher of mcpshim. npm installs the one platform package of
+// optionalDependencies that matches this machine (by its "os" and "cpu"); this
+// runs the native binary in it with this process's stdin, stdout and stderr,
+// which stay the MCP wire, byte for byte: nothing here reads or writes them.
+// The binary's exit status, or the signal that ended it, becomes this
+// process's; the signals a client sends to stop its server are passed on, and
+// the binary is stopped if this process is orphaned.
+'use strict';
+
+const { spawn } = require('child_process');
+const path = require('path');
+
+const packages = {
+  'darwin arm64': '@mcpshim/darwin-arm64',
+  'darwin x64': '@mcpshim/darwin-x64',
+  'linux arm64': '@mcpshim/linux-arm64',
+  'linux x64': '@mcpshim/linux-x64',
+};
+
+function fail(status, message) {
+  process.stderr.write(`mcpshim (npm launcher): ${message}\n`);
+  process.exit(status);
+}
+
+const pkg = packages[`${process.platform} ${process.arch}`];
+if (!pkg) {
+  fail(1, `no prebuilt binary for ${process.platform}/${process.arch}; ` +
+    'build it from source (go install ./cmd/mcpshim in a checkout of https://github.com/mcpshim-dev/mcpshim)');
+}
+let bin;
+try {
+  bin = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', 'mcpshim');
+} catch {
+  fail(1, `${pkg}, the package with this machine's binary, is not installed: npm leaves optionalDependencies out ` +
+    'with --omit=optional or --no-optional; install mcpshim again without it, or use a release archive');
+}
+
+const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });
+const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'];
+const forward = (signal) => child.kill(signal);
+for (const signal of forwarded) process.on(signal, forward);
+
+// npx runs this through `sh -c`, and a SIGTERM sent to npx ends npm and that
+// shell without reaching us: when the parent goes, stop the binary as if the
+// client had signalled it.
+const parent = process.ppid;
+const orphaned = setInterval(() => {
+  if (process.ppid === parent) return;
+  clearInterval(orphaned);
+  child.kill('SIGTERM');
+}, 500);
+orphaned.unref();
+
+child.on('error', (err) => {
+  fail(err.code === 'ENOENT' ? 127 : 126, `run ${bin}: ${err.message}`);
+});
+child.on('exit', (code, signal) => {
+  if (signal === null) process.exit(code);
+  // Die of the same signal, so that whoever started us sees what happened.
+  for (const s of forwarded) process.removeListener(s, forward);
+  process.kill(process.pid, signal);
+  process.exit(128 + (require('os').constants.signals[signal] || 0)); // a signal that does not kill
+});

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Packs the npm distribution from a GoReleaser dist/: the main package mcpshim
+# (the launcher) and one package per platform carrying its binary, all at the
+# release's version. Nothing is published.
+#
+#   npm/pack.sh DIST OUT    writes OUT/mcpshim-VERSION.tgz and OUT/mcpshim-PLATFORM-VERSION.tgz
+set -euo pipefail
+dist=$(cd "${1:?usage: npm/pack.sh DIST OUT}" && pwd)
+mkdir -p "${2:?usage: npm/pack.sh DIST OUT}"
+out=$(cd "$2" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+cp -R "$here/mcpshim" "$here/@mcpshim" "$stage/"
+# Stamp the version everywhere and put each binary into its package.
+node - "$dist" "$stage" <<'JS'
+const fs = require('fs'), path = require('path');
+const [dist, stage] = process.argv.slice(2);
+const { version } = JSON.parse(fs.readFileSync(path.join(dist, 'metadata.json')));
+const cpu = { amd64: 'x64', arm64: 'arm64' };
+const edit = (file, change) => {
+  const pkg = JSON.parse(fs.readFileSync(file));
+  change(pkg);
+  fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + '\n');
+};
+edit(path.join(stage, 'mcpshim', 'package.json'), (pkg) => {
+  pkg.version = version;
+  for (const dep of Object.keys(pkg.optionalDependencies)) pkg.optionalDependencies[dep] = version;
+});
+const platforms = fs.readdirSync(path.join(stage, '@mcpshim'));
+const binaries = JSON.parse(fs.readFileSync(path.join(dist, 'artifacts.json'))).filter((a) => a.type === 'Binary');
+for (const platform of platforms) {
+  const a = binaries.find((b) => `${b.goos}-${cpu[b.goarch]}` === platform);
+  if (!a) throw new Error(`${dist} has no binary for ${platform}`);
+  const dir = path.join(stage, '@mcpshim', platform);
+  fs.mkdirSync(path.join(dir, 'bin'));
+  fs.copyFileSync(path.resolve(dist, '..', a.path), path.join(dir, 'bin', 'mcpshim'));
+  fs.chmodSync(path.join(dir, 'bin', 'mcpshim'), 0o755);
+  edit(path.join(dir, 'package.json'), (pkg) => { pkg.version = version; });
+}
+JS
+for dir in "$stage/mcpshim" "$stage"/@mcpshim/*; do
+	npm pack --silent --pack-destination "$out" "$dir" >/dev/null
+done
+ls "$out"/*.tgz
