@@ -22,9 +22,9 @@ type remoteFlags struct {
 }
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL instead of running `-- COMMAND`")
+	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL, instead of running -- COMMAND")
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
-	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry `mcpshim wrap --remote` replaced, kept for unwrap (ignored)")
+	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a JSON body, silence on a request's event stream)")
 }
 
