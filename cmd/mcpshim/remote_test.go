@@ -36,6 +36,9 @@ func TestWrapRemote(t *testing.T) {
 			t.Errorf("the wrapped file lacks %s:\n%s", want, wrapped)
 		}
 	}
+	if code, stdout, stderr := runWrapCmd(t, home, "wrap", "--check", "--config", path); code != 0 {
+		t.Errorf("wrap --check after wrap --remote: exit %d, want 0 (the bridged entry runs behind mcpshim)\n%s%s", code, stdout, stderr)
+	}
 	code, _, stderr = runWrapCmd(t, home, "unwrap", "--config", path)
 	if got := readWrapFile(t, path); code != 0 || got != orig {
 		t.Fatalf("unwrap after wrap --remote: exit %d, stderr:\n%s\ngot:\n%s\nwant:\n%s", code, stderr, got, orig)
