@@ -439,10 +439,16 @@ func (b *bridge) fromServer(data []byte) {
 				return
 			}
 			if _, ok := b.pending[m.id]; !ok {
-				if b.owed[m.id] {
+				switch {
+				case b.owed[m.id]:
 					late = append(late, string(m.rawID)) // the shim answered it already
-				} else {
-					unknown = append(unknown, string(m.rawID)) // an id the client never sent, or null: the client judges
+				case m.id.IsNull():
+					// The server could not tie its error to a request: the request
+					// it answers gets the error, with this message, from the shim.
+					// Clients take an id-null error as fatal (the Go SDK closes).
+					late = append(late, "null")
+				default:
+					unknown = append(unknown, string(m.rawID)) // an id the client never sent: the client judges
 				}
 				return
 			}

@@ -27,7 +27,7 @@ type sseReader struct {
 func newSSEReader(r io.Reader) *sseReader { return &sseReader{br: bufio.NewReaderSize(r, readSize)} }
 
 // next returns the next event with data. Comments, retry fields and events
-// without data are skipped. It returns io.EOF (or the read error) at the end.
+// without data are skipped; their ids still count for Last-Event-ID. It returns io.EOF (or the read error) at the end.
 func (s *sseReader) next() (event, error) {
 	var ev event
 	var data [][]byte
@@ -37,14 +37,17 @@ func (s *sseReader) next() (event, error) {
 			return event{}, err
 		}
 		if len(line) == 0 { // dispatch
-			if data == nil {
-				ev = event{}
-				continue
-			}
-			ev.data = bytes.Join(data, []byte("\n"))
 			if ev.id != "" {
 				s.lastID = ev.id
 			}
+			joined := bytes.Join(data, []byte("\n"))
+			if len(bytes.TrimSpace(joined)) == 0 {
+				// No message: a priming event that only carries an id to
+				// resume from (the TypeScript SDK sends one first).
+				ev, data = event{}, nil
+				continue
+			}
+			ev.data = joined
 			return ev, nil
 		}
 		if line[0] == ':' {
