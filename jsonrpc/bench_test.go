@@ -64,3 +64,18 @@ func BenchmarkRelaySmallLines(b *testing.B) {
 		r.Close()
 	}
 }
+
+// BenchmarkRelayHugeLineSkimmed is the shim's relay for a long line the tap
+// does not need whole (Keep says no, as for a client's tools/call or most
+// tool results): -benchmem shows what one 64 MiB line costs in memory.
+func BenchmarkRelayHugeLineSkimmed(b *testing.B) {
+	b.SetBytes(int64(len(hugeLine)))
+	for b.Loop() {
+		r := pump(b, hugeLine)
+		rl := &Relay{Src: r, Dst: NewWire(io.Discard), Keep: func([]byte) bool { return false }, Route: func(*Line) bool { return true }, Observe: func(*Line) {}}
+		if err := rl.Run(); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+}

@@ -5,6 +5,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -32,18 +33,26 @@ type Line struct {
 	// Held is set while Route runs when the whole line is still in memory,
 	// unwritten: only then can Route swallow it.
 	Held bool
-	// Routed says Route saw the line. It does not see a line the stream ended
-	// in the middle of, unless that line is a complete JSON value.
+	// Routed says Route saw the line. A line the stream ended in the middle
+	// of is routed too (Unterminated, Msg.Partial), so the client's last bytes
+	// can wait for a child like any line; with ParkTorn a torn one that is not
+	// a complete JSON value is parked instead.
 	Routed bool
 	// Msg is what the line is: classified by the scanner from every byte of
 	// the line, whatever Data kept of it.
 	Msg mcp.Msg
-	End time.Time // last byte written
+	// End is when the line's last bytes were read; the lines one read
+	// brought share one reading of the clock.
+	End time.Time
 }
 
 // Relay copies Src to Dst line by line, byte for byte: every byte read is
 // written, in order, including CRLF, NUL bytes, invalid UTF-8 and a last line
 // without a newline. Memory is bounded by MaxObserve whatever the line length.
+//
+// Whole lines that one read brought are written together, in one write, but a
+// line is never held back waiting for what follows it: the batch goes out as
+// soon as the reader has no further complete line buffered.
 type Relay struct {
 	Src io.Reader
 	Dst *Wire
@@ -63,24 +72,33 @@ type Relay struct {
 	// lines the tap needs whole (a tools/list answer), not to every long
 	// tool result.
 	Keep func(prefix []byte) bool
+	// Ready, when set, is called before the first bytes of a line too long to
+	// hold are written: the place to wait until the destination can take it.
+	Ready func()
 	// Observe, when set, gets each line after it was written. It must not
 	// block: it is the hand-off to the recorder.
 	Observe func(*Line)
 	// Progress counts the bytes read so far; it may be read while Run runs.
 	Progress atomic.Int64
-	// DropTorn drops a line the stream ended in the middle of when it was
-	// still held whole and is not a complete JSON value: the half of a
-	// message a dying server wrote. A client reading with a streaming JSON
-	// decoder (the Go SDK) cannot recover from it, whatever follows. Longer
-	// lines were already streamed; they are ended with a newline before the
-	// shim writes anything of its own (see Wire).
-	DropTorn bool
+	// ParkTorn parks a line the stream ended in the middle of, when it was
+	// still held whole and is not a complete JSON value (the half of a
+	// message a dying server wrote), in the Wire instead of writing it: the
+	// Wire drops it when something else must be written after it — a client
+	// reading with a streaming JSON decoder (the Go SDK) cannot recover from
+	// half an object, whatever follows — and delivers it at Flush otherwise.
+	// Longer lines were already streamed; they are ended with a newline
+	// before anything else is written (see Wire).
+	ParkTorn bool
 }
 
 // DefaultMaxObserve is how much of one line the tap looks at by default.
 const DefaultMaxObserve = 16 << 20
 
 const readSize = 64 << 10
+
+// slabSize is how much memory the relay takes at once for the copies of small
+// lines it hands to Observe: one allocation per slab, not per line.
+const slabSize = 64 << 10
 
 // ErrWrite wraps a failure to write to the destination (the peer is gone).
 var ErrWrite = errors.New("write")
@@ -102,6 +120,11 @@ func (r *Relay) Run() error {
 		l         = Line{}
 		streaming bool // the line's first bytes are already on the wire
 		started   bool
+		slab      []byte
+		batch     []byte // whole lines routed and not yet written
+		observed  []Line // their observations, handed over once written
+		clock     time.Time
+		reading   = true // the next ReadSlice reads from Src: read the clock after it
 	)
 	limit, decided := maxObs, r.Keep == nil // how much of this line is observed
 	reset := func() {
@@ -109,6 +132,18 @@ func (r *Relay) Run() error {
 		sc.Reset()
 		streaming, started = false, false
 		limit, decided = maxObs, r.Keep == nil
+	}
+	// own copies b for Observe, out of the current slab.
+	own := func(b []byte) []byte {
+		if len(b) > slabSize/4 {
+			return append(make([]byte, 0, len(b)), b...)
+		}
+		if cap(slab)-len(slab) < len(b) {
+			slab = make([]byte, 0, slabSize)
+		}
+		n := len(slab)
+		slab = append(slab, b...)
+		return slab[n:len(slab):len(slab)]
 	}
 	observe := func(chunk []byte) {
 		if !decided && len(l.Data)+len(chunk) > hold {
@@ -136,8 +171,51 @@ func (r *Relay) Run() error {
 			l.Truncated = true
 		}
 	}
+	// flush writes the batch in one write, then hands its lines to Observe.
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		r.Dst.acquire()
+		werr := r.Dst.writeLocked(batch)
+		r.Dst.release()
+		batch = batch[:0]
+		if werr != nil {
+			observed = observed[:0]
+			return fmt.Errorf("%w: %w", ErrWrite, werr)
+		}
+		for i := range observed {
+			if r.Observe != nil {
+				r.Observe(&observed[i])
+			}
+			observed[i] = Line{}
+		}
+		observed = observed[:0]
+		return nil
+	}
+	// more reports whether the reader holds another complete line.
+	more := func() bool {
+		buf, _ := br.Peek(br.Buffered())
+		return bytes.IndexByte(buf, '\n') >= 0
+	}
+	// stream starts writing a line too long to hold: what came before goes first.
+	stream := func() error {
+		if err := flush(); err != nil {
+			return err
+		}
+		if r.Ready != nil {
+			r.Ready()
+		}
+		r.Dst.acquire()
+		streaming = true
+		return nil
+	}
 	for {
 		chunk, err := br.ReadSlice('\n')
+		if reading || err != nil {
+			clock = time.Now()
+		}
+		reading = err != nil
 		if len(chunk) > 0 {
 			started = true
 			r.Progress.Add(int64(len(chunk)))
@@ -154,6 +232,11 @@ func (r *Relay) Run() error {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
 			} else if int(l.Size) <= hold && err == bufio.ErrBufferFull {
+				if l.Data == nil {
+					// A line longer than the reader's buffer: take its held prefix
+					// at once rather than by doubling appends, garbage on every long line.
+					l.Data = make([]byte, 0, hold)
+				}
 				observe(chunk)
 			} else if err != bufio.ErrBufferFull && len(l.Data)+len(chunk) <= hold {
 				// The stream ended inside a held line: the end of Run decides.
@@ -162,8 +245,9 @@ func (r *Relay) Run() error {
 				// Too long to hold (or the stream ended): flush what was held and stream the rest.
 				held := len(l.Data)
 				observe(chunk)
-				r.Dst.acquire()
-				streaming = true
+				if serr := stream(); serr != nil {
+					return serr
+				}
 				var werr error
 				if held > 0 {
 					werr = r.Dst.writeLocked(l.Data[:held])
@@ -189,24 +273,38 @@ func (r *Relay) Run() error {
 					body = body[:maxObs]
 					l.Truncated = true
 				}
-				l.Data = append(make([]byte, 0, len(body)), body...)
+				l.Data = own(body)
 			}
 			l.Msg = sc.Msg(l.Data)
 			l.Forwarded = true
+			l.End = clock
 			l.Held = !streaming && !l.Truncated
 			l.Routed = r.Route != nil
 			if r.Route != nil && !r.Route(&l) && l.Held {
 				l.Forwarded = false
 			}
 			l.Held = false
-			if l.Forwarded {
-				if !streaming {
-					r.Dst.acquire()
-				}
+			switch {
+			case streaming:
 				werr := error(nil)
-				if !streaming && heldLen > 0 {
-					werr = r.Dst.writeLocked(l.Data[:heldLen])
+				if l.Forwarded {
+					werr = r.Dst.writeLocked(chunk)
 				}
+				r.Dst.release()
+				if werr != nil {
+					return fmt.Errorf("%w: %w", ErrWrite, werr)
+				}
+				if r.Observe != nil {
+					r.Observe(&l)
+				}
+			case l.Forwarded && heldLen > 0:
+				// A line that took several reads: written from the held copy, not
+				// copied again into the batch.
+				if ferr := flush(); ferr != nil {
+					return ferr
+				}
+				r.Dst.acquire()
+				werr := r.Dst.writeLocked(l.Data[:heldLen])
 				if werr == nil {
 					werr = r.Dst.writeLocked(chunk)
 				}
@@ -214,12 +312,23 @@ func (r *Relay) Run() error {
 				if werr != nil {
 					return fmt.Errorf("%w: %w", ErrWrite, werr)
 				}
-			} else if streaming {
-				r.Dst.release()
+				if r.Observe != nil {
+					r.Observe(&l)
+				}
+			case l.Forwarded:
+				batch = append(batch, chunk...)
+				observed = append(observed, l)
+			default:
+				if len(batch) == 0 && r.Observe != nil {
+					r.Observe(&l)
+				} else {
+					observed = append(observed, l) // after the lines before it
+				}
 			}
-			l.End = time.Now()
-			if r.Observe != nil {
-				r.Observe(&l)
+			if reading = !more(); reading || len(batch) >= readSize {
+				if ferr := flush(); ferr != nil {
+					return ferr
+				}
 			}
 			reset()
 			continue
@@ -228,15 +337,21 @@ func (r *Relay) Run() error {
 			continue
 		}
 		// The stream ended (or failed) in the middle of a line, or between lines.
+		if ferr := flush(); ferr != nil {
+			return ferr
+		}
 		if started {
 			l.Unterminated = true
 			l.Forwarded = true
+			l.End = clock
 			l.Msg = sc.Msg(l.Data)
 			l.Msg.Partial = true
+			parked := false
 			if !streaming {
-				if r.DropTorn && !mcp.Valid(l.Data) {
+				if r.ParkTorn && !mcp.Valid(l.Data) {
 					l.Forwarded = false
-				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil && mcp.Valid(l.Data); l.Routed && !r.Route(&l) && l.Held {
+					parked = true
+				} else if l.Held, l.Routed = !l.Truncated, r.Route != nil; l.Routed && !r.Route(&l) && l.Held {
 					// A complete last message without its newline is still a message:
 					// Route settles it (or swallows it) like any other.
 					l.Forwarded = false
@@ -254,8 +369,9 @@ func (r *Relay) Run() error {
 				r.Dst.markOpen()
 				r.Dst.release()
 			}
-			l.End = time.Now()
-			if r.Observe != nil {
+			if parked {
+				r.Dst.park(&l)
+			} else if r.Observe != nil {
 				r.Observe(&l)
 			}
 		}
@@ -272,19 +388,26 @@ func (r *Relay) Run() error {
 type Wire struct {
 	mu   sync.Mutex
 	w    io.Writer
-	open bool // the last forwarded bytes did not end a line
+	open bool  // the last forwarded bytes did not end a line
+	tail *Line // a torn last line parked by a relay (see Relay.ParkTorn)
 	// OnTerminate, when set, is told each time the Wire ended a line a dead
 	// stream left open. It runs with the Wire held and must not write to it.
 	OnTerminate func()
+	// OnTail, when set, gets a parked line once its fate is known: Forwarded
+	// when Flush delivered it, not when a later write dropped it. It runs with
+	// the Wire held and must not write to it.
+	OnTail func(*Line)
 }
 
 // NewWire returns a Wire writing to w. Every write goes straight to w.
 func NewWire(w io.Writer) *Wire { return &Wire{w: w} }
 
 // acquire takes the Wire for a line. A line an earlier stream left open (its
-// source died mid-line) is ended first, so the two are never glued together.
+// source died mid-line) is ended first, so the two are never glued together;
+// a parked torn line is dropped.
 func (w *Wire) acquire() {
 	w.mu.Lock()
+	w.dropTail()
 	if w.open {
 		w.open = false
 		if _, err := w.w.Write([]byte("\n")); err == nil && w.OnTerminate != nil {
@@ -293,6 +416,49 @@ func (w *Wire) acquire() {
 	}
 }
 func (w *Wire) release() { w.mu.Unlock() }
+
+// park keeps l, the torn last line of a stream, until Flush or the next write.
+func (w *Wire) park(l *Line) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropTail()
+	t := *l
+	w.tail = &t
+}
+
+// dropTail drops the parked line: something else is written after it. The
+// caller holds the lock.
+func (w *Wire) dropTail() {
+	if w.tail == nil {
+		return
+	}
+	t := w.tail
+	w.tail = nil
+	if w.OnTail != nil {
+		w.OnTail(t)
+	}
+}
+
+// Flush delivers a parked torn line, as the last bytes of the stream: nothing
+// follows it, so nothing can be glued to it.
+func (w *Wire) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	t := w.tail
+	if t == nil {
+		return nil
+	}
+	w.tail = nil
+	_, err := w.w.Write(t.Data)
+	if err == nil {
+		t.Forwarded = true
+		w.open = true
+	}
+	if w.OnTail != nil {
+		w.OnTail(t)
+	}
+	return err
+}
 
 // Busy reports whether a line is being written right now (a slow reader at
 // the other end keeps it busy).
@@ -317,10 +483,11 @@ func (w *Wire) markOpen() { w.open = true }
 // WriteMessage writes one line of the shim's own (msg must not contain a
 // newline; one is added). If a forwarded stream ended in the middle of a
 // line, that line is terminated first so the two are never glued together;
-// terminated reports that it happened.
+// terminated reports that it happened. A parked torn line is dropped.
 func (w *Wire) WriteMessage(msg []byte) (terminated bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.dropTail()
 	buf := make([]byte, 0, len(msg)+2)
 	if w.open {
 		buf = append(buf, '\n')
@@ -331,4 +498,21 @@ func (w *Wire) WriteMessage(msg []byte) (terminated bool, err error) {
 	buf = append(buf, '\n')
 	_, err = w.w.Write(buf)
 	return terminated, err
+}
+
+// WriteUnterminated writes p, the last bytes of a stream without their
+// newline, as a line left open: the next write ends it first.
+func (w *Wire) WriteUnterminated(p []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropTail()
+	if w.open {
+		w.open = false
+		if _, err := w.w.Write([]byte("\n")); err != nil {
+			return err
+		}
+	}
+	_, err := w.w.Write(p)
+	w.open = true
+	return err
 }

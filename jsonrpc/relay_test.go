@@ -5,7 +5,9 @@ import (
 
 	"bytes"
 	"io"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -159,32 +161,110 @@ func FuzzRelay(f *testing.F) {
 	})
 }
 
-func TestRelayDropTorn(t *testing.T) {
+// TestRelayParkTorn: a torn last line still held whole is parked in the
+// Wire: delivered by Flush when nothing follows it, dropped when the shim
+// writes after it. A complete value, or a line already streamed, is written.
+func TestRelayParkTorn(t *testing.T) {
+	first := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	torn := `{"jsonrpc":"2.0","id":4,"result":{"content":[`
 	long := `{"jsonrpc":"2.0","id":9,"result":{"t":"` + strings.Repeat("x", readSize+100) + ``
 	cases := []struct {
-		in, want  string
-		hold      int
-		forwarded bool
+		in, want string // want: before Flush
+		hold     int
+		parked   bool
 	}{
-		{`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":4,"result":{"content":[`,
-			`{"jsonrpc":"2.0","id":1,"result":{}}` + "\n", 1 << 20, false},
+		{first + torn, first, 1 << 20, true},
 		// A complete value without its newline is a last line, not a torn one.
-		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, 1 << 20, true},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, `{"jsonrpc":"2.0","id":1,"result":{}}`, 1 << 20, false},
 		// Past the hold its first part was already on the wire: it stays, to be ended by the Wire.
-		{long, long, 100, true},
+		{long, long, 100, false},
 	}
 	for _, c := range cases {
-		var out bytes.Buffer
-		var last Line
-		r := &Relay{Src: &splitReader{data: []byte(c.in), sizes: []int{7}}, Dst: NewWire(&out), Hold: c.hold, DropTorn: true,
-			Observe: func(l *Line) { last = *l }}
-		if err := r.Run(); err != nil {
-			t.Fatal(err)
-		}
-		if out.String() != c.want || last.Forwarded != c.forwarded || !last.Unterminated {
-			t.Errorf("in %q: got %q forwarded=%v unterminated=%v, want %q forwarded=%v", c.in, out.String(), last.Forwarded, last.Unterminated, c.want, c.forwarded)
+		for _, then := range []string{"flush", "message"} {
+			var out bytes.Buffer
+			var tail *Line
+			w := NewWire(&out)
+			w.OnTail = func(l *Line) { tail = l }
+			r := &Relay{Src: &splitReader{data: []byte(c.in), sizes: []int{7}}, Dst: w, Hold: c.hold, ParkTorn: true}
+			if err := r.Run(); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != c.want {
+				t.Errorf("in %q: got %q before %s, want %q", c.in, out.String(), then, c.want)
+			}
+			want := c.in
+			if then == "flush" {
+				w.Flush()
+			} else {
+				w.WriteMessage([]byte("{}"))
+				want = c.want + "{}\n"
+				if !c.parked {
+					want = c.in + "\n{}\n"
+				}
+			}
+			if out.String() != want {
+				t.Errorf("in %q then %s: got %q, want %q", c.in, then, out.String(), want)
+			}
+			if c.parked != (tail != nil) || tail != nil && (tail.Forwarded != (then == "flush") || !tail.Unterminated || string(tail.Data) != torn) {
+				t.Errorf("in %q then %s: parked line %+v, want parked=%v", c.in, then, tail, c.parked)
+			}
 		}
 	}
+}
+
+// TestRelayCoalesces: the whole lines one read brings go out in one write,
+// and a line is never held back when nothing follows it.
+func TestRelayCoalesces(t *testing.T) {
+	msg := `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n"
+	pr, pw := io.Pipe()
+	var writes countingWriter
+	r := &Relay{Src: pr, Dst: NewWire(&writes)}
+	done := make(chan error)
+	go func() { done <- r.Run() }()
+	pw.Write([]byte(strings.Repeat(msg, 100)))
+	// The pipe hands the 100 lines over in one read: one write, at once.
+	for writes.count() < 1 {
+		runtime.Gosched()
+	}
+	pw.Write([]byte(msg))
+	for writes.count() < 2 {
+		runtime.Gosched()
+	}
+	pw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := writes.count(); got != 2 {
+		t.Errorf("got %d writes for two reads, want 2", got)
+	}
+	if got, want := writes.String(), strings.Repeat(msg, 101); got != want {
+		t.Errorf("got %d bytes, want %d", len(got), len(want))
+	}
+}
+
+type countingWriter struct {
+	mu sync.Mutex
+	n  int
+	b  bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n++
+	return w.b.Write(p)
+}
+
+func (w *countingWriter) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
+}
+
+func (w *countingWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
 }
 
 // TestRelayKeep: a long line is observed up to MaxObserve only when Keep says
@@ -226,7 +306,7 @@ func TestWireEndsADeadStreamsLine(t *testing.T) {
 	first := `{"jsonrpc":"2.0","method":"x","params":"` + strings.Repeat("y", readSize+10)
 	second := `{"jsonrpc":"2.0","method":"hello"}` + "\n"
 	for _, in := range []string{first, second} {
-		r := &Relay{Src: strings.NewReader(in), Dst: w, Hold: 100, DropTorn: true}
+		r := &Relay{Src: strings.NewReader(in), Dst: w, Hold: 100, ParkTorn: true}
 		if err := r.Run(); err != nil {
 			t.Fatal(err)
 		}

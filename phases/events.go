@@ -78,6 +78,7 @@ const (
 	PartialLineDropped    = "partial_line_dropped" // a dying server's half message, held back from the client
 	UnknownResponse       = "unknown_response"
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
+	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
 
 	// interruption

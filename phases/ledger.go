@@ -37,19 +37,27 @@ type LedgerOptions struct {
 // Ledger appends records to a file and prints them. It is not safe for
 // concurrent use: one goroutine (the Recorder's) owns it.
 //
-// Every record is one write(2) on an O_APPEND file, so several shims can
-// share a directory or even a file without interleaving. When the file cannot
-// be opened or written the session carries on: one stderr line says so and
-// where, and the lost records are counted and written once writing works.
+// Every record is written whole in one write(2) on an O_APPEND file (between
+// Hold and Flush, several records in one), so several shims can share a
+// directory or even a file without interleaving inside a record. When the
+// file cannot be opened or written the session carries on: one stderr line
+// says so and where, and the lost records are counted and written once
+// writing works.
 type Ledger struct {
 	opts    LedgerOptions
 	f       *os.File
 	size    int64
 	seq     uint64
 	lost    uint64 // records not written since the last records_lost
+	skipped uint64 // of those, the ones that never got a seq: their numbers are left out
 	failing bool   // the last write failed; said once on stderr
 	buf     bytes.Buffer
 	line    bytes.Buffer
+
+	held    bool         // between Hold and Flush
+	file    bytes.Buffer // held records for the file
+	fileN   uint64       // how many
+	console bytes.Buffer // held event lines
 }
 
 // DefaultPath returns $XDG_STATE_HOME/mcpshim/<name>.jsonl, or
@@ -110,12 +118,36 @@ func (l *Ledger) open() error {
 func (l *Ledger) Lost() uint64 { return l.lost }
 
 // Skip accounts for records that never reached the ledger (a full queue):
-// their count is written as records_lost with the next record.
+// their count is written as records_lost with the next record, after a gap
+// of as many seq numbers, so that a reader sees where they were lost.
 func (l *Ledger) Skip(n uint64) {
 	if n == 0 {
 		return
 	}
 	l.lost += n
+	l.skipped += n
+}
+
+// Hold makes the following records wait in memory until Flush, which writes
+// them in one write(2) per destination: what one poll of the recorder
+// collected costs one write to the file and one to the log.
+func (l *Ledger) Hold() { l.held = true }
+
+// Flush writes the held records and ends Hold.
+func (l *Ledger) Flush() {
+	l.held = false
+	if l.console.Len() > 0 {
+		if l.opts.Events != nil {
+			l.opts.Events.Write(l.console.Bytes())
+		}
+		l.console.Reset()
+	}
+	if l.file.Len() > 0 {
+		n := l.fileN
+		l.fileN = 0
+		l.appendN(l.file.Bytes(), n)
+		l.file.Reset()
+	}
 }
 
 // Write stamps r (seq, and shim, server and time when unset), appends it to
@@ -139,6 +171,10 @@ func (l *Ledger) Write(r *Record) {
 	r.Encode(&l.buf)
 	l.print(r, l.buf.Bytes())
 	l.append(l.buf.Bytes())
+	if l.held && l.file.Len() > 64<<10 {
+		l.Flush()
+		l.held = true
+	}
 	if l.opts.OnRecord != nil {
 		l.opts.OnRecord(r)
 	}
@@ -147,7 +183,8 @@ func (l *Ledger) Write(r *Record) {
 func (l *Ledger) writeLost(run string, pid int) {
 	n := l.lost
 	l.lost = 0
-	l.seq++
+	l.seq += l.skipped + 1
+	l.skipped = 0
 	r := Record{Time: time.Now(), Shim: l.opts.Shim, Server: l.opts.Server, Run: run, PID: pid, Seq: l.seq,
 		Phase: LedgerPhase, Event: RecordsLost, Fields: []Field{F("count", n)}}
 	var b bytes.Buffer
@@ -160,16 +197,26 @@ func (l *Ledger) append(line []byte) {
 	if l.opts.Path == "" {
 		return
 	}
+	if l.held {
+		l.file.Write(line)
+		l.fileN++
+		return
+	}
+	l.appendN(line, 1)
+}
+
+// appendN writes n whole records in one write.
+func (l *Ledger) appendN(line []byte, n uint64) {
 	if l.f == nil {
 		if err := l.open(); err != nil {
-			l.lost++
+			l.lost += n
 			return
 		}
 	}
-	n, err := l.f.Write(line)
-	l.size += int64(n)
+	w, err := l.f.Write(line)
+	l.size += int64(w)
 	if err != nil {
-		l.lost++
+		l.lost += n
 		if !l.failing {
 			l.failing = true
 			l.say("ledger %s: write failed: %v; the session carries on, lost records are counted", l.opts.Path, err)
@@ -215,6 +262,7 @@ func RotatedName(path string, now time.Time) string {
 
 // Close flushes the lost count and closes the file.
 func (l *Ledger) Close() error {
+	l.Flush()
 	if l.lost > 0 && l.f != nil {
 		l.writeLost("", 0)
 	}
@@ -236,12 +284,20 @@ func (l *Ledger) print(r *Record, line []byte) {
 		return
 	}
 	if l.opts.JSON {
-		l.opts.Events.Write(line)
+		l.events(line)
 		return
 	}
 	l.line.Reset()
 	formatConsole(&l.line, r, l.opts.Color)
-	l.opts.Events.Write(l.line.Bytes()) // one Write: never spliced into a server stderr line
+	l.events(l.line.Bytes()) // one Write: never spliced into a server stderr line
+}
+
+func (l *Ledger) events(line []byte) {
+	if l.held {
+		l.console.Write(line)
+		return
+	}
+	l.opts.Events.Write(line)
 }
 
 // consoleSkip are fields left out of the readable line: the client's log

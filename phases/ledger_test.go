@@ -2,9 +2,11 @@ package phases
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -171,5 +173,132 @@ func TestNewIDSortsByTime(t *testing.T) {
 	b := NewID("run", time.Unix(1001, 0))
 	if !(a < b) || len(a) != len("run_")+26 || !strings.HasPrefix(a, "run_") {
 		t.Errorf("ids %q %q: want time-sorted, 26 digits", a, b)
+	}
+}
+
+// TestLedgerSkippedLeaveSeqGap: records dropped before they reached the
+// ledger leave as many seq numbers out, then records_lost says how many.
+func TestLedgerSkippedLeaveSeqGap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := OpenLedger(LedgerOptions{Path: path})
+	l.Write(&Record{Run: "r", Phase: Launch, Event: Spawned})
+	l.Skip(3)
+	l.Write(&Record{Run: "r", Phase: Launch, Event: Exited})
+	l.Close()
+	var got []string
+	for _, e := range readEntries(t, path) {
+		got = append(got, fmt.Sprintf("%d %s", e.Seq, e.Event))
+	}
+	if want := []string{"1 spawned", "5 records_lost", "6 exited"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
+
+// TestLedgerHoldWritesOnce: held records go out at Flush, in one write to
+// the log.
+func TestLedgerHoldWritesOnce(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	var events countingWriter
+	l, _ := OpenLedger(LedgerOptions{Path: path, Events: &events})
+	l.Hold()
+	for range 10 {
+		l.Write(&Record{Run: "r", Phase: Execution, Event: RequestReceived})
+	}
+	if data, _ := os.ReadFile(path); len(data) != 0 || events.n != 0 {
+		t.Fatalf("before Flush: %d bytes in the file, %d writes to the log; want none", len(data), events.n)
+	}
+	l.Flush()
+	if n := len(readEntries(t, path)); n != 10 || events.n != 1 || strings.Count(events.b.String(), "\n") != 10 {
+		t.Errorf("after Flush: %d records, %d writes to the log with %d lines; want 10, 1, 10", n, events.n, strings.Count(events.b.String(), "\n"))
+	}
+	l.Close()
+}
+
+type countingWriter struct {
+	n int
+	b bytes.Buffer
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.n++
+	return w.b.Write(p)
+}
+
+// TestLedgerSharedFileNeverInterleaves: several ledgers (as several shims
+// do) append batches of long records to one file; every line is one whole
+// record.
+func TestLedgerSharedFileNeverInterleaves(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "shared.jsonl")
+	const writers, batches, perBatch = 4, 50, 20
+	pad := strings.Repeat("p", 3000)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l, err := OpenLedger(LedgerOptions{Path: path, Shim: fmt.Sprint("shim", w), MaxSize: 1 << 30})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for range batches {
+				l.Hold()
+				for range perBatch {
+					l.Write(&Record{Run: "r", Phase: Execution, Event: RequestReceived, Fields: []Field{F("pad", pad)}})
+				}
+				l.Flush()
+			}
+			l.Close()
+		}()
+	}
+	wg.Wait()
+	seqs := map[string]uint64{}
+	es := readEntries(t, path) // fails on any line that is not one record
+	for _, e := range es {
+		if e.Seq != seqs[e.Shim]+1 {
+			t.Fatalf("%s: seq %d after %d", e.Shim, e.Seq, seqs[e.Shim])
+		}
+		seqs[e.Shim] = e.Seq
+	}
+	if len(es) != writers*batches*perBatch {
+		t.Errorf("got %d records, want %d", len(es), writers*batches*perBatch)
+	}
+}
+
+// TestRecorderFoldsNotificationFloods: progress and message notifications
+// become one count record per direction and method; the rest stays one
+// record per message.
+func TestRecorderFoldsNotificationFloods(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := OpenLedger(LedgerOptions{Path: path})
+	r := NewRecorder(l, &Tracker{}, RecorderOptions{})
+	r.Emit(Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Spawned})
+	line := func(dir Dir, s string) {
+		data := []byte(s)
+		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+	}
+	for range 300 {
+		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
+		line(FromServer, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)
+	}
+	line(FromClient, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	line(FromServer, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	r.Emit(Record{Time: time.Now(), Run: "r", PID: 1, Phase: Launch, Event: Exited})
+	r.Close()
+	counts := map[string]int64{}
+	var got []string
+	for _, e := range readEntries(t, path) {
+		got = append(got, e.Event)
+		if e.Event == NotificationsFolded {
+			n, _ := e.Int("count")
+			counts[fmt.Sprint(e.Fields["direction"], " ", e.Fields["method"])] += n
+		}
+	}
+	want := map[string]int64{"server notifications/message": 300, "server notifications/progress": 300}
+	if fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("folded counts %v, want %v", counts, want)
+	}
+	if n := strings.Count(strings.Join(got, " "), "request_"); n != 2 || len(got) > 8 {
+		t.Errorf("got events %v, want spawned, the ping's two records, the folded counts and exited", got)
 	}
 }

@@ -2,11 +2,13 @@ package phases
 
 import (
 	"io"
+	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // Recorder is the hand-off between the relay and the ledger: the relay puts
@@ -26,6 +28,21 @@ type Recorder struct {
 	close    sync.Once
 	mu       sync.Mutex // guards closed against late senders
 	closed   bool
+
+	folded   map[foldKey]int // notifications counted since foldedAt, not recorded one by one
+	foldedAt time.Time
+}
+
+// Folded are the notifications that come in floods and change nothing the
+// ledger tracks: they are counted per direction and method, and the counts
+// written every foldEvery (and when the run ends), instead of a record each.
+var Folded = map[string]bool{"notifications/progress": true, "notifications/message": true}
+
+const foldEvery = time.Second
+
+type foldKey struct {
+	dir    Dir
+	method string
 }
 
 type item struct {
@@ -53,7 +70,8 @@ func NewRecorder(l *Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 32 << 20
 	}
-	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices}
+	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices,
+		folded: map[foldKey]int{}}
 	go r.loop()
 	return r
 }
@@ -148,22 +166,28 @@ func (r *Recorder) loop() {
 		lastWork = time.Now()
 		return true
 	}
+	defer r.ledger.Flush()
 	for {
-		// Everything queued so far, without blocking.
+		// Everything queued so far, without blocking, written at once.
+		r.ledger.Hold()
 	drain:
 		for {
 			select {
 			case it, ok := <-r.queue:
 				if !take(it, ok) {
+					r.fold(time.Now(), true)
 					return
 				}
 			default:
 				break drain
 			}
 		}
-		if d, ok := r.tracker.Deadline(); ok && !time.Now().Before(d) {
-			r.write(r.tracker.Expire(time.Now()))
+		now := time.Now()
+		if d, ok := r.tracker.Deadline(); ok && !now.Before(d) {
+			r.write(r.tracker.Expire(now))
 		}
+		r.fold(now, time.Since(lastWork) >= idleAfter)
+		r.ledger.Flush()
 		if time.Since(lastWork) < idleAfter {
 			time.Sleep(pollEvery)
 			continue
@@ -176,6 +200,7 @@ func (r *Recorder) loop() {
 		case it, ok := <-r.queue:
 			timer.Stop()
 			if !take(it, ok) {
+				r.fold(time.Now(), true)
 				return
 			}
 		case now := <-timer.C:
@@ -192,16 +217,45 @@ func (r *Recorder) account(reported *uint64) {
 	}
 }
 
+// fold writes the notification counts when foldEvery has passed since the
+// first, or at once with now set (the run ends, the recorder idles or stops).
+func (r *Recorder) fold(at time.Time, now bool) {
+	if len(r.folded) == 0 || !now && at.Sub(r.foldedAt) < foldEvery {
+		return
+	}
+	keys := make([]foldKey, 0, len(r.folded))
+	for k := range r.folded {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return keys[i].dir < keys[j].dir || keys[i].dir == keys[j].dir && keys[i].method < keys[j].method
+	})
+	for _, k := range keys {
+		r.write([]Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
+			Fields: []Field{F("direction", k.dir.String()), F("method", k.method), F("count", r.folded[k]), F("window_ms", at.Sub(r.foldedAt))}}})
+	}
+	clear(r.folded)
+}
+
+// foldable reports whether a line is a whole notification that is counted, not recorded.
+func foldable(l *jsonrpc.Line) bool {
+	return l.Msg.Kind == mcp.Notification && !l.Msg.Partial && l.Forwarded && !l.Unterminated && Folded[l.Msg.Method]
+}
+
 func (r *Recorder) handle(it item) {
 	switch {
 	case it.notice != "":
+		r.ledger.Flush() // after the events before it
 		io.WriteString(r.notices, it.notice)
+		r.ledger.Hold()
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {
 		case Spawned, Connected:
+			r.fold(rec.Time, true)
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
 		case Exited, Disconnected:
+			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()), F("handshake", r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {
 				rec.Fields = append(rec.Fields, F("tasks_lost", lost)) // a restarted server does not know them
@@ -221,6 +275,13 @@ func (r *Recorder) handle(it item) {
 			rec.Fields = append(rec.Fields, F("last_event", r.tracker.LastEvent()))
 		}
 		r.write([]Record{*rec})
+	case foldable(&it.line):
+		r.queued.Add(-int64(len(it.line.Data)))
+		k := foldKey{it.dir, it.line.Msg.Method}
+		if len(r.folded) == 0 {
+			r.foldedAt = it.line.End
+		}
+		r.folded[k]++
 	default:
 		r.queued.Add(-int64(len(it.line.Data)))
 		r.write(r.tracker.Observe(it.dir, &it.line))

@@ -24,9 +24,12 @@ type pendingCall struct {
 // lossy, copy for the ledger.
 type session struct {
 	mu            sync.Mutex
+	changed       sync.Cond // state or live changed
 	state         childState
-	held          [][]byte // client lines waiting for a child, in order
+	live          bool       // a child process runs or is about to: a full hold waits for it instead of refusing
+	held          []heldLine // client lines waiting for a child, in order
 	heldBytes     int
+	owed          map[mcp.ID]bool        // ids the shim answered for the last dead child: its late answers are dropped
 	clientPending map[mcp.ID]pendingCall // client requests forwarded to the current child
 	serverPending map[mcp.ID]pendingCall // the current child's requests to the client
 	deadServer    map[mcp.ID]string      // requests of dead children the client may still answer
@@ -34,10 +37,22 @@ type session struct {
 	// opened again on the next child, answered if none comes. A stream is
 	// not a tool call; opening it twice does no work twice.
 	listens []pendingCall
+	// Streams opened again on this child: the client's stream never closed,
+	// so the child's acknowledgement of each is not the client's to read.
+	reopened map[mcp.ID]bool
+}
+
+// heldLine is a client line kept until a child is up; open marks the
+// client's last bytes, which had no newline.
+type heldLine struct {
+	data []byte
+	open bool
 }
 
 func newSession() *session {
-	return &session{clientPending: map[mcp.ID]pendingCall{}, serverPending: map[mcp.ID]pendingCall{}, deadServer: map[mcp.ID]string{}}
+	s := &session{clientPending: map[mcp.ID]pendingCall{}, serverPending: map[mcp.ID]pendingCall{}, deadServer: map[mcp.ID]string{}, owed: map[mcp.ID]bool{}, live: true}
+	s.changed.L = &s.mu
+	return s
 }
 
 // childState says where client messages go.
@@ -49,7 +64,11 @@ const (
 	gone                       // no child will come: the shim answers
 )
 
-// Bounds of the messages held while a child starts.
+// Bounds of the messages held while no child is up. While a child process
+// runs (it is starting, or the held lines are being delivered to it) a full
+// hold is backpressure: the client's line waits, and so does the client.
+// Only across a restart, with no process to wait for, is a line past the
+// bounds refused.
 const (
 	maxHeld      = 1024
 	maxHeldBytes = 16 << 20
@@ -60,7 +79,7 @@ type routed struct {
 	answer  []pendingCall // requests to answer with an error instead of forwarding
 	late    []string      // late responses to a dead child's requests (ids), dropped
 	held    bool          // kept until a child is up
-	dropped bool          // a notification that could not be held
+	dropped bool          // a line that is not a request and could not be held
 }
 
 // fromClient registers the client's requests and settles its responses,
@@ -69,23 +88,54 @@ type routed struct {
 func (s *session) fromClient(l *jsonrpc.Line) (forward bool, r routed) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state == starting && s.live && l.Held && !s.room(len(l.Data)) {
+		// Wait for the child to be up, not just for room: refilling the hold
+		// line by line as it drains would send the whole stream through it.
+		for s.state == starting && s.live {
+			s.changed.Wait()
+		}
+	}
 	if s.state != up {
-		if s.state == starting && l.Held && len(s.held) < maxHeld && s.heldBytes+len(l.Data) <= maxHeldBytes {
-			s.held = append(s.held, append([]byte(nil), l.Data...))
+		if s.state == starting && l.Held && s.room(len(l.Data)) {
+			s.held = append(s.held, heldLine{data: append([]byte(nil), l.Data...), open: l.Unterminated})
 			s.heldBytes += len(l.Data)
 			return false, routed{held: true}
 		}
+		r.dropped = true
 		each(&l.Msg, func(m *mcp.Msg) {
-			switch m.Kind {
-			case mcp.Request:
+			if m.Kind == mcp.Request {
 				r.answer = append(r.answer, newPending(m))
-			case mcp.Notification:
-				r.dropped = true
+				r.dropped = false
 			}
 		})
 		return false, r
 	}
 	return s.route(&l.Msg)
+}
+
+// room reports whether a line of n bytes may be held; s.mu is held.
+func (s *session) room(n int) bool {
+	return len(s.held) < maxHeld && s.heldBytes+n <= maxHeldBytes
+}
+
+// waitReady waits while a running child is being set up: a line too long to
+// hold goes to it once the held lines before it were delivered.
+func (s *session) waitReady() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.state == starting && s.live {
+		s.changed.Wait()
+	}
+}
+
+// spawned says a child process runs: lines wait for it rather than being
+// refused. The dead child's owed ids are forgotten.
+func (s *session) spawned() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.live = true
+	s.owed = map[mcp.ID]bool{}
+	s.changed.Broadcast()
 }
 
 func newPending(m *mcp.Msg) pendingCall {
@@ -146,9 +196,13 @@ func (s *session) pendingMethod(id mcp.ID) string {
 
 // fromServer settles the client's requests and registers the child's own.
 // For a single response it returns the method of the request it answers.
-func (s *session) fromServer(m *mcp.Msg) (answered string) {
+func (s *session) fromServer(m *mcp.Msg) (answered string, late bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m.IsResponse() && s.owed[m.ID] {
+		delete(s.owed, m.ID)
+		return "", true
+	}
 	each(m, func(m *mcp.Msg) {
 		switch {
 		case m.IsResponse():
@@ -166,7 +220,7 @@ func (s *session) fromServer(m *mcp.Msg) (answered string) {
 			}
 		}
 	})
-	return answered
+	return answered, false
 }
 
 func each(m *mcp.Msg, f func(*mcp.Msg)) {
@@ -185,18 +239,24 @@ func each(m *mcp.Msg, f func(*mcp.Msg)) {
 // lock) before it reads more of its stdin. Messages that arrive meanwhile are
 // held behind the others, so none overtakes a held one. Requests it answers
 // instead of delivering are returned, with late responses it dropped.
-func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undelivered []pendingCall, late []string) {
+//
+// A line is handed to delivered (recorded) before it is written, as Route
+// does for the others: recorded after, the child's fast answer could reach
+// the ledger before its request.
+func (s *session) setUp(write func(line []byte, open bool) error, delivered func([]byte)) (undelivered []pendingCall, late []string) {
 	for {
 		s.mu.Lock()
 		if len(s.held) == 0 {
 			s.state = up
+			s.changed.Broadcast()
 			s.mu.Unlock()
 			return undelivered, late
 		}
-		line := s.held[0]
+		h := s.held[0]
+		s.held[0] = heldLine{}
 		s.held = s.held[1:]
-		s.heldBytes -= len(line)
-		m := mcp.Peek(line)
+		s.heldBytes -= len(h.data)
+		m := mcp.Peek(h.data)
 		forward, r := s.route(&m)
 		s.mu.Unlock()
 		undelivered = append(undelivered, r.answer...)
@@ -204,9 +264,9 @@ func (s *session) setUp(write func([]byte) error, delivered func([]byte)) (undel
 		if !forward {
 			continue
 		}
+		delivered(h.data)
 		// A failed write means the child died: its exit answers what it owed.
-		_ = write(line)
-		delivered(line)
+		_ = write(h.data, h.open)
 	}
 }
 
@@ -216,10 +276,12 @@ func (s *session) close() (unanswered []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = gone
+	s.live = false
+	s.changed.Broadcast()
 	unanswered = append(unanswered, s.listens...)
 	s.listens = nil
-	for _, line := range s.held {
-		m := mcp.Peek(line)
+	for _, h := range s.held {
+		m := mcp.Peek(h.data)
 		each(&m, func(m *mcp.Msg) {
 			if m.Kind == mcp.Request {
 				unanswered = append(unanswered, newPending(m))
@@ -237,13 +299,16 @@ func (s *session) down() (unanswered, withdrawn []pendingCall) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.state = starting
+	s.live = false
+	s.changed.Broadcast()
 	unanswered = make([]pendingCall, 0, len(s.clientPending))
-	for _, p := range s.clientPending {
+	for id, p := range s.clientPending {
 		if p.method == "subscriptions/listen" {
 			s.listens = append(s.listens, p)
 			continue
 		}
 		unanswered = append(unanswered, p)
+		s.owed[id] = true
 	}
 	for id, p := range s.serverPending {
 		s.deadServer[id] = p.method
@@ -272,12 +337,30 @@ func (s *session) reopen() []pendingCall {
 	defer s.mu.Unlock()
 	out := s.listens
 	s.listens = nil
+	s.reopened = map[mcp.ID]bool{}
 	for _, p := range out {
 		if id, ok := mcp.ParseID(p.id); ok {
 			s.clientPending[id] = p
+			s.reopened[id] = true
 		}
 	}
 	return out
+}
+
+// reacknowledged reports whether m is the child's acknowledgement of a
+// stream reopen gave it, once per stream: the client had its own already.
+func (s *session) reacknowledged(m *mcp.Msg) bool {
+	if m.Kind != mcp.Notification || m.Method != "notifications/subscriptions/acknowledged" {
+		return false
+	}
+	id, ok := mcp.ParseID(mcp.Member(mcp.Member(m.Params, "_meta"), mcp.MetaSubscriptionID))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !ok || !s.reopened[id] {
+		return false
+	}
+	delete(s.reopened, id)
+	return true
 }
 
 // withdraw tells the client that the dead child's requests to it (an

@@ -11,10 +11,12 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-func writeTo(b *bytes.Buffer) func([]byte) error {
-	return func(line []byte) error {
+func writeTo(b *bytes.Buffer) func([]byte, bool) error {
+	return func(line []byte, open bool) error {
 		b.Write(line)
-		b.WriteByte('\n')
+		if !open {
+			b.WriteByte('\n')
+		}
 		return nil
 	}
 }
@@ -23,11 +25,12 @@ func line(s string) *jsonrpc.Line {
 	return &jsonrpc.Line{Data: []byte(s), Msg: mcp.Peek([]byte(s)), Held: true}
 }
 
-// TestSessionHoldsInOrderWithinBounds: while no child runs, client messages
-// are held in order up to the bound; past it requests are answered and
-// notifications dropped.
+// TestSessionHoldsInOrderWithinBounds: across a restart, with no child
+// process, client messages are held in order up to the bound; past it
+// requests are answered and notifications dropped.
 func TestSessionHoldsInOrderWithinBounds(t *testing.T) {
 	s := newSession()
+	s.down()
 	for i := range maxHeld {
 		if fwd, r := s.fromClient(line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))); fwd || !r.held {
 			t.Fatalf("message %d: forward=%v held=%v, want held", i, fwd, r.held)
@@ -79,6 +82,28 @@ func TestSessionOwnIDsAreNotTheClients(t *testing.T) {
 	}
 }
 
+// TestSessionFullHoldWaits: while a child process runs, a line past the
+// bound waits for room instead of being refused: backpressure.
+func TestSessionFullHoldWaits(t *testing.T) {
+	s := newSession()
+	for i := range maxHeld {
+		s.fromClient(line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
+	}
+	routed := make(chan bool)
+	go func() {
+		fwd, _ := s.fromClient(line(`{"jsonrpc":"2.0","id":"over","method":"ping"}`))
+		routed <- fwd
+	}()
+	var got bytes.Buffer
+	s.setUp(writeTo(&got), func([]byte) {})
+	// The waiting line was held behind the others (and delivered) or, if it
+	// came after setUp finished, forwarded: never refused.
+	fwd := <-routed
+	if n := strings.Count(got.String(), "\n"); !fwd && n != maxHeld+1 || fwd && n != maxHeld {
+		t.Errorf("delivered %d lines, forwarded=%v; want all %d", n, fwd, maxHeld+1)
+	}
+}
+
 // TestSessionSetUpWritesWithoutTheLock: while held lines are written to the
 // new child, the child's answers can be routed (they take the lock); a write
 // that waits for them must not deadlock.
@@ -87,7 +112,7 @@ func TestSessionSetUpWritesWithoutTheLock(t *testing.T) {
 	s.fromClient(line(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	s.fromClient(line(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 	done := make(chan struct{})
-	s.setUp(func(l []byte) error {
+	s.setUp(func(l []byte, _ bool) error {
 		// The child answers before it reads on: the stdout relay needs the lock.
 		go func() {
 			m := mcp.Peek([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))

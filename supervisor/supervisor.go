@@ -104,10 +104,15 @@ func Run(ctx context.Context, cfg Config) int {
 		own:     make(chan []byte, 16),
 	}
 	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
+	// A dead child's torn last line: dropped when the shim wrote after it,
+	// delivered when the session ended with it.
+	s.client.OnTail = func(l *jsonrpc.Line) { s.cfg.Recorder.Line(phases.FromServer, l) }
 	// The client relay lives as long as the client's stdin: it exits at EOF or
 	// when the process ends (a blocking read of stdin cannot be interrupted).
 	go s.relayClient()
-	return s.loop(ctx)
+	status := s.loop(ctx)
+	s.client.Flush()
+	return status
 }
 
 // runIdent names the current child process.
@@ -139,11 +144,8 @@ func (s *Supervisor) relayClient() {
 		Dst:        s.toChild,
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
-		Observe: func(l *jsonrpc.Line) {
-			if l.Unterminated && !l.Routed { // Route did not see how the stream ended
-				s.cfg.Recorder.Line(phases.FromClient, l)
-			}
-		},
+		Keep:       func([]byte) bool { return s.cfg.CaptureFull },
+		Ready:      s.sess.waitReady,
 	}
 	err := r.Run()
 	s.events <- loopEvent{clientEOF: true, err: err}
@@ -164,7 +166,8 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 		s.answer(p, "is not running")
 	}
 	if r.dropped {
-		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("reason", "no server running"))
+		s.emit(phases.Supervision, phases.MessageRejected, phases.F("method", l.Msg.Method), phases.F("kind", l.Msg.Kind.String()),
+			phases.F("bytes", l.Size), phases.F("reason", "no server running"))
 	}
 	for _, id := range r.late {
 		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", id))
@@ -218,7 +221,6 @@ const exitConfig = 78
 // its last bytes are written (a non-blocking enqueue): recorded after the
 // write, a fast answer could reach the ledger before its request.
 func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
-	l.End = time.Now()
 	s.cfg.Recorder.Line(dir, l)
 }
 
@@ -236,12 +238,22 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		s.emit(phases.Transport, phases.OwnAnswerForwarded, phases.F("request_id", string(l.Msg.RawID)), phases.F("bytes", l.Size))
 		return true
 	}
-	answered := s.sess.fromServer(&l.Msg)
+	answered, late := s.sess.fromServer(&l.Msg)
+	if late && l.Held {
+		// The shim answered this request itself when the child died: one answer only.
+		s.emit(phases.Supervision, phases.LateResponseDropped, phases.F("request_id", string(l.Msg.RawID)), phases.F("direction", "server"))
+		return false
+	}
 	if l.Msg.Kind == mcp.Notification && l.Msg.Method == "notifications/cancelled" {
 		id, _ := mcp.ParseID(mcp.Member(l.Msg.Params, "requestId"))
 		s.mem.endListen(id) // the server ended the client's subscription stream
 	}
 	s.noteHandshake(l)
+	if l.Held && s.sess.reacknowledged(&l.Msg) {
+		l.Forwarded = false
+		s.record(phases.FromServer, l)
+		return false
+	}
 	if s.cfg.DivertNoise && l.Msg.Kind == mcp.Noise && l.Held {
 		l.Forwarded = false
 		s.record(phases.FromServer, l)
@@ -410,6 +422,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
+	s.sess.spawned()
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
 		if guard, err = startGuard(s.cfg.Guard, p.Pid); err != nil {
@@ -426,7 +439,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeServer,
 		Observe:    s.observeServer,
-		DropTorn:   true,
+		ParkTorn:   true,
 		Keep:       s.keepWhole,
 	}
 	// The child's stdout: relayed until EOF, or until drain closes the pipe.
@@ -451,7 +464,10 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 	}
 	s.childIn.set(p.Stdin)
-	undelivered, late := s.sess.setUp(func(line []byte) error {
+	undelivered, late := s.sess.setUp(func(line []byte, open bool) error {
+		if open {
+			return s.toChild.WriteUnterminated(line)
+		}
 		_, err := s.toChild.WriteMessage(line)
 		return err
 	}, s.observeDelivered)
@@ -464,22 +480,25 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 
 	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
 	s.childIn.set(nil)
-	// All pipe reads finish before the run is declared over.
-	s.drain(p, stdoutOpen, stderrDone, &stdout.Progress)
-	if guard != nil {
-		guard.Close()
-	}
-
 	code, sig := p.Status()
 	status = p.ShellStatus()
 	how := fmt.Sprintf("exited with code %d", code)
 	if sig != "" {
 		how = "was killed by " + sig
 	}
-	unanswered, withdrawn := s.sess.down()
-	for _, pc := range unanswered {
-		s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
-			map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
+	var withdrawn []pendingCall
+	owe := func() {
+		var unanswered []pendingCall
+		unanswered, withdrawn = s.sess.down()
+		for _, pc := range unanswered {
+			s.writeOwed(pc, fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how),
+				map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method})
+		}
+	}
+	// All pipe reads finish before the run is declared over.
+	s.drain(p, stdoutOpen, stderrDone, owe)
+	if guard != nil {
+		guard.Close()
 	}
 	s.withdraw(withdrawn, how)
 	exitFields := []phases.Field{phases.F("exit_code", code), phases.F("duration_ms", time.Since(p.start)),
@@ -573,34 +592,44 @@ func (s *Supervisor) supervise(ctx context.Context, p *Process, stdoutDone <-cha
 	}
 }
 
-// drainGrace is how long the child's pipes may stay silent after it exited;
-// drainMax bounds the whole drain of a child whose output still moves.
+// drainGrace is how long the child's pipes may stay open after it exited
+// before whoever holds them is killed with the group; drainMax bounds the
+// drain of a child whose last line is still being written to a slow client.
 const (
-	drainGrace = 500 * time.Millisecond
+	drainGrace = 400 * time.Millisecond
 	drainMax   = time.Minute
 )
 
-// drain waits for the child's pipes to reach EOF. A grandchild holding them
-// open is killed with the group; one that escaped the group is cut off by
-// closing our ends.
-func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}, progress *atomic.Int64) {
+// drain waits for the child's pipes to reach EOF, and calls owe once what
+// the child wrote before its exit was relayed: at stdout's EOF, or one grace
+// after the exit when something else (a grandchild) keeps the pipe open and
+// moving — its output is not an answer the client should wait a minute for.
+// A grandchild holding the pipes is killed with the group; one that escaped
+// the group is cut off by closing our ends.
+func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}, owe func()) {
 	start := time.Now()
-	// wait waits d for both pipes to end, and longer while stdout still moves
-	// bytes or is being written to the client: a slow client is not a pipe
-	// held open by a grandchild, and the shim must not exit mid-line.
+	owed := false
+	pay := func() {
+		if !owed {
+			owed = true
+			owe()
+		}
+	}
+	// wait waits d for both pipes to end, and longer while a line is being
+	// written to the client: a slow client is not a pipe held open by a
+	// grandchild, and the shim must not cut a line it is relaying.
 	wait := func(d time.Duration) bool {
 		t := time.NewTimer(d)
 		defer t.Stop()
-		last := progress.Load()
 		for out != nil || errDone != nil {
 			select {
 			case <-out:
 				out = nil
+				pay()
 			case <-errDone:
 				errDone = nil
 			case <-t.C:
-				if now := progress.Load(); (now != last || s.client.Busy()) && time.Since(start) < drainMax {
-					last = now
+				if s.client.Busy() && time.Since(start) < drainMax {
 					t.Reset(d)
 					continue
 				}
@@ -611,12 +640,18 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 	}
 	if !wait(drainGrace) {
 		_ = p.Signal(syscall.SIGKILL)
+		if !s.client.Busy() {
+			// Not while a line still goes out (a holder outside the group may
+			// stream one without end): the errors follow once our ends are closed.
+			pay()
+		}
 		if !wait(drainGrace) {
 			p.Stdout.Close()
 			p.Stderr.Close()
 			wait(drainGrace)
 		}
 	}
+	pay()
 	p.Stdout.Close()
 	p.Stderr.Close()
 }

@@ -15,7 +15,6 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -222,7 +221,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		}
 		checkTools = lockChecker(lock, f.name)
 	}
-	stderr := &syncWriter{w: c.stderr}
+	stderr := supervisor.NewLog(c.stderr)
 	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
 		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
 	}
@@ -352,19 +351,6 @@ func colorOK(c *cli, w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
-}
-
-// syncWriter makes each Write atomic with respect to the others: the server's
-// stderr lines and the shim's events share the client's log.
-type syncWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 var launchers = map[string]bool{"npx": true, "uvx": true, "bunx": true, "pnpx": true, "node": true, "deno": true, "bun": true,
