@@ -79,10 +79,10 @@ func remoteName(raw string) string {
 	parts := strings.Split(u.Hostname(), ".")
 	for _, p := range parts {
 		if p != "mcp" && p != "www" && p != "api" {
-			return sanitize(p)
+			return p
 		}
 	}
-	return sanitize(u.Hostname())
+	return u.Hostname()
 }
 
 // remoteRewrite is wrap --remote and unwrap's second pass over a config:
