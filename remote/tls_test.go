@@ -46,7 +46,7 @@ func TestTLS(t *testing.T) {
 	}
 
 	untrusted := filepath.Join(dir, "untrusted.jsonl")
-	c := startRaw(t, shimCommand(t, untrusted, "--url", url, "--backoff-max", "100ms"))
+	c := startRaw(t, shimCommand(t, untrusted, "--url", url, "--backoff", "50ms", "--backoff-max", "100ms"))
 	c.send(initialize)
 	if msg := errorMessage(c.answer(1)); msg == "" {
 		t.Fatal("initialize against an untrusted certificate got no error")
