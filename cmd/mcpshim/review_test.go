@@ -1,0 +1,61 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
+)
+
+// runScript runs the shim in front of the shell script server with the
+// client's lines on stdin (closed after them) and returns what the client read.
+func runScript(t *testing.T, flags []string, input, script string) []byte {
+	t.Helper()
+	cmd, _ := shimCmd(t, flags, "sh", "-c", script)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd.Stdin = strings.NewReader(input)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("shim did not end; stderr:\n%s", errb.String())
+	}
+	return out.Bytes()
+}
+
+// answersTo counts the complete responses to id among the client's lines.
+func answersTo(out []byte, id string) (n int, lines []string) {
+	for _, line := range bytes.Split(out, []byte("\n")) {
+		m := mcp.Peek(line)
+		if m.IsResponse() && !m.Partial && string(m.RawID) == id {
+			n++
+			s := string(line)
+			if len(s) > 120 {
+				s = s[:60] + "..." + s[len(s)-60:]
+			}
+			lines = append(lines, s)
+		}
+	}
+	return n, lines
+}
+
+// TestReviewLongLastAnswerWithoutNewlineSettles: a server whose last answer is
+// longer than the hold (streamed), written id last without a newline before it
+// exits, has answered: the shim must not answer the request a second time.
+func TestReviewLongLastAnswerWithoutNewlineSettles(t *testing.T) {
+	script := `read l; printf '{"jsonrpc":"2.0","result":{"t":"'; head -c 3145728 /dev/zero | tr '\0' x; printf '"},"id":2}'; exit 1`
+	out := runScript(t, []string{"--restart", "never"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n", script)
+	if n, lines := answersTo(out, "2"); n != 1 {
+		t.Fatalf("client read %d answers to id 2, want 1: %q", n, lines)
+	}
+}
