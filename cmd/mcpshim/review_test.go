@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +59,23 @@ func TestReviewLongLastAnswerWithoutNewlineSettles(t *testing.T) {
 	out := runScript(t, []string{"--restart", "never"}, `{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n", script)
 	if n, lines := answersTo(out, "2"); n != 1 {
 		t.Fatalf("client read %d answers to id 2, want 1: %q", n, lines)
+	}
+}
+
+// TestReviewLockEnforceLongList: a tools/list answer longer than the hold is
+// already streamed when the lock is checked; it cannot be swallowed, but the
+// enforced lock must still stop the server and exit 78 rather than let the
+// session go on as if warned.
+func TestReviewLockEnforceLongList(t *testing.T) {
+	lock := filepath.Join(t.TempDir(), "mcp-tools.lock.json")
+	os.WriteFile(lock, []byte(`{"version":1,"servers":{"test":{"a":{"digest":"sha256/v1:00","shape":"sha256/v1:00"}}}}`), 0o600)
+	script := `read l; printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}'
+read l; read l; printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"x","inputSchema":{"type":"object"},"description":"'; head -c 2097152 /dev/zero | tr '\0' d; printf '"}]}}\n'; cat >/dev/null`
+	s := start(t, true, []string{"--lock", lock, "--lock-mode", "enforce"}, "sh", "-c", script)
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.call("2", "tools/list", `{}`)
+	if status := s.finish(); status != 78 {
+		t.Fatalf("exit status %d after a 2 MiB tools/list without the locked tool, want 78; stderr:\n%s", status, s.stderr.String())
 	}
 }
