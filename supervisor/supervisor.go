@@ -210,14 +210,18 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 	}
 	s.emit(phases.Discovery, phases.ToolsMissing, phases.F("missing", missing), phases.F("mode", mode))
 	s.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
-	if !s.cfg.EnforceLock || !l.Held {
+	if !s.cfg.EnforceLock {
 		return true
 	}
-	msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-	s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+	// Over the hold, the list is already on the wire: it stays the answer,
+	// but the server is stopped all the same.
+	if l.Held {
+		msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
+		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+	}
 	s.status = exitConfig
 	s.events <- loopEvent{lockBroken: true}
-	return false
+	return !l.Held
 }
 
 // exitConfig is EX_CONFIG: a wiring problem a person must fix.
