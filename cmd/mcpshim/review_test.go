@@ -79,3 +79,38 @@ read l; read l; printf '{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"x","
 		t.Fatalf("exit status %d after a 2 MiB tools/list without the locked tool, want 78; stderr:\n%s", status, s.stderr.String())
 	}
 }
+
+// TestReviewRunnerRestartedThenLeft: a package runner that crashed after its
+// handshake is restarted, and the shim's replayed initialize is answered: its
+// install is over. When the client then leaves, the ordinary ladder runs
+// (stdin closed, --kill-grace, SIGTERM), not InstallGrace's two minutes.
+// The stand-in `npx` crashes on its first call and ignores stdin's EOF.
+func TestReviewRunnerRestartedThenLeft(t *testing.T) {
+	dir := t.TempDir()
+	npx := filepath.Join(dir, "npx")
+	os.WriteFile(npx, []byte(`#!/bin/sh
+mark=$1
+while IFS= read -r l; do
+  id=$(printf '%s' "$l" | sed -n 's/.*"id":\([^,}]*\).*/\1/p')
+  [ -z "$id" ] && continue
+  case "$l" in
+  *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}\n' "$id";;
+  *) if [ ! -e "$mark" ]; then : > "$mark"; exit 1; fi; printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id";;
+  esac
+done
+exec sleep 300
+`), 0o755)
+	s := start(t, true, []string{"--kill-grace", "100ms"}, npx, filepath.Join(dir, "crashed"))
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	if got := s.call("2", "tools/call", `{"name":"a"}`); !strings.Contains(got, "-31000") {
+		t.Fatalf("tools/call on a crashing server: got %s, want the shim's -31000 error", got)
+	}
+	waitEvent(t, s.ledger, "handshake_replayed", eventWait)
+	s.stdin.Close()
+	k := waitEvent(t, s.ledger, "kill_requested", eventWait)
+	if r := k.Str("reason"); k.Str("signal") != "SIGTERM" || !strings.Contains(r, "100ms") {
+		t.Errorf("kill_requested %s (%s), want SIGTERM after --kill-grace 100ms", k.Str("signal"), r)
+	}
+	s.finish()
+}
