@@ -751,11 +751,16 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 // restart policy: any successful answer counts (initialize, server/discover,
 // or a modern request).
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
-	if l.Msg.Kind == mcp.Response && s.hsAt.Load() == 0 {
-		s.hsAt.Store(time.Now().UnixNano())
-		if s.runner {
-			s.tellGuard(guardReady)
-		}
+	if l.Msg.Kind == mcp.Response {
+		s.handshook()
+	}
+}
+
+// handshook marks the current run's first answer, a client's or the
+// replayed initialize's: a package runner's install is over.
+func (s *Supervisor) handshook() {
+	if s.hsAt.CompareAndSwap(0, time.Now().UnixNano()) && s.runner {
+		s.tellGuard(guardReady)
 	}
 }
 
