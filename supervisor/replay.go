@@ -218,7 +218,6 @@ func (s *Supervisor) replay(ctx context.Context, p *Process) error {
 		if version != "" && r.ProtocolVersion != version {
 			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
 		}
-		s.handshook()
 		if _, err := s.current.Write(append(mcp.NotificationLine("notifications/initialized"), '\n')); err != nil {
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}

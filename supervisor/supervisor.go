@@ -236,6 +236,7 @@ func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 	if l.Msg.IsResponse() && mcp.IsOwnID(l.Msg.ID) {
+		s.noteHandshake(l) // the replayed handshake, or any answer of a modern child
 		select {
 		case s.own <- append([]byte(nil), l.Data...):
 		default:
@@ -756,8 +757,8 @@ func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
 	}
 }
 
-// handshook marks the current run's first answer, a client's or the
-// replayed initialize's: a package runner's install is over.
+// handshook marks the current run's first answer, to the client or to the
+// shim's replay: a package runner's install is over.
 func (s *Supervisor) handshook() {
 	if s.hsAt.CompareAndSwap(0, time.Now().UnixNano()) && s.runner {
 		s.tellGuard(guardReady)
