@@ -114,3 +114,18 @@ exec sleep 300
 	}
 	s.finish()
 }
+
+// TestReviewProbeBadShebang: probe says why a script whose #! interpreter is
+// missing cannot start, as the shim does; "no such file or directory" alone
+// names a file that is there.
+func TestReviewProbeBadShebang(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	os.WriteFile(script, []byte("#!/nonexistent/node\n"), 0o755)
+	config := filepath.Join(dir, "mcp.json")
+	os.WriteFile(config, []byte(`{"mcpServers":{"bad":{"command":"`+script+`"}}}`), 0o600)
+	status, stdout, stderr := runBinary(t, nil, "", "probe", "--config", config, "--ledger", "off")
+	if status != 78 || !strings.Contains(stdout+stderr, "/nonexistent/node") {
+		t.Errorf("probe of a script with a missing interpreter: status %d, output:\n%s%s\nwant 78 and the interpreter named", status, stdout, stderr)
+	}
+}
