@@ -71,6 +71,11 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	}
 	proc, err := supervisor.Start(supervisor.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
 	if err != nil {
+		var se *supervisor.SpawnError
+		if errors.As(err, &se) && se.Class == supervisor.ClassBadInterpreter {
+			// The OS says the file does not exist; it is its #! interpreter that does not.
+			return nil, fmt.Errorf("%w (%s)", err, se.Hint)
+		}
 		return nil, err
 	}
 	p := &stdioProc{
