@@ -456,6 +456,8 @@ func (x *expander) server(e entry) (Server, []string) {
 			return Server{}, append(probs, `the entry runs mcpshim with nothing after "--"`)
 		}
 		s.Wrapped, s.ShimArgs, s.Command, s.Args = true, shim, real[0], real[1:]
+	} else if remoteWrapped(s.Command, s.Args) {
+		s.Wrapped, s.ShimArgs = true, s.Args // the bridge is the server: it runs as written
 	}
 	return s, probs
 }

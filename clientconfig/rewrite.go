@@ -64,7 +64,7 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 		if cmd == nil {
 			return nil, SkippedRemote, ""
 		}
-		if _, _, ok := splitShim(cmd.str, strs(args)); ok {
+		if _, _, ok := splitShim(cmd.str, strs(args)); ok || remoteWrapped(cmd.str, strs(args)) {
 			return nil, Unchanged, ""
 		}
 		items := [][]byte{quote("--name"), quote(name)}

@@ -345,8 +345,15 @@ func (r *Relay) Run() error {
 			l.Forwarded = true
 			l.End = clock
 			l.Msg = sc.Msg(l.Data)
+			whole := !l.Msg.Partial // the scanner saw the value close
 			l.Msg.Partial = true
 			parked := false
+			if streaming && whole && r.Route != nil {
+				// A long complete last message, already on the wire: Route
+				// cannot swallow it but must settle it (its answer was given).
+				l.Routed = true
+				r.Route(&l)
+			}
 			if !streaming {
 				if r.ParkTorn && !mcp.Valid(l.Data) {
 					l.Forwarded = false

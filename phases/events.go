@@ -34,6 +34,10 @@ const (
 	SpawnFailed     = "spawn_failed"
 	ExecutableReady = "executable_ready" // reported by the server itself
 	Exited          = "exited"
+	// A remote server (mcpshim --url) has no process: a run is a connection.
+	Connected     = "connected"      // the server's address resolved and dialled (TLS facts for https)
+	ConnectFailed = "connect_failed" // refused, DNS, TLS: the run never reached the server
+	Disconnected  = "disconnected"   // the bridge ended the run (the client left, or it gave up)
 
 	// handshake
 	InitializeReceived  = "initialize_received"
@@ -79,6 +83,7 @@ const (
 	UnknownResponse       = "unknown_response"
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
+	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
 
 	// interruption
 	ClientDisconnected = "client_disconnected"
@@ -94,6 +99,11 @@ const (
 	ToolsChangedAfterRestart = "tools_changed_after_restart"
 	LateResponseDropped      = "late_response_dropped"
 	MessageRejected          = "message_rejected"
+	SessionReinitialized     = "session_reinitialized" // a 404 for a forgotten session: the client's initialize replayed at once
+	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
+	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
+	ReconnectsExhausted      = "reconnects_exhausted"  // consecutive failures used up the retries: exit 69
+	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge
 
 	// ledger
 	RecordsLost = ledger.RecordsLost
@@ -132,6 +142,8 @@ const (
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
+	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, SessionReinitialized: true,
+	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,

@@ -252,10 +252,10 @@ func (r *Recorder) handle(it item) {
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {
-		case Spawned:
+		case Spawned, Connected:
 			r.fold(rec.Time, true)
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
-		case Exited:
+		case Exited, Disconnected:
 			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {

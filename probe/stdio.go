@@ -69,19 +69,24 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	for _, k := range keys {
 		env = append(env, k+"="+t.Env[k])
 	}
-	proc, err := proc.Start(proc.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
+	child, err := proc.Start(proc.Spec{Path: t.Command, Args: t.Args, Env: env, Dir: t.Dir})
 	if err != nil {
+		var se *proc.SpawnError
+		if errors.As(err, &se) && se.Class == proc.ClassBadInterpreter {
+			// The OS says the file does not exist; it is its #! interpreter that does not.
+			return nil, fmt.Errorf("%w (%s)", err, se.Hint)
+		}
 		return nil, err
 	}
 	p := &stdioProc{
-		proc: proc, stdin: proc.Stdin, stdout: proc.Stdout, stderr: proc.Stderr, deadline: deadline,
+		proc: child, stdin: child.Stdin, stdout: child.Stdout, stderr: child.Stderr, deadline: deadline,
 		redact:  secretRedactor(t.Env),
 		exited:  make(chan struct{}),
 		outDone: make(chan struct{}),
 		errDone: make(chan struct{}),
 		pending: map[int64]chan answer{},
 	}
-	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(proc.Pid)})
+	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(child.Pid)})
 	go p.readStdout()
 	go p.readStderr()
 	go p.wait()

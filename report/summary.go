@@ -233,8 +233,20 @@ func (s *Summary) Add(h *ledger.Head) {
 	case phases.SpawnFailed:
 		a.SpawnFailed = true
 		a.ErrorClass, a.Error, a.Hint = h.Str("error_class"), h.Str("error"), h.Str("hint")
-	case phases.Exited:
+	case phases.Connected: // a remote server's run (mcpshim --url): its connection
+		if g, ok := h.Int("generation"); ok {
+			a.Generation = int(g)
+		}
+		a.PreviousRun = h.Str("previous_run")
+	case phases.ConnectFailed:
+		a.SpawnFailed = true
+		a.ErrorClass, a.Error = h.Str("error_class"), h.Str("error")
+	case phases.Exited, phases.Disconnected:
 		a.Exited, a.exitAt = true, m
+		if h.Event == phases.Disconnected {
+			zero := 0
+			a.ExitCode = &zero
+		}
 		if c, ok := h.Int("exit_code"); ok && c >= 0 {
 			code := int(c)
 			a.ExitCode = &code

@@ -216,14 +216,18 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 	}
 	s.emit(phases.Discovery, phases.ToolsMissing, ledger.F("missing", missing), ledger.F("mode", mode))
 	s.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
-	if !s.cfg.EnforceLock || !l.Held {
+	if !s.cfg.EnforceLock {
 		return true
 	}
-	msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-	s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+	// Over the hold, the list is already on the wire: it stays the answer,
+	// but the server is stopped all the same.
+	if l.Held {
+		msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
+		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+	}
 	s.status = exitConfig
 	s.events <- loopEvent{lockBroken: true}
-	return false
+	return !l.Held
 }
 
 // exitConfig is EX_CONFIG: a wiring problem a person must fix.
@@ -238,6 +242,7 @@ func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
 
 func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 	if l.Msg.IsResponse() && mcp.IsOwnID(l.Msg.ID) {
+		s.noteHandshake(l) // the replayed handshake, or any answer of a modern child
 		select {
 		case s.own <- append([]byte(nil), l.Data...):
 		default:
@@ -611,11 +616,16 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 // restart policy: any successful answer counts (initialize, server/discover,
 // or a modern request).
 func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
-	if l.Msg.Kind == mcp.Response && s.hsAt.Load() == 0 {
-		s.hsAt.Store(time.Now().UnixNano())
-		if s.runner {
-			s.tellGuard(proc.GuardReady)
-		}
+	if l.Msg.Kind == mcp.Response {
+		s.handshook()
+	}
+}
+
+// handshook marks the current run's first answer, to the client or to the
+// shim's replay: a package runner's install is over.
+func (s *Supervisor) handshook() {
+	if s.hsAt.CompareAndSwap(0, time.Now().UnixNano()) && s.runner {
+		s.tellGuard(proc.GuardReady)
 	}
 }
 

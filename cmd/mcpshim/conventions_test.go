@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -98,6 +99,24 @@ func TestBashCompletion(t *testing.T) {
 		if path, err := exec.LookPath(sh); err == nil && sh == "zsh" {
 			if out, err := exec.Command(path, "-n", "-c", stdout).CombinedOutput(); err != nil {
 				t.Errorf("zsh -n on the script: %v\n%s", err, out)
+			}
+		}
+		if path, err := exec.LookPath(sh); err == nil && sh == "fish" {
+			// fish completes a command line without a terminal: complete -C.
+			script := filepath.Join(t.TempDir(), "mcpshim.fish")
+			os.WriteFile(script, []byte(stdout), 0o600)
+			for _, tt := range tests[:4] {
+				cmd := exec.Command(path, "-c", "source "+script+"; complete -C '"+strings.Join(append([]string{"mcpshim"}, tt.words...), " ")+"'")
+				cmd.Env = []string{"PATH=" + filepath.Dir(shim) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+				cmd.Dir = t.TempDir()
+				out, err := cmd.CombinedOutput()
+				var got []string
+				for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					got = append(got, strings.SplitN(l, "\t", 2)[0])
+				}
+				if err != nil || strings.Join(got, " ") != tt.want {
+					t.Errorf("fish completing %q: %q, %v; want %q", tt.words, got, err, tt.want)
+				}
 			}
 		}
 	}

@@ -21,6 +21,7 @@ Put it in front of the server in your client's config, by its absolute path
 
 Commands:
   mcpshim [flags] -- COMMAND [ARG...]   relay and record a server (its flags are below)
+  mcpshim [flags] --url URL             the same for a remote server over Streamable HTTP
   mcpshim ledger [show|why|stats|tail|report|prune|export] ...   inspect what the ledgers recorded
   mcpshim probe [--config FILE] ...       shake hands with every server of the client configs
   mcpshim lock [--out FILE] ...           pin the expected tool surface
@@ -31,7 +32,7 @@ Commands:
 
 mcpshim help COMMAND (or mcpshim COMMAND --help) shows a command's usage.
 Exit statuses: 64 a usage error, 78 a configuration a person must fix,
-75 a failure only time may fix (timeouts).
+75 a failure only time may fix (timeouts), 69 a remote server given up on.
 `
 
 // runHelp is `mcpshim help [COMMAND]`: the overview, or COMMAND's own usage

@@ -62,7 +62,7 @@ func TestFlagValuesValidated(t *testing.T) {
 			t.Errorf("mcpshim %s: status %d, stderr %q, stdout %q; want status 64 and a message naming %q", strings.Join(args, " "), status, stderr, stdout, tt.want)
 		}
 	}
-	for _, args := range [][]string{{"probe", "--parallel", "0"}, {"probe", "--retries", "-1"}, {"lock", "--parallel", "100000"}, {"ledger", "tail", "-n", "-1"}} {
+	for _, args := range [][]string{{"probe", "--parallel", "-1"}, {"probe", "--retries", "-1"}, {"lock", "--parallel", "100000"}, {"ledger", "tail", "-n", "-1"}} {
 		status, _, stderr := runBinary(t, nil, "", args...)
 		if status != exitUsage || !strings.Contains(stderr, "want ") || strings.Contains(stderr, "panic") {
 			t.Errorf("mcpshim %s: status %d, stderr %q; want status 64 and the bounds", strings.Join(args, " "), status, stderr)

@@ -91,6 +91,9 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
 	results := runFleet(ctx, c, fl, opts, nil, false)
 	c = c.safeOutput() // the progress line is done
+	if !asJSON {
+		text = c.stdout
+	}
 
 	l, refused := probe.NewLock(results, allowEmpty)
 	for _, p := range fl.problems {

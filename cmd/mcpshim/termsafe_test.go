@@ -79,12 +79,12 @@ func TestNothingServerWroteDrivesTheTerminal(t *testing.T) {
 	s.call("3", "tools/call", `{"name":"t","arguments":{}}`)
 	s.call("4", "ping", `{}`)
 	s.call("5", "die", `{}`)
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.stderr.String(), "last stderr line") && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(s.stderr.String(), "its stderr said") && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 	s.finish()
 	stderr := s.stderr.String()
-	if !strings.Contains(stderr, "last stderr line") {
+	if !strings.Contains(stderr, "its stderr said") {
 		t.Errorf("the shim did not say how the server ended; stderr:\n%q", stderr)
 	}
 	var own []string

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 )
 
-const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--ledger DIR] [SHIM FLAG...]
+const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
        mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run] [--json] [--all-projects]
 
 wrap puts each stdio server of the client configs behind this mcpshim:
@@ -37,6 +37,9 @@ user's entries and the current directory's project are touched, unless
                    or wrapped with flags this mcpshim refuses
   --json           one JSON document on stdout instead of the diff
   --all-projects   every project of ~/.claude.json, not only this directory's
+  --remote         also turn Streamable HTTP (type http, url) entries into
+                   mcpshim --url entries, headers as --header with their
+                   ${VAR} references kept; unwrap restores them byte for byte
   --ledger DIR     bake --ledger DIR (made absolute; or off) into the entries
   SHIM FLAG...     any flag of mcpshim [flags] -- COMMAND (mcpshim -h), e.g.
                    --restart on-failure --handshake-timeout 20s; checked as
@@ -84,6 +87,7 @@ type wrapOptions struct {
 	check       bool
 	json        bool
 	allProjects bool
+	remote      bool     // also bridge Streamable HTTP entries (wrap --remote)
 	baked       []string // the flags written between the entry name and "--"
 	ledger      string   // the --ledger directory, absolute, or "off"
 }
@@ -122,6 +126,14 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			var s string
 			s, err = value()
 			o.servers = append(o.servers, s)
+		case "remote":
+			switch {
+			case hasVal:
+				err = fmt.Errorf("%s takes no value", arg)
+			case unwrap:
+				err = fmt.Errorf("unknown flag %s", arg)
+			}
+			o.remote = true
 		case "dry-run", "check", "json", "all-projects":
 			switch {
 			case hasVal:
@@ -299,6 +311,9 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			out, entries, err = clientconfig.Unwrap(f, old, scope)
 		} else {
 			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, scope)
+		}
+		if err == nil && (unwrap || o.remote) {
+			out, entries, err = remoteRewrite(f, out, entries, self, o, scope, unwrap)
 		}
 		if err != nil {
 			refused = true

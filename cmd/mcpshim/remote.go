@@ -1,0 +1,111 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/remote"
+)
+
+// remoteFlags are the flags of `mcpshim --url URL`: a remote server over
+// Streamable HTTP instead of a command.
+type remoteFlags struct {
+	url            string
+	headers        headerList
+	requestTimeout time.Duration
+	entry          string // wrap --remote's copy of the entry it replaced; unused here
+}
+
+func (f *remoteFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL, instead of running -- COMMAND")
+	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
+	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a JSON body, silence on a request's event stream)")
+}
+
+// headerList collects repeated --header flags.
+type headerList []string
+
+func (h *headerList) String() string { return strings.Join(*h, ", ") }
+
+func (h *headerList) Set(v string) error {
+	*h = append(*h, v)
+	return nil
+}
+
+// remoteConfig checks the --url flags and builds the bridge's settings; the
+// error says what to fix. set names the flags given on the command line.
+func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, error) {
+	u, err := url.Parse(f.remote.url)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return remote.Config{}, fmt.Errorf("--url %q: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", f.remote.url)
+	}
+	if f.remote.requestTimeout <= 0 {
+		return remote.Config{}, fmt.Errorf("--request-timeout %v: want a positive duration", f.remote.requestTimeout)
+	}
+	var hs []remote.Header
+	for _, raw := range f.remote.headers {
+		h, err := remote.ParseHeader(raw, c.lookupEnv)
+		if err != nil {
+			return remote.Config{}, err
+		}
+		hs = append(hs, h)
+	}
+	// Seed 004's policy: 500 ms doubling, give up on the third consecutive
+	// failure. --backoff and --max-restarts keep their meaning when given.
+	p := remote.DefaultPolicy()
+	p.BackoffMax = f.backoffMax
+	if set["backoff"] {
+		p.Backoff = f.backoff
+	}
+	if set["max-restarts"] {
+		p.MaxRetries = f.maxRestarts
+	}
+	p.Jitter = rand.Float64
+	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve}, nil
+}
+
+// remoteName labels a remote server after its host: mcp.linear.app -> linear.
+func remoteName(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "remote"
+	}
+	parts := strings.Split(u.Hostname(), ".")
+	for _, p := range parts {
+		if p != "mcp" && p != "www" && p != "api" {
+			return p
+		}
+	}
+	return u.Hostname()
+}
+
+// remoteRewrite is wrap --remote and unwrap's second pass over a config:
+// Streamable HTTP entries become `mcpshim --url` entries, and back. Its
+// results replace the first pass's for the entries it rewrote.
+func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self string, o wrapOptions, scope clientconfig.Scope, unwrap bool) ([]byte, []clientconfig.Entry, error) {
+	var out []byte
+	var mine []clientconfig.Entry
+	var err error
+	if unwrap {
+		out, mine, err = clientconfig.UnwrapRemote(file, data, scope)
+	} else {
+		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, scope)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mine {
+		for i := range entries {
+			if entries[i].Server == m.Server && entries[i].Project == m.Project {
+				entries[i].Result, entries[i].Reason = m.Result, m.Reason
+			}
+		}
+	}
+	return out, entries, nil
+}

@@ -1,0 +1,167 @@
+package remote
+
+// A run of a remote server is a connection: connect dials it and records
+// where it went; after an outage, attempt tries again.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// connect starts a run: it resolves and dials the server (and completes TLS
+// for https) to record where the run goes, then writes connected, or
+// connect_failed and returns false.
+func (b *bridge) connect() bool {
+	u := b.cfg.URL
+	host := u.Hostname()
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	dialer := &net.Dialer{Timeout: b.cfg.Timeout}
+	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.Timeout)
+	defer cancel()
+	start := time.Now()
+	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
+	b.mu.Lock()
+	b.gen++
+	gen := b.gen
+	prev := b.run
+	b.run = ledger.NewID("run", start)
+	b.mu.Unlock()
+	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", "streamable-http"),
+		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen)}
+	if prev != "" {
+		fields = append(fields, ledger.F("previous_run", prev))
+	}
+	if err != nil {
+		b.setDown(describeErr(err))
+		b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F("error_class", errClass(err)), ledger.F("error", b.scrub(err.Error())))...)
+		return false
+	}
+	addr := conn.RemoteAddr().String()
+	fields = append(fields, ledger.F("address", addr), ledger.F("connect_ms", time.Since(start)))
+	if u.Scheme == "https" {
+		tc := tlsClient(conn, host)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			conn.Close()
+			b.setDown(describeErr(err))
+			b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F("error_class", "tls"), ledger.F("error", b.scrub(err.Error())))...)
+			return false
+		}
+		fields = append(fields, tlsFacts(tc.ConnectionState())...)
+		conn = tc
+	} else {
+		fields = append(fields, ledger.F("tls", false))
+	}
+	conn.Close()
+	b.mu.Lock()
+	b.addr = addr
+	b.runOpen = true
+	b.mu.Unlock()
+	b.emit(phases.Launch, phases.Connected, fields...)
+	return true
+}
+
+func (b *bridge) failures() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.recon.Failures()
+}
+
+func (b *bridge) setDown(reason string) {
+	b.mu.Lock()
+	b.down, b.downReason = true, reason
+	b.mu.Unlock()
+}
+
+// scheduleFailure runs the policy for a failure outside a request (the
+// first connection, a reconnect attempt) and tells the loop. Whatever the
+// exchange was (a refusal, a 401 or a 400 to the replayed initialize), the
+// server did not take the session back: it is a failure, and counts.
+func (b *bridge) scheduleFailure(reason string) {
+	b.mu.Lock()
+	d := b.recon.Next(time.Now(), Unreachable, false)
+	b.down = true
+	b.mu.Unlock()
+	if d.Reason == "" {
+		d.Reason = reason
+	}
+	b.outage <- d
+}
+
+// attempt is one reconnect after an outage: the client's handshake is
+// replayed under the shim's own id when there was one, else the server is
+// dialled. It runs on its own goroutine; its result goes back to the loop.
+func (b *bridge) attempt() {
+	b.mu.Lock()
+	initLine, why := b.initLine, b.downReason
+	b.mu.Unlock()
+	b.endRun("unreachable: "+why, true)
+	if !b.connect() {
+		b.scheduleFailure("cannot connect")
+		return
+	}
+	if initLine != nil {
+		if _, err := b.replay(); err != nil {
+			b.setDown(b.scrub(describeErr(err)))
+			b.scheduleFailure("the handshake replay failed")
+			return
+		}
+	}
+	b.mu.Lock()
+	b.recon.Next(time.Now(), Answered, false)
+	b.down, b.downReason = false, ""
+	b.mu.Unlock()
+	b.say("reconnected to %s", b.endpoint())
+	b.startGET()
+}
+
+func describeStatus(status int, err error) string {
+	if err != nil {
+		return describeErr(err)
+	}
+	return fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+}
+
+func describeErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	switch errClass(err) {
+	case "refused":
+		return "connection refused"
+	case "dns":
+		return "DNS lookup failed: " + err.Error()
+	case "reset":
+		return "connection reset"
+	case "timeout":
+		return "timed out"
+	}
+	return err.Error()
+}
+
+// errClass names a transport error for the ledger.
+func errClass(err error) string {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.As(err, &dns):
+		return "dns"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return "reset"
+	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
+		return "timeout"
+	}
+	return "other"
+}

@@ -1,0 +1,185 @@
+package remote
+
+// The legacy session: re-initialized at once when the server forgot it,
+// and its GET stream for the server's own messages.
+
+import (
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
+)
+
+// reinitialize replays the client's initialize after a 404 for the session
+// old, unless a concurrent request already did. It reports whether a session
+// is in place to re-send into.
+func (b *bridge) reinitialize(old string) bool {
+	b.reinit.Lock()
+	defer b.reinit.Unlock()
+	b.mu.Lock()
+	current, initLine := b.session, b.initLine
+	b.mu.Unlock()
+	if current != old {
+		return current != "" // another request re-initialized meanwhile
+	}
+	if initLine == nil {
+		return false
+	}
+	start := time.Now()
+	b.endRun("the server forgot the session (HTTP 404)", false)
+	if !b.connect() {
+		return false
+	}
+	class, err := b.replay()
+	if err != nil {
+		b.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", b.scrub(describeStatus(0, err))), ledger.F("class", class.String()))
+		return false
+	}
+	b.mu.Lock()
+	session := b.session
+	b.mu.Unlock()
+	b.emit(phases.Supervision, phases.SessionReinitialized, ledger.F("old_session", digest(old)), ledger.F("new_session", digest(session)),
+		ledger.F("status", 404), ledger.F("duration_ms", time.Since(start)), ledger.F("failures", b.failures()))
+	b.say("the server forgot the session (HTTP 404); re-initialized at once")
+	b.startGET()
+	return true
+}
+
+// replay sends the client's initialize under the shim's own id, with no
+// session, takes the new session, and sends notifications/initialized: the
+// server sees the client it knew. The answer never reaches the client.
+func (b *bridge) replay() (Class, error) {
+	b.mu.Lock()
+	initLine, initialized := b.initLine, b.initialized
+	b.mu.Unlock()
+	id := fmt.Sprintf("mcpshim-reinit-%d", b.ownSeq.Add(1))
+	line, err := withID(initLine, id)
+	if err != nil {
+		return Unreachable, fmt.Errorf("the client's initialize: %w", err)
+	}
+	msg := inspect(line)
+	resp, stop, err := b.post(b.ctx, line, msg, "")
+	defer stop()
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+		defer resp.Body.Close()
+	}
+	if c := Classify(status, err, false); c != Answered || status/100 != 2 {
+		if err == nil {
+			err = fmt.Errorf("HTTP %d", status)
+		}
+		return c, err
+	}
+	answer, err := readAnswer(resp, stringID(id))
+	if err != nil {
+		return Unreachable, err
+	}
+	am := inspect(answer)
+	if !am.isResult() {
+		return Unreachable, fmt.Errorf("the server refused the replayed initialize: %s", redact.Preview(answer, 200))
+	}
+	b.mu.Lock()
+	b.session = resp.Header.Get("Mcp-Session-Id")
+	if v := am.negotiated(); v != "" {
+		b.version = v
+	}
+	session := b.session
+	b.mu.Unlock()
+	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("request_id", id), ledger.F("new_session", digest(session)))
+	if initialized == nil {
+		initialized = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	nresp, nstop, err := b.post(b.ctx, initialized, inspect(initialized), session)
+	if nresp != nil {
+		drain(nresp)
+	}
+	nstop()
+	if err != nil {
+		return Unreachable, err
+	}
+	return Answered, nil
+}
+
+// startGET opens the legacy GET stream for the server's own messages, once
+// per session: "The client MAY issue an HTTP GET to the MCP endpoint." A 405
+// says the server offers none. A stream that ends is resumed with
+// Last-Event-ID.
+func (b *bridge) startGET() {
+	b.mu.Lock()
+	session, version := b.session, b.version
+	if session == "" || modern(version) || (b.getCancel != nil && b.getSession == session) {
+		b.mu.Unlock()
+		return
+	}
+	if b.getCancel != nil {
+		b.getCancel() // the stream of a session that is gone
+	}
+	ctx, cancel := context.WithCancel(b.ctx)
+	b.getCancel, b.getSession = cancel, session
+	b.mu.Unlock()
+	go b.getStream(ctx, session)
+}
+
+// getStream exits when the stream is refused, the session changes, or the
+// bridge stops; then the next session may open its own.
+func (b *bridge) getStream(ctx context.Context, session string) {
+	defer func() {
+		b.mu.Lock()
+		if b.getSession == session {
+			b.getCancel, b.getSession = nil, ""
+		}
+		b.mu.Unlock()
+	}()
+	lastID := ""
+	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
+		hctx, cancel := context.WithCancel(ctx)
+		timer := time.AfterFunc(b.cfg.Timeout, cancel)
+		req, _ := http.NewRequestWithContext(hctx, http.MethodGet, b.cfg.URL.String(), nil)
+		b.setHeaders(req, message{}, session)
+		if lastID != "" {
+			req.Header.Set("Last-Event-ID", lastID)
+		}
+		start := time.Now()
+		resp, err := b.http.Do(req)
+		timer.Stop()
+		b.recordExchange(req, resp, err, start, 0, 0, message{}, session)
+		if err != nil {
+			cancel()
+			return
+		}
+		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+		if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {
+			drain(resp)
+			cancel()
+			return
+		}
+		sse := newSSEReader(resp.Body)
+		for {
+			ev, err := sse.next()
+			if err != nil {
+				break
+			}
+			tries = 0
+			b.fromServer(ev.data)
+		}
+		lastID = sse.lastID
+		resp.Body.Close()
+		cancel()
+		b.mu.Lock()
+		same := b.session == session
+		b.mu.Unlock()
+		if !same {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
