@@ -57,6 +57,7 @@ type admission struct {
 	floor, cap int
 	credit     int              // servers that may start past the floor
 	servers    map[int]*tracked // by pid, from the first reading that found them
+	readable   bool             // the last reading was one
 }
 
 type tracked struct {
@@ -89,20 +90,26 @@ func (a *admission) admit(alive int) bool {
 	return false
 }
 
-// observe takes a reading: the alive servers' usage, and the servers that
-// ended since the last reading. ok false is no reading at all (no /proc),
-// which grants nothing: the floor is what remains.
-func (a *admission) observe(alive map[int]usage, ended []int, ok bool) {
-	if !ok {
-		a.credit = 0
-		return
-	}
-	for _, pid := range ended {
+// ended takes the servers that ended, as soon as they do: a cheap start
+// that ended before a reading found it idle grants two, a heavy one is
+// replaced by the floor. Without readings nothing is known to be cheap.
+func (a *admission) ended(pids []int) {
+	for _, pid := range pids {
 		s := a.servers[pid]
 		delete(a.servers, pid)
-		if s == nil || (!s.settled && s.cpu < heavyCPU) {
-			a.credit += 2 // a cheap start that ended before a reading found it idle
-		} // a heavy one is replaced by the floor
+		if a.readable && (s == nil || (!s.settled && s.cpu < heavyCPU)) {
+			a.credit = min(a.credit+2, a.cap)
+		}
+	}
+}
+
+// observe takes a reading of the alive servers' usage; a server it does not
+// find has exited and is taken by ended. ok false is no reading at all (no
+// /proc), which grants nothing: the floor is what remains.
+func (a *admission) observe(alive map[int]usage, ok bool) {
+	if a.readable = ok; !ok {
+		a.credit = 0
+		return
 	}
 	busy := 0
 	for pid, u := range alive {
@@ -132,11 +139,6 @@ func (a *admission) observe(alive map[int]usage, ended []int, ok bool) {
 			a.credit++
 		}
 	}
-	for pid := range a.servers {
-		if _, on := alive[pid]; !on {
-			delete(a.servers, pid) // a retry's first process, replaced
-		}
-	}
 	if busy >= a.floor {
 		a.credit = 0
 	}
@@ -152,7 +154,7 @@ type gate struct {
 
 	mu    sync.Mutex
 	alive map[int]*atomic.Int64 // by target index: the pid of its attempt
-	ended []int                 // pids that ended since the last reading
+	ended []int                 // pids that ended, until wait takes them
 	freed chan struct{}         // a server ended; buffered, so done never blocks
 }
 
@@ -161,6 +163,7 @@ func newGate(parallel, n int) *gate {
 	switch {
 	case parallel == Adaptive:
 		g.adm, g.gauge = newAdmission(admitFloor(), admitCap), newCPUGauge()
+		g.adm.observe(g.gauge.read(nil)) // whether there is anything to read
 	case parallel > 0:
 		g.slots = make(chan struct{}, parallel)
 	default:
@@ -189,6 +192,7 @@ func (g *gate) wait(ctx context.Context, spawning func()) {
 		t := time.NewTimer(admitTick)
 		select {
 		case <-t.C:
+			g.adm.ended(g.takeEnded()) // before the reading, which no longer finds them
 			g.mu.Lock()
 			pids := make([]int, 0, len(g.alive))
 			for _, p := range g.alive {
@@ -196,16 +200,22 @@ func (g *gate) wait(ctx context.Context, spawning func()) {
 					pids = append(pids, pid)
 				}
 			}
-			ended := g.ended
-			g.ended = nil
 			g.mu.Unlock()
-			alive, ok := g.gauge.read(pids)
-			g.adm.observe(alive, ended, ok)
+			g.adm.observe(g.gauge.read(pids))
 		case <-g.freed:
+			g.adm.ended(g.takeEnded())
 		case <-ctx.Done():
 		}
 		t.Stop()
 	}
+}
+
+func (g *gate) takeEnded() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	ended := g.ended
+	g.ended = nil
+	return ended
 }
 
 func (g *gate) count() int {

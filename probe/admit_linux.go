@@ -19,13 +19,15 @@ func newCPUGauge() *cpuGauge { return &cpuGauge{last: map[int]uint64{}} }
 // process of its tree used CPU time since the last reading or has a thread
 // running or waiting for the CPU or the disk (state R or D), and the tree's
 // CPU time. The state catches a start starved by other work, whose CPU time
-// grows by the clock tick (10 ms) at best once in several readings. ok is
-// false when /proc cannot be read.
+// grows by the clock tick (10 ms) at best once in several readings. A
+// server whose leader has exited is left out. ok is false when /proc cannot
+// be read.
 func (g *cpuGauge) read(pids []int) (map[int]usage, bool) {
 	seen := make(map[int]uint64, len(g.last))
 	out := make(map[int]usage, len(pids))
 	for _, pid := range pids {
 		var u usage
+		found := false // the leader, alive
 		stack := []int{pid}
 		for len(stack) > 0 {
 			p := stack[len(stack)-1]
@@ -40,13 +42,16 @@ func (g *cpuGauge) read(pids []int) (map[int]usage, bool) {
 			if state == 'Z' || state == 'X' {
 				continue // exited: its CPU times read 0 until it is reaped
 			}
+			found = found || p == pid
 			prev, known := g.last[p]
 			seen[p] = cpu
 			u.cpu += time.Duration(cpu) * clockTick
 			u.running = u.running || running(state) || (known && cpu > prev) || threadRunning(p)
 			stack = append(stack, children(p)...)
 		}
-		out[pid] = u
+		if found {
+			out[pid] = u
+		}
 	}
 	g.last = seen
 	return out, true

@@ -38,7 +38,7 @@ func TestAdmission(t *testing.T) {
 			reading("ssssss"), reading("ssssss"), ask(6, true), ask(7, true), ask(8, true), ask(9, true),
 			ask(10, true), ask(11, true), ask(12, true), ask(13, true), ask(14, false)}},
 		{"cheap servers that ended grant two each", 2, 64, []step{
-			reading("", 1, 2), ask(2, true), ask(3, true), ask(4, true), ask(5, true), ask(6, false)}},
+			reading(""), reading("", 1, 2), ask(2, true), ask(3, true), ask(4, true), ask(5, true), ask(6, false)}},
 		{"a heavy start that ended is only replaced", 2, 64, []step{
 			reading("RR"), reading("", 1, 2), ask(1, true), ask(2, false)}},
 		{"a heavy start that settled grants its replacement", 2, 64, []step{
@@ -50,6 +50,7 @@ func TestAdmission(t *testing.T) {
 		{"never past the cap", 2, 4, []step{reading("ss"), reading("ss"), ask(3, true), ask(4, false), ask(5, false)}},
 		{"the cap is at least the floor", 4, 1, []step{ask(3, true), ask(4, false)}},
 		{"no reading: the floor", 2, 64, []step{{read: true, none: true}, ask(1, true), ask(2, false)}},
+		{"no reading: an end grants nothing", 2, 64, []step{{read: true, none: true, ended: []int{1, 2}}, ask(2, false)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,7 +70,8 @@ func TestAdmission(t *testing.T) {
 					}
 					alive[j+1] = u
 				}
-				a.observe(alive, s.ended, !s.none)
+				a.ended(s.ended) // as the gate does: before the reading
+				a.observe(alive, !s.none)
 			}
 		})
 	}
