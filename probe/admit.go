@@ -32,8 +32,8 @@ const (
 func admitFloor() int { return min(max(runtime.NumCPU(), 2), 16) }
 
 // heavyCPU is the CPU time past which a start counts as CPU-bound: a cheap
-// server has answered by then (a Go fixture in under 10 ms), a cold npx
-// start spends about a second.
+// server (a Go fixture) has answered by then, a cold npx start spends most
+// of a second. CPU time is counted in 10 ms clock ticks.
 const heavyCPU = 50 * time.Millisecond
 
 // usage is one alive server's process tree as a reading finds it.
@@ -48,16 +48,20 @@ type usage struct {
 // paced by the servers themselves rather than a clock: a server settles
 // when settleReadings readings in a row find it idle (a silent server
 // sleeping on its stdin, a healthy one waiting for the next request) or
-// when it ends before that. A cheap one grants two, so a fleet of cheap servers is spawned in
-// a few rounds, as TCP's slow start grows; a heavy one (more than heavyCPU)
-// grants one, its replacement. A reading that finds the floor busy with
-// heavy starts takes the credit back. A server started on credit is unknown
-// until it settles, so the credit bounds an overshoot.
+// when it ends before that. A cheap one grants two, so a fleet of cheap
+// servers is spawned in a few rounds, as TCP's slow start grows; a heavy
+// one (past heavyCPU) grants one, its replacement. A reading that finds the
+// floor busy with heavy starts takes the credit back. Whether a runnable
+// process is heavy cannot be told from its state on a loaded machine (a
+// cheap start waits for the CPU as long as a cold one); its CPU time tells.
+// A server started on credit is unknown until it settles, so the credit
+// bounds an overshoot.
 type admission struct {
 	floor, cap int
 	credit     int              // servers that may start past the floor
 	servers    map[int]*tracked // by pid, from the first reading that found them
 	readable   bool             // the last reading was one
+	busy       int              // heavy starts in the last reading
 }
 
 type tracked struct {
@@ -91,13 +95,14 @@ func (a *admission) admit(alive int) bool {
 }
 
 // ended takes the servers that ended, as soon as they do: a cheap start
-// that ended before a reading found it idle grants two, a heavy one is
-// replaced by the floor. Without readings nothing is known to be cheap.
+// that ended before a reading found it idle grants two, unless the last
+// reading found the floor busy; a heavy one is replaced by the floor.
+// Without readings nothing is known to be cheap.
 func (a *admission) ended(pids []int) {
 	for _, pid := range pids {
 		s := a.servers[pid]
 		delete(a.servers, pid)
-		if a.readable && (s == nil || (!s.settled && s.cpu < heavyCPU)) {
+		if a.readable && a.busy < a.floor && (s == nil || (!s.settled && s.cpu < heavyCPU)) {
 			a.credit = min(a.credit+2, a.cap)
 		}
 	}
@@ -139,7 +144,7 @@ func (a *admission) observe(alive map[int]usage, ok bool) {
 			a.credit++
 		}
 	}
-	if busy >= a.floor {
+	if a.busy = busy; busy >= a.floor {
 		a.credit = 0
 	}
 	a.credit = min(a.credit, a.cap)

@@ -45,6 +45,8 @@ func TestAdmission(t *testing.T) {
 			reading("RR"), reading("SR"), reading("SR"), ask(2, true), ask(3, false)}},
 		{"a start running between idle readings does not settle", 2, 64, []step{
 			reading("s"), reading("r"), reading("s"), ask(2, false), reading("s"), ask(2, true)}},
+		{"a cheap end while the floor is busy grants nothing", 2, 64, []step{
+			reading("RR"), reading("RR", 3), ask(2, false)}},
 		{"the floor busy with heavy starts takes the credit back", 2, 64, []step{
 			reading("ss"), reading("ssRR"), ask(4, false)}},
 		{"never past the cap", 2, 4, []step{reading("ss"), reading("ss"), ask(3, true), ask(4, false), ask(5, false)}},

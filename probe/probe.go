@@ -94,7 +94,7 @@ func (t Target) Remote() bool { return t.URL != "" }
 // Options apply to every server of a run.
 type Options struct {
 	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
-	Parallel int           // servers alive at once; 0 starts them all, as a client does
+	Parallel int           // servers alive at once; 0 starts them all, as a client does; Adaptive as the CPU allows
 	Retries  int           // further attempts after a retryable outcome
 	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
 	Env      []string      // the environment stdio servers start from
