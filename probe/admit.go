@@ -48,10 +48,12 @@ type usage struct {
 // paced by the servers themselves rather than a clock: a server settles
 // when settleReadings readings in a row find it idle (a silent server
 // sleeping on its stdin, a healthy one waiting for the next request) or
-// when it ends before that. A cheap one grants two, so a fleet of cheap
-// servers is spawned in a few rounds, as TCP's slow start grows; a heavy
-// one (past heavyCPU) grants one, its replacement. A reading that finds the
-// floor busy with heavy starts takes the credit back. Whether a runnable
+// when it ends before that. One found idle grants one start, its
+// replacement, so silent servers do not hold the others back yet do not
+// multiply an unknown start; a cheap one (under heavyCPU) that ended grants
+// two, so a fleet of cheap servers is spawned in a few rounds, as TCP's
+// slow start grows; a heavy one that ended is replaced by the floor. A
+// reading that finds the floor busy with heavy starts takes the credit back. Whether a runnable
 // process is heavy cannot be told from its state on a loaded machine (a
 // cheap start waits for the CPU as long as a cold one); its CPU time tells.
 // A server started on credit is unknown until it settles, so the credit
@@ -138,11 +140,7 @@ func (a *admission) observe(alive map[int]usage, ok bool) {
 			continue
 		}
 		s.settled = true
-		if s.cpu < heavyCPU {
-			a.credit += 2
-		} else {
-			a.credit++
-		}
+		a.credit++ // its replacement: an idle server holds no CPU
 	}
 	if a.busy = busy; busy >= a.floor {
 		a.credit = 0

@@ -31,18 +31,19 @@ func TestAdmission(t *testing.T) {
 	}{
 		{"below the floor, always", 2, 8, []step{ask(0, true), ask(1, true), ask(2, false), reading("RR"), ask(1, true), ask(2, false)}},
 		{"an unknown start grants nothing", 2, 8, []step{reading("rr"), ask(2, false), reading("rr"), ask(2, false)}},
-		{"silent servers settle and grant two each", 2, 64, []step{
+		{"silent servers settle and grant one each", 2, 64, []step{
 			reading("ss"), ask(2, false), // idle once is not settled yet
-			reading("ss"), ask(2, true), ask(3, true), ask(4, true), ask(5, true), ask(6, false),
-			reading("ss"), ask(6, false), // settled ones grant once
-			reading("ssssss"), reading("ssssss"), ask(6, true), ask(7, true), ask(8, true), ask(9, true),
-			ask(10, true), ask(11, true), ask(12, true), ask(13, true), ask(14, false)}},
+			reading("ss"), ask(2, true), ask(3, true), ask(4, false),
+			reading("ssss"), ask(4, false), // settled ones grant once
+			reading("ssss"), ask(4, true), ask(5, true), ask(6, false)}},
 		{"cheap servers that ended grant two each", 2, 64, []step{
 			reading(""), reading("", 1, 2), ask(2, true), ask(3, true), ask(4, true), ask(5, true), ask(6, false)}},
 		{"a heavy start that ended is only replaced", 2, 64, []step{
 			reading("RR"), reading("", 1, 2), ask(1, true), ask(2, false)}},
 		{"a heavy start that settled grants its replacement", 2, 64, []step{
 			reading("RR"), reading("SR"), reading("SR"), ask(2, true), ask(3, false)}},
+		{"a cheap server that settled then ended grants no more", 2, 64, []step{
+			reading("s"), reading("s"), reading("", 1), ask(2, true), ask(3, false)}},
 		{"a start running between idle readings does not settle", 2, 64, []step{
 			reading("s"), reading("r"), reading("s"), ask(2, false), reading("s"), ask(2, true)}},
 		{"a cheap end while the floor is busy grants nothing", 2, 64, []step{
