@@ -156,7 +156,7 @@ type gate struct {
 	gauge *cpuGauge
 
 	mu    sync.Mutex
-	alive map[int]*atomic.Int64 // by target index: the pid of its attempt
+	alive map[int]*atomic.Int64 // by target index: the pid of its attempt (stdio only under Adaptive)
 	ended []int                 // pids that ended, until wait takes them
 	freed chan struct{}         // a server ended; buffered, so done never blocks
 }
@@ -227,8 +227,13 @@ func (g *gate) count() int {
 	return len(g.alive)
 }
 
-// started records the server of target i as alive.
+// started records the server of target i as alive. Under Adaptive a
+// remote server, or one that could not be started, takes no place: it
+// holds no CPU here.
 func (g *gate) started(i int, pid *atomic.Int64) {
+	if g.adm != nil && pid.Load() == 0 {
+		return
+	}
 	g.mu.Lock()
 	g.alive[i] = pid
 	g.mu.Unlock()
@@ -237,8 +242,8 @@ func (g *gate) started(i int, pid *atomic.Int64) {
 // done records the end of target i's server, freeing its place.
 func (g *gate) done(i int) {
 	g.mu.Lock()
-	if pid := int(g.alive[i].Load()); pid > 0 && g.adm != nil {
-		g.ended = append(g.ended, pid)
+	if p := g.alive[i]; p != nil && p.Load() > 0 && g.adm != nil {
+		g.ended = append(g.ended, int(p.Load()))
 	}
 	delete(g.alive, i)
 	g.mu.Unlock()

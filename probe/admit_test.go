@@ -2,6 +2,8 @@ package probe
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"testing"
@@ -202,5 +204,35 @@ func TestCPUGauge(t *testing.T) {
 	}
 	if !heavy {
 		t.Errorf("a server burning a CPU for 30s never read past %s of CPU time", heavyCPU)
+	}
+}
+
+// Remote servers use no CPU here: under Adaptive they take no place, so a
+// slow one does not hold the next back.
+func TestAdaptiveRemoteTakesNoPlace(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	n := admitFloor() + 2
+	var targets []Target
+	for i := range n {
+		targets = append(targets, Target{Name: fmt.Sprintf("remote-%d", i), URL: srv.URL})
+	}
+	results := Run(t.Context(), targets, Options{Timeout: 5 * time.Second, Parallel: Adaptive, Env: testEnv()})
+	var from, to []time.Time
+	for _, r := range results {
+		if r.Outcome != Timeout {
+			t.Fatalf("%s: got %s %q, want TIMEOUT", r.Server, r.Outcome, r.Detail)
+		}
+		from, to = append(from, r.Started), append(to, r.Started.Add(r.Elapsed))
+	}
+	if got := overlap(from, to); got != n {
+		t.Errorf("%d silent remote servers under Adaptive: got %d probed at once, want all %d (floor %d)", n, got, n, admitFloor())
 	}
 }
