@@ -81,6 +81,11 @@ type runState struct {
 	Handshake *spanState            `json:"handshake,omitempty"`
 	Discovery *spanState            `json:"discovery,omitempty"`
 	Requests  map[string]*spanState `json:"requests,omitempty"` // by direction/id
+	// Ended rounds of calls that go on: an input_required round by tool
+	// (the continuation carries no id of the round it answers), a created
+	// task by task id.
+	Rounds map[string]*linkState `json:"rounds,omitempty"`
+	Tasks  map[string]*linkState `json:"tasks,omitempty"`
 
 	// What the root's status needs.
 	HandshakeDone bool   `json:"handshake_done,omitempty"`
@@ -101,9 +106,22 @@ type spanState struct {
 	Tool        string         `json:"tool,omitempty"`
 	Dir         string         `json:"dir,omitempty"`
 	Traceparent string         `json:"traceparent,omitempty"`
-	Fields      map[string]any `json:"fields,omitempty"` // the opening record's
+	Follows     *linkState     `json:"follows,omitempty"` // the round this request goes on from
+	Fields      map[string]any `json:"fields,omitempty"`  // the opening record's
 	Events      []eventState   `json:"events,omitempty"`
 	Dropped     int            `json:"dropped_events,omitempty"`
+}
+
+// linkState is an ended span another links to, as mcpshim.link=Kind.
+type linkState struct {
+	Trace string `json:"trace"` // hex
+	Span  string `json:"span"`  // hex
+	Kind  string `json:"kind"`
+}
+
+// follow is a link to span, of kind.
+func follow(span *Span, kind string) *linkState {
+	return &linkState{Trace: span.SpanContext.TraceID().String(), Span: span.SpanContext.SpanID().String(), Kind: kind}
 }
 
 type eventState struct {
@@ -254,9 +272,34 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 
 	case phases.ToolCallReceived:
 		r.openRequest(e, "client", "tools/call", nil)
+	case phases.ToolCallContinued:
+		// MRTR: "the client retries the original request" under a new id; the
+		// retry is a request span of its own, linked to the round it answers.
+		r.openRequest(e, "client", "tools/call", nil)
+		if prev := r.Rounds[e.Str("tool")]; prev != nil {
+			r.Requests["client/"+e.Str("request_id")].Follows = prev
+			delete(r.Rounds, e.Str("tool"))
+		}
+	case phases.ToolCallInputRequired:
+		// The request is answered; the call goes on in the client's next round.
+		span := m.endRequest(r, e, "client", status{})
+		r.Rounds = remember(r.Rounds, e.Str("tool"), follow(span, "previous_round"))
+		emit(span)
+	case phases.ToolCallTaskCreated:
+		// The request is answered with a task; the call's outcome comes with
+		// its tasks/result, whose span links back here.
+		span := m.endRequest(r, e, "client", status{})
+		if task := e.Str("task_id"); task != "" {
+			r.Tasks = remember(r.Tasks, task, follow(span, "task_created"))
+		}
+		emit(span)
 	case phases.RequestReceived:
 		r.openRequest(e, dirOf(e), e.Str("method"), nil)
 	case phases.ToolCallResponded, phases.RequestResponded:
+		if via := e.Str("via_request_id"); via != "" && e.Event == phases.ToolCallResponded {
+			emit(m.endTaskResult(r, e, via))
+			break
+		}
 		emit(m.endRequest(r, e, dirOf(e), outcomeStatus(e)))
 	case phases.RequestCancelled:
 		dir := "client"
@@ -435,10 +478,40 @@ func (m *Mapper) endRequest(r *runState, e *ledger.Entry, dir string, st status)
 	}
 	delete(r.Requests, key)
 	s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+key).String()
-	return m.request(r, s, e, st)
+	return m.request(r, s, e, e.Str("request_id"), st)
 }
 
-func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, st status) *Span {
+// endTaskResult ends the tasks/result request (id via) that brought a task's
+// outcome: the call's tool_call_responded, under the call's own request id.
+// Its span carries the call's outcome and links to the call's answered
+// request, where the task was created.
+func (m *Mapper) endTaskResult(r *runState, e *ledger.Entry, via string) *Span {
+	key := "client/" + via
+	s := r.Requests[key]
+	if s == nil {
+		// The tasks/result record is missing: the span starts at the call.
+		s = &spanState{Start: backdate(e), Method: "tasks/result", Dir: "client", Parent: r.Root.ID}
+	}
+	delete(r.Requests, key)
+	s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+key).String()
+	s.Tool = e.Str("tool")
+	if task := e.Str("task_id"); r.Tasks[task] != nil {
+		s.Follows = r.Tasks[task]
+		delete(r.Tasks, task)
+	}
+	return m.request(r, s, e, via, outcomeStatus(e))
+}
+
+// remember adds an ended round to m, made on first use.
+func remember(m map[string]*linkState, key string, l *linkState) map[string]*linkState {
+	if m == nil {
+		m = map[string]*linkState{}
+	}
+	m[key] = l
+	return m
+}
+
+func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, st status) *Span {
 	name := s.Method
 	if s.Tool != "" {
 		name += " " + s.Tool
@@ -457,13 +530,23 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, st status) 
 	}
 	addAttrs(span,
 		semconv.McpMethodNameKey.String(s.Method),
-		semconv.JSONRPCRequestIDKey.String(e.Str("request_id")),
+		semconv.JSONRPCRequestIDKey.String(id),
 		semconv.NetworkTransportPipe)
 	if r.Protocol != "" {
 		addAttrs(span, semconv.McpProtocolVersionKey.String(r.Protocol))
 	}
-	if s.Method == "tools/call" {
+	switch {
+	case s.Method == "tools/call":
 		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool), semconv.GenAIOperationNameExecuteTool)
+	case s.Tool != "":
+		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool)) // a task's tasks/result
+	}
+	if l := s.Follows; l != nil {
+		tid, _ := trace.TraceIDFromHex(l.Trace)
+		sid, _ := trace.SpanIDFromHex(l.Span)
+		span.Links = append(span.Links, Link{
+			SpanContext: trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid, TraceFlags: trace.FlagsSampled}),
+			Attributes:  []attribute.KeyValue{attribute.String(FieldPrefix+"link", l.Kind)}})
 	}
 	if st.code != "" {
 		addAttrs(span, semconv.RPCResponseStatusCodeKey.String(st.code))
@@ -491,7 +574,8 @@ func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {
 	for _, k := range keys {
 		s := r.Requests[k]
 		s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+k).String()
-		out = append(out, m.request(r, s, &ledger.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": k[len(s.Dir)+1:]}}, ended))
+		id := k[len(s.Dir)+1:]
+		out = append(out, m.request(r, s, &ledger.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": id}}, id, ended))
 	}
 	r.Requests = nil
 	for _, p := range []struct {
@@ -677,7 +761,8 @@ func methodOf(e *ledger.Entry) string {
 		return "server/discover"
 	case phases.ToolsListReceived, phases.ToolsListResponded, phases.ToolsListFailed:
 		return "tools/list"
-	case phases.ToolCallReceived, phases.ToolCallResponded:
+	case phases.ToolCallReceived, phases.ToolCallResponded, phases.ToolCallContinued,
+		phases.ToolCallInputRequired, phases.ToolCallTaskCreated:
 		return "tools/call"
 	}
 	return e.Str("method")

@@ -251,3 +251,114 @@ func TestEntryOfMatchesDecode(t *testing.T) {
 		}
 	}
 }
+
+// link is the span s links to with mcpshim.link=kind, or nil.
+func link(s *Span, kind string) *Link {
+	for i, l := range s.Links {
+		for _, kv := range l.Attributes {
+			if string(kv.Key) == "mcpshim.link" && kv.Value.AsString() == kind {
+				return &s.Links[i]
+			}
+		}
+	}
+	return nil
+}
+
+// openRequests is how many request spans of run are still open.
+func openRequests(m *Mapper, run string) int {
+	if r := m.st.Runs[run]; r != nil {
+		return len(r.Requests)
+	}
+	return 0
+}
+
+// An MRTR call is two requests: the first round ends when the server asks
+// for input, and the client's retry, under a new id, links back to it.
+func TestInputRequiredRounds(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 5, phases.Launch, phases.Spawned)
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "1"), ledger.F("tool", "book"))
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallInputRequired, ledger.F("request_id", "1"), ledger.F("tool", "book"),
+		ledger.F("outcome", "input_required"), ledger.F("latency_ms", ms))
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallContinued, ledger.F("request_id", "2"), ledger.F("tool", "book"))
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "2"), ledger.F("tool", "book"),
+		ledger.F("outcome", "success"), ledger.F("latency_ms", ms))
+	m := NewMapper()
+	var spans []*Span
+	for _, sp := range mapAll(t, m, s.recs) {
+		if sp.Name != "launch" {
+			spans = append(spans, sp)
+		}
+	}
+	if n := openRequests(m, "run_1"); n != 0 {
+		t.Fatalf("%d request spans open after both rounds were answered, want 0", n)
+	}
+	if len(spans) != 2 {
+		t.Fatalf("got spans %v, want the two rounds of tools/call book", spanNames(spans))
+	}
+	first, second := spans[0], spans[1]
+	for _, sp := range spans {
+		if sp.Name != "tools/call book" || sp.Status.Code != codes.Unset {
+			t.Errorf("span %q status %v, want tools/call book, not an error", sp.Name, sp.Status)
+		}
+	}
+	if got := attr(first, "mcpshim.outcome"); got != "input_required" {
+		t.Errorf("first round outcome %q, want input_required", got)
+	}
+	if got := attr(second, "jsonrpc.request.id"); got != "2" {
+		t.Errorf("second round request id %q, want 2", got)
+	}
+	l := link(second, "previous_round")
+	if l == nil || l.SpanContext.SpanID() != first.SpanContext.SpanID() {
+		t.Errorf("second round links %v, want the first round %v as previous_round", second.Links, first.SpanContext.SpanID())
+	}
+}
+
+// A task-augmented call's request ends with the CreateTaskResult; the
+// tasks/result that brings the outcome carries it and links to the call.
+func TestTaskCreatedCall(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 5, phases.Launch, phases.Spawned)
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "1"), ledger.F("tool", "render"), ledger.F("task", true))
+	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallTaskCreated, ledger.F("request_id", "1"), ledger.F("tool", "render"),
+		ledger.F("outcome", "task_created"), ledger.F("latency_ms", ms), ledger.F("task_id", "T1"))
+	s.add(ms, "run_1", 5, phases.Execution, phases.RequestReceived, ledger.F("request_id", "2"), ledger.F("method", "tasks/get"), ledger.F("direction", "client"))
+	s.add(ms, "run_1", 5, phases.Execution, phases.RequestResponded, ledger.F("request_id", "2"), ledger.F("method", "tasks/get"),
+		ledger.F("direction", "client"), ledger.F("outcome", "success"), ledger.F("latency_ms", ms))
+	s.add(ms, "run_1", 5, phases.Execution, phases.RequestReceived, ledger.F("request_id", "3"), ledger.F("method", "tasks/result"), ledger.F("direction", "client"))
+	s.add(10*ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "1"), ledger.F("tool", "render"),
+		ledger.F("outcome", "is_error"), ledger.F("latency_ms", 14*ms), ledger.F("task_id", "T1"), ledger.F("via_request_id", "3"))
+	m := NewMapper()
+	spans := mapAll(t, m, s.recs)
+	if n := openRequests(m, "run_1"); n != 0 {
+		t.Fatalf("%d request spans open after the task's result, want 0", n)
+	}
+	call, result := find(spans, "tools/call render"), find(spans, "tasks/result render")
+	if call == nil || result == nil || find(spans, "tasks/get") == nil {
+		t.Fatalf("spans %v, want tools/call render, tasks/get and tasks/result render", spanNames(spans))
+	}
+	if call.Status.Code != codes.Unset || attr(call, "mcpshim.task_id") != "T1" {
+		t.Errorf("call status %v task_id %q, want no error and T1: the request was answered with a task", call.Status, attr(call, "mcpshim.task_id"))
+	}
+	if got := attr(result, "error.type"); got != "tool_error" {
+		t.Errorf("tasks/result error.type %q, want tool_error (the call's outcome)", got)
+	}
+	if got := attr(result, "jsonrpc.request.id"); got != "3" {
+		t.Errorf("tasks/result request id %q, want 3 (its own)", got)
+	}
+	if d := result.EndTime.Sub(result.StartTime); d != 10*ms {
+		t.Errorf("tasks/result lasted %v, want 10ms from its own request", d)
+	}
+	l := link(result, "task_created")
+	if l == nil || l.SpanContext.SpanID() != call.SpanContext.SpanID() {
+		t.Errorf("tasks/result links %v, want the call %v as task_created", result.Links, call.SpanContext.SpanID())
+	}
+}
+
+func spanNames(spans []*Span) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name)
+	}
+	return out
+}

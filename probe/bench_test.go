@@ -51,8 +51,12 @@ func BenchmarkFleet100(b *testing.B) {
 		t.Name = fmt.Sprintf("%s-%d", t.Name, i)
 		targets = append(targets, t)
 	}
-	for _, parallel := range []int{0, 16} {
-		b.Run(fmt.Sprintf("parallel-%d", parallel), func(b *testing.B) {
+	for _, parallel := range []int{Adaptive, 0, 16} {
+		name := fmt.Sprintf("parallel-%d", parallel)
+		if parallel == Adaptive {
+			name = "parallel-auto"
+		}
+		b.Run(name, func(b *testing.B) {
 			benchFleet(b, targets, Options{Timeout: 2 * time.Second, Parallel: parallel})
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -49,8 +50,17 @@ func testEnv() []string { return append(os.Environ(), fixtureEnv+"=1") }
 //   - cursor-loop: every tools/list page points at the same next cursor;
 //   - no-tools-cap: declares no tools capability;
 //   - slow-start [DURATION]: takes 3s (or DURATION) to start, then answers
-//     at once, as a cold npx install or a heavy import does.
+//     at once, as a cold npx install or a heavy import does;
+//   - burn DURATION: spends DURATION of CPU time before it reads stdin, as a
+//     cold npx start compiling its modules does, however loaded the machine.
 func edge(name string, args []string, in io.Reader, out io.Writer) int {
+	if name == "burn" {
+		d, _ := time.ParseDuration(args[0])
+		for ownCPU() < d {
+			for range 1_000_000 {
+			}
+		}
+	}
 	if name == "slow-start" {
 		delay := 3 * time.Second
 		if len(args) > 0 {
@@ -114,6 +124,13 @@ func edge(name string, args []string, in io.Reader, out io.Writer) int {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
 		}
 	}
+}
+
+// ownCPU is this process's user and system CPU time.
+func ownCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // probeOne probes t with a deadline and the fixture environment.

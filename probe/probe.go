@@ -94,7 +94,7 @@ func (t Target) Remote() bool { return t.URL != "" }
 // Options apply to every server of a run.
 type Options struct {
 	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
-	Parallel int           // servers alive at once; 0 starts them all, as a client does
+	Parallel int           // servers alive at once; 0 starts them all, as a client does; Adaptive as the CPU allows
 	Retries  int           // further attempts after a retryable outcome
 	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
 	Env      []string      // the environment stdio servers start from
@@ -195,35 +195,29 @@ func (o *Options) withDefaults() Options {
 }
 
 // Run probes every target and returns the results in the order given. It
-// spawns the servers one after another, in that order and at most
-// Options.Parallel alive at once, and holds every conversation until the
-// spawning stops (the list is done or every slot is taken): each deadline
-// starts at its server's spawn, so the last server's starts near the probe's
-// start instead of after the CPU spent on the answers of the others. A
-// retryable outcome is tried again up to Options.Retries times; the others
-// would only fail the same way twice.
+// spawns the servers one after another, in that order: at most
+// Options.Parallel alive at once, all of them for 0, or as the CPU allows
+// for Adaptive (see admission). It holds every conversation until the
+// spawning first has to wait (the list is done, or no server may start
+// yet): each deadline starts at its server's spawn, so the last server's
+// starts near the probe's start instead of after the CPU spent on the
+// answers of the others. A retryable outcome is tried again up to
+// Options.Retries times; the others would only fail the same way twice.
 func Run(ctx context.Context, targets []Target, opts Options) []Result {
 	opts = opts.withDefaults()
 	results := make([]Result, len(targets))
-	slots := make(chan struct{}, len(targets))
-	if opts.Parallel > 0 {
-		slots = make(chan struct{}, opts.Parallel)
-	}
+	g := newGate(opts.Parallel, len(targets))
 	spawned := make(chan struct{})
 	spawning := sync.OnceFunc(func() { close(spawned) })
 	var wg sync.WaitGroup
 	var doneMu sync.Mutex
 	for i, t := range targets {
-		select {
-		case slots <- struct{}{}:
-		default:
-			spawning() // every slot is taken: the conversations go first
-			slots <- struct{}{}
-		}
+		g.wait(ctx, spawning)
 		a := begin(ctx, t, opts)
+		g.started(i, a.pid)
 		// One goroutine per started server; it exits with its verdict.
 		wg.Go(func() {
-			defer func() { <-slots }()
+			defer g.done(i)
 			<-spawned
 			results[i] = a.retry(ctx)
 			if opts.OnDone != nil {
@@ -254,6 +248,8 @@ func (a *attempt) retry(ctx context.Context) Result {
 		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r
 		}
-		r = probeOnce(ctx, a.t, a.opts)
+		b := begin(ctx, a.t, a.opts)
+		a.pid.Store(b.pid.Load()) // the retry's process is the one the gate reads
+		r = b.finish()
 	}
 }

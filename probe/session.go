@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -102,10 +103,6 @@ type session struct {
 	noise   []byte                     // the first stdout line that was not JSON-RPC
 }
 
-func probeOnce(ctx context.Context, t Target, opts Options) Result {
-	return begin(ctx, t, opts).finish()
-}
-
 // attempt is one probe of one server, between its start and its verdict.
 type attempt struct {
 	ctx    context.Context
@@ -114,13 +111,16 @@ type attempt struct {
 	opts   Options
 	r      Result
 	tr     transport // nil when the server could not be started
+	// pid is the leader of the server's process group (0 for none): retries
+	// store theirs here, where Run's gate reads it.
+	pid *atomic.Int64
 }
 
 // begin starts an attempt: a stdio server is spawned here and its deadline
 // starts now, so a caller that begins every attempt before finishing any
 // gives every server its whole deadline from the probe's start.
 func begin(ctx context.Context, t Target, opts Options) *attempt {
-	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}}
+	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}, pid: new(atomic.Int64)}
 	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
 		a.r.Transport = "http"
@@ -135,6 +135,7 @@ func begin(ctx context.Context, t Target, opts Options) *attempt {
 		return a
 	}
 	a.tr = p
+	a.pid.Store(int64(p.proc.Pid))
 	return a
 }
 

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -25,8 +24,9 @@ import (
 
 const probeUsage = `usage: mcpshim probe [--config FILE]... [--lock FILE] [flags]
 
-probe shakes hands with every server of the client configs, all in parallel,
-each under one deadline that bounds every read, and sorts them into outcomes:
+probe shakes hands with every server of the client configs, as many at once as
+the CPUs allow (--parallel), each under one deadline that bounds every read,
+and sorts them into outcomes:
   READY           the handshake completed and the tools were listed
   TIMEOUT         no answer before the deadline; retried, since time may fix it
   EXITED          the server died or could not start: its last stderr line
@@ -98,19 +98,23 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 		f.timeout = d
 		return nil
 	})
-	intFlag(fs, &f.parallel, "parallel", defaultParallel(), 0, 1024, "servers alive at once (default: the CPUs, 2 to 16; 0: all, spawned before any answer is read)")
+	f.parallel = probe.Adaptive
+	fs.Func("parallel", "servers alive at once: `N`, 0 for all (spawned before any answer is read), or auto (default auto: one per CPU, more while the started ones leave a CPU idle)", func(s string) error {
+		if s == "auto" {
+			f.parallel = probe.Adaptive
+			return nil
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 1024 {
+			return errors.New("want auto, or 0 to 1024")
+		}
+		f.parallel = n
+		return nil
+	})
 	intFlag(fs, &f.retries, "retries", 1, 0, 100, "further attempts after a TIMEOUT or UNREACHABLE")
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
-}
-
-// defaultParallel is one server starting per CPU. A cold npx or uvx start is
-// CPU-bound: ten npx servers started together on 2 CPUs took 7-10 s each, all
-// past the 5 s deadline, and 2 at a time 1-3 s each, in the same wall time
-// (README, "probe").
-func defaultParallel() int {
-	return min(max(runtime.NumCPU(), 2), 16)
 }
 
 // fleet is what the client configs say to probe.

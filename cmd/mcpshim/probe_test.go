@@ -247,6 +247,7 @@ func TestProbeUsageErrors(t *testing.T) {
 		{"probe", "--timeout", "0"},
 		{"probe", "extra-argument"},
 		{"lock", "--parallel", "many"},
+		{"probe", "--parallel", "-1"},
 	} {
 		if code, _, _ := runCLI(t, probeEnv(t.TempDir()), args...); code != exitUsage {
 			t.Errorf("mcpshim %q: got exit %d, want %d", args, code, exitUsage)
