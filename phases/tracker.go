@@ -188,7 +188,7 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []ledger.Record {
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
 		return []ledger.Record{t.rec(now, Transport, PartialLineDropped, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size),
-			ledger.F("sha256", Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120)))}
+			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120)))}
 	}
 	var out []ledger.Record
 	if l.Truncated {
@@ -215,7 +215,7 @@ func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) ledger.Record {
 	if dir == FromClient {
 		ev = ClientNoise
 	}
-	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120))}
+	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120))}
 	if !t.HandshakeDone() && dir == FromServer {
 		fields = append(fields, ledger.F("before_handshake", true))
 	}
@@ -281,7 +281,7 @@ func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 				// asked for; the rounds are one call.
 				ev = ToolCallContinued
 			}
-			fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", Sha256(args))}
+			fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", mcp.Sha256(args))}
 			if mcp.Member(m.Params, "task") != nil {
 				fields = append(fields, ledger.F("task", true))
 			}
@@ -486,7 +486,7 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 	}
 	invalid := 0
 	for _, raw := range r.Tools {
-		name, digest, err := ToolDigest(raw)
+		name, digest, err := mcp.ToolDigest(raw)
 		if err != nil {
 			invalid++
 			continue
@@ -510,7 +510,7 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 		digests = append(digests, ledger.F(n, t.listTools[n]))
 	}
 	fields = append(fields, ledger.F("complete", true), ledger.F("tool_count", len(names)), ledger.F("tools", names),
-		ledger.F("tool_digests", digests), ledger.F("surface_sha256", SurfaceDigest(t.listTools)), latency)
+		ledger.F("tool_digests", digests), ledger.F("surface_sha256", mcp.SurfaceDigest(t.listTools)), latency)
 	if len(names) == 0 {
 		fields = append(fields, ledger.F("warning", "zero tools: the server is connected but offers nothing to call"))
 	}

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // Tool is one listed tool, identified by digests of its canonical definition.
@@ -16,10 +16,10 @@ type Tool struct {
 	ShapeDigest string `json:"shape_digest"`
 }
 
-// DigestPrefix versions the digest (see phases.ToolDigest).
-const DigestPrefix = phases.DigestVersion
+// DigestPrefix versions the digest (see mcp.ToolDigest).
+const DigestPrefix = mcp.DigestVersion
 
-// ToolDigest returns a tool definition's name and digest; see phases.ToolDigest.
+// ToolDigest returns a tool definition's name and digest; see mcp.ToolDigest.
 func ToolDigest(raw json.RawMessage) (name, digest string, err error) {
 	t, err := NewTool(raw)
 	return t.Name, t.Digest, err
@@ -27,8 +27,8 @@ func ToolDigest(raw json.RawMessage) (name, digest string, err error) {
 
 // NewTool digests one tool definition from a tools/list result.
 func NewTool(raw json.RawMessage) (Tool, error) {
-	name, digest, shape, err := phases.ToolDigests(raw)
-	if errors.Is(err, phases.ErrToolNoName) {
+	name, digest, shape, err := mcp.ToolDigests(raw)
+	if errors.Is(err, mcp.ErrToolNoName) {
 		return Tool{}, ErrBadTool
 	}
 	if err != nil {

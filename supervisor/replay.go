@@ -143,7 +143,7 @@ func (m *memory) noteServer(l *jsonrpc.Line) {
 // addPage adds one tools/list page's digests to pages.
 func addPage(pages map[string]string, page mcp.ToolsPage) {
 	for _, raw := range page.Tools {
-		if name, digest, err := phases.ToolDigest(raw); err == nil {
+		if name, digest, err := mcp.ToolDigest(raw); err == nil {
 			pages[name] = digest
 		}
 	}
@@ -283,7 +283,7 @@ func (s *Supervisor) compareTools(ctx context.Context, p *proc.Process, before m
 		cursor, first = next, false
 	}
 	for _, raw := range pager.Tools {
-		if name, digest, err := phases.ToolDigest(raw); err == nil {
+		if name, digest, err := mcp.ToolDigest(raw); err == nil {
 			after[name] = digest
 		}
 	}
