@@ -3,7 +3,9 @@
 // Gemini CLI, Cline, Zed), in the places each client reads, expands their
 // variables the way each client does, and rewrites entries to run behind
 // mcpshim without disturbing the rest of the file: JSON, JSON with comments
-// and Codex's TOML, by splicing only the command and args values.
+// and Codex's TOML, by splicing only the command and args values. Which entry
+// counts where (ForProject) and what is wrong with one (Problem) are its too.
+// It never starts a server nor reads a ledger.
 package clientconfig
 
 import (

@@ -1,6 +1,7 @@
 // Package jsonrpc frames line-delimited JSON-RPC 2.0 and relays it byte for
 // byte. Nothing here re-encodes a message: the relay writes the bytes it read,
-// and mcp.Scanner classifies each line as its chunks go by.
+// and mcp.Scanner classifies each line as its chunks go by. It knows nothing
+// of processes, events or the ledger: the tap hands lines to whoever listens.
 package jsonrpc
 
 import (

@@ -8,7 +8,8 @@
 // links to the previous run's root, and the other records (stdout_noise,
 // kill_requested, external_attempt, …) as span events. Attributes follow the
 // OpenTelemetry MCP conventions; every ledger field rides along as
-// mcpshim.FIELD. Nothing is exported that the ledger does not hold.
+// mcpshim.FIELD. Nothing is exported that the ledger does not hold; it reads
+// records and never writes a ledger.
 package otelexport
 
 import (

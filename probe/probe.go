@@ -6,8 +6,9 @@
 // call one read-only canary tool, and then stops the server with its whole
 // process group. Every read, on every transport, is bounded by the same
 // deadline: a server that answers the handshake and then goes silent gives up
-// on time. The package also owns the tool digest, the lock file that pins a
-// fleet's tool surface, and the per-outcome result cache.
+// on time. The package also owns the lock file that pins a fleet's tool
+// surface (its digests are mcp's), and the per-outcome result cache. It spawns
+// through proc and knows nothing of the shim's supervisor.
 package probe
 
 import (

@@ -4,7 +4,8 @@
 // runs a fixture as a real child process for the demo and the tests.
 //
 // The protocol is hand-written line-delimited JSON-RPC 2.0: the fixtures must be
-// able to break it in ways an SDK would not allow.
+// able to break it in ways an SDK would not allow. Nothing on the shim's own
+// path imports it.
 package testfixtures
 
 import (
