@@ -86,6 +86,7 @@ type Supervisor struct {
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
 	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
 	spawnErr *SpawnError       // the last start that failed, for their data
+	causeMu  sync.Mutex        // guards cause, spawnErr and tail: the client relay answers with them
 	runner   bool              // the current child is a package runner (runner.go)
 	guard    atomic.Pointer[os.File]
 }
@@ -429,13 +430,17 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 		s.emit(phases.Launch, phases.SpawnFailed, phases.F("error_class", se.Class), phases.F("error", se.Error()), phases.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		s.causeMu.Lock()
 		s.spawnErr, s.cause = se, "cannot start: "+spawnCause(se)
+		s.causeMu.Unlock()
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	s.sess.spawned()
+	s.causeMu.Lock()
 	s.spawnErr, s.cause = nil, ""
+	s.causeMu.Unlock()
 	s.runner = packageRunner(spec.Path, spec.Args)
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
@@ -450,7 +455,9 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	s.emit(phases.Launch, phases.Spawned, phases.F("pid", p.Pid), phases.F("pgid", p.Pid), phases.F("generation", s.gen))
 	s.hsAt.Store(0)
+	s.causeMu.Lock()
 	s.tail = &Tail{}
+	s.causeMu.Unlock()
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -509,8 +516,11 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := s.tail.Cause()
-		s.cause = exitCause(how, line, stated, requested)
-		return strings.TrimPrefix(strings.TrimPrefix(s.cause, how), ": ")
+		c := exitCause(how, line, stated, requested)
+		s.causeMu.Lock()
+		s.cause = c
+		s.causeMu.Unlock()
+		return strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
 	}
 	owe := func() {
 		said := cause()
