@@ -67,6 +67,9 @@ var rules = []rule{
 	// scheme://user:password@host in every form: :pw@, user@, a password
 	// with '/' or '@' in it. A host:port/path@x is not userinfo.
 	{name: "URL userinfo", hints: []string{"://"}, re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://(?P<s>[^\s/?#@:"'\\]*(?::[^\s"'\\]*)?)@`), keep: isHostPort},
+	// The same cut short before its '@' (a preview, a tail line at its limit):
+	// user:password at the very end is still userinfo; host:port is not.
+	{name: "URL userinfo cut short", hints: []string{"://"}, re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]*://(?P<s>[^\s/?#@:"'\\]*:[^\s/?#@"'\\]+)$`), keep: isHostPort},
 	// --token X and --token=X inside free text and shell -c strings.
 	{name: "secret flag in text", fold: true, hints: flagHints, re: regexp.MustCompile(`(?:^|[\s"'(=;|&])(?P<flag>--?[A-Za-z][A-Za-z0-9_.-]*)(?:=|\s+)(?P<s>"(?:[^"\\]|\\.)*"|'[^']*'|[^\s"'\\;|&)]+)`), keep: notSecretFlag},
 	{name: "name=value, name: value, \"name\":\"value\"", fold: true, hints: secretWordHints, re: regexp.MustCompile(`\b` + secretKey + `\\?"?\s*(?:=>|[=:])\s*(?P<s>` + value + `|[^\s"'&,;\\]+)`)},

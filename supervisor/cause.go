@@ -12,6 +12,8 @@ const causeTail = 5
 // server, in its own words when it gave some.
 // A server that is not running is said to be so by its cause alone.
 func (s *Supervisor) owedMessage(why string) string {
+	s.causeMu.Lock()
+	defer s.causeMu.Unlock()
 	switch {
 	case s.cause == "":
 	case why == notRunning:
@@ -26,6 +28,8 @@ const notRunning = "is not running"
 
 // causeData adds the details behind the cause to an owed error's data.
 func (s *Supervisor) causeData(data map[string]any) map[string]any {
+	s.causeMu.Lock()
+	defer s.causeMu.Unlock()
 	if s.cause != "" {
 		data["cause"] = s.cause
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -92,6 +93,7 @@ type Supervisor struct {
 	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
 	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
 	spawnErr *proc.SpawnError  // the last start that failed, for their data
+	causeMu  sync.Mutex        // guards cause, spawnErr and tail: the client relay answers with them
 	runner   bool              // the current child is a package runner (runner.go)
 	guard    atomic.Pointer[os.File]
 }
@@ -435,13 +437,17 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 		s.emit(phases.Launch, phases.SpawnFailed, ledger.F("error_class", se.Class), ledger.F("error", se.Error()), ledger.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		s.causeMu.Lock()
 		s.spawnErr, s.cause = se, "cannot start: "+proc.SpawnCause(se)
+		s.causeMu.Unlock()
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
 	s.runID.Store(&runIdent{run: run, pid: p.Pid})
 	s.sess.spawned()
+	s.causeMu.Lock()
 	s.spawnErr, s.cause = nil, ""
+	s.causeMu.Unlock()
 	s.runner = proc.PackageRunner(spec.Path, spec.Args)
 	var guard *os.File
 	if len(s.cfg.Guard) > 0 {
@@ -456,7 +462,9 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", s.gen))
 	s.hsAt.Store(0)
+	s.causeMu.Lock()
 	s.tail = &proc.Tail{}
+	s.causeMu.Unlock()
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -515,8 +523,11 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := s.tail.Cause()
-		s.cause = proc.ExitCause(how, line, stated, requested)
-		return strings.TrimPrefix(strings.TrimPrefix(s.cause, how), ": ")
+		c := proc.ExitCause(how, line, stated, requested)
+		s.causeMu.Lock()
+		s.cause = c
+		s.causeMu.Unlock()
+		return strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
 	}
 	owe := func() {
 		said := cause()
