@@ -685,9 +685,16 @@ func (s *Supervisor) drain(p *Process, out <-chan error, errDone <-chan struct{}
 			select {
 			case <-out:
 				out = nil
-				pay()
+				if errDone == nil {
+					pay()
+				}
 			case <-errDone:
+				// The cause is in the last stderr lines: the errors wait for
+				// both pipes, or for the grace.
 				errDone = nil
+				if out == nil {
+					pay()
+				}
 			case <-t.C:
 				if s.client.Busy() && time.Since(start) < drainMax {
 					t.Reset(d)
