@@ -125,9 +125,16 @@ func (s *Supervisor) drain(p *proc.Process, out <-chan error, errDone <-chan str
 			select {
 			case <-out:
 				out = nil
-				pay()
+				if errDone == nil {
+					pay()
+				}
 			case <-errDone:
+				// The cause is in the last stderr lines: the errors wait for
+				// both pipes, or for the grace.
 				errDone = nil
+				if out == nil {
+					pay()
+				}
 			case <-t.C:
 				if s.client.Busy() && time.Since(start) < drainMax {
 					t.Reset(d)
