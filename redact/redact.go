@@ -109,11 +109,26 @@ var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "C
 func HideEnvSecrets(env []string) {
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")
-		if len(v) >= 6 && containsAny(strings.ToUpper(name), envSecretWords) {
+		if len(v) >= 6 && credentialName(name) {
 			hidden = append(hidden, v)
 		}
 	}
 	sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
+}
+
+// credentialName reports whether a variable's name says it holds a
+// credential: one of its parts (split at _ - .) is or ends with a secret word
+// (GITHUB_PAT, OPENAI_APIKEY, DB_PASSWORD), not merely contains its letters
+// (PATH, KEYBOARD_LAYOUT, MONKEYS).
+func credentialName(name string) bool {
+	for _, part := range strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
+		for _, w := range envSecretWords {
+			if strings.HasSuffix(part, w) || strings.HasSuffix(part, w+"S") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // String replaces the secrets in s with "[REDACTED]", by the rules above. It
