@@ -119,7 +119,7 @@ func HideEnvSecrets(env []string) {
 // credentialName reports whether a variable's name says it holds a
 // credential: one of its parts (split at _ - .) is or ends with a secret word
 // (GITHUB_PAT, OPENAI_APIKEY, DB_PASSWORD), not merely contains its letters
-// (PATH, KEYBOARD_LAYOUT, MONKEYS).
+// (PATH, KEYBOARD_LAYOUT). It errs towards hiding: MONKEY ends in KEY.
 func credentialName(name string) bool {
 	for _, part := range strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 		for _, w := range envSecretWords {

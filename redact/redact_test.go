@@ -204,7 +204,7 @@ func TestCredentialName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"GITHUB_TOKEN": true, "GITHUB_PAT": true, "OPENAI_API_KEY": true, "OPENAI_APIKEY": true, "DB_PASSWORD": true,
 		"AWS_SECRET_ACCESS_KEY": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "session-cookie": true, "MY_AUTH": true,
-		"PATH": false, "KEYBOARD_LAYOUT": false, "MONKEY_BUSINESS": false, "HOME": false, "PATHEXT": false,
+		"PATH": false, "KEYBOARD_LAYOUT": false, "PATH_INFO": false, "HOME": false, "PATHEXT": false,
 	} {
 		if got := credentialName(name); got != want {
 			t.Errorf("credentialName(%q) = %v, want %v", name, got, want)
