@@ -119,6 +119,12 @@ func mcpgoSession(ctx context.Context, argv, env []string, stderr *os.File, s se
 			err = fmt.Errorf("close: %w", cerr)
 		}
 	}()
+	return mcpgoConverse(ctx, c, s.call)
+}
+
+// mcpgoConverse holds one session on a started mcp-go client: initialize,
+// tools/list, one tools/call.
+func mcpgoConverse(ctx context.Context, c *gomcp.Client, call toolCall) (o outcome, err error) {
 	init, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
 		ClientInfo: mcpgo.Implementation{Name: "interop-mcpgo", Version: "1.2.1"},
 	}})
@@ -136,9 +142,9 @@ func mcpgoSession(ctx context.Context, argv, env []string, stderr *os.File, s se
 	if o.Listed, err = json.Marshal(tools); err != nil {
 		return o, err
 	}
-	res, err := c.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: s.call.name, Arguments: s.call.args}})
+	res, err := c.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: call.name, Arguments: call.args}})
 	if err != nil {
-		return o, fmt.Errorf("tools/call %s: %w", s.call.name, err)
+		return o, fmt.Errorf("tools/call %s: %w", call.name, err)
 	}
 	o.Call, err = json.Marshal(res)
 	return o, err

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	gomcp "github.com/mark3labs/mcp-go/client"
-	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -237,29 +236,7 @@ func mcpgoRemote(ctx context.Context, t *testing.T, endpoint string, shim []stri
 		return o, fmt.Errorf("start: %w", err)
 	}
 	defer c.Close()
-	init, err := c.Initialize(ctx, mcpgo.InitializeRequest{Params: mcpgo.InitializeParams{
-		ClientInfo: mcpgo.Implementation{Name: "interop-mcpgo", Version: "1.2.1"},
-	}})
-	if err != nil {
-		return o, fmt.Errorf("initialize: %w", err)
-	}
-	o.Protocol = init.ProtocolVersion
-	tools, err := c.ListTools(ctx, mcpgo.ListToolsRequest{})
-	if err != nil {
-		return o, fmt.Errorf("tools/list: %w", err)
-	}
-	for _, tool := range tools.Tools {
-		o.Tools = append(o.Tools, tool.Name)
-	}
-	if o.Listed, err = json.Marshal(tools); err != nil {
-		return o, err
-	}
-	res, err := c.CallTool(ctx, mcpgo.CallToolRequest{Params: mcpgo.CallToolParams{Name: echoCall.name, Arguments: echoCall.args}})
-	if err != nil {
-		return o, fmt.Errorf("tools/call: %w", err)
-	}
-	o.Call, err = json.Marshal(res)
-	return o, err
+	return mcpgoConverse(ctx, c, echoCall)
 }
 
 // inspectorRemote is the TypeScript SDK's client through inspector-cli: its
