@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/rs/zerolog"
 )
 
 // DefaultMaxSize is the size past which a ledger file is rotated.
@@ -59,6 +60,8 @@ type Ledger struct {
 	opened  os.FileInfo
 	checked time.Time // when the path was last compared with the open file
 	buf     bytes.Buffer
+	enc     zerolog.Logger // writes to buf
+	ts      []byte         // the time's scratch for enc
 	line    bytes.Buffer
 
 	held    bool         // between Hold and Flush
@@ -122,7 +125,8 @@ func Open(opts Options) (*Ledger, error) {
 	if opts.MaxSize <= 0 {
 		opts.MaxSize = DefaultMaxSize
 	}
-	l := &Ledger{opts: opts}
+	l := &Ledger{opts: opts, ts: make([]byte, 0, len(time.RFC3339Nano))}
+	l.enc = zerolog.New(&l.buf)
 	if opts.Path == "" {
 		return l, nil
 	}
@@ -228,7 +232,7 @@ func (l *Ledger) Write(r *Record) {
 		r.Time = time.Now()
 	}
 	l.buf.Reset()
-	r.Encode(&l.buf)
+	r.encode(l.enc, l.ts)
 	l.print(r, l.buf.Bytes())
 	l.append(l.buf.Bytes())
 	if l.held && l.file.Len() > 64<<10 {
@@ -376,57 +380,86 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool) {
 	if color {
 		dim, bold, reset = "\x1b[2m", "\x1b[1m", "\x1b[0m"
 	}
-	origin := ""
+	// Appended, not Fprintf'd: this line is printed for every record, on
+	// the recorder's goroutine that shares the cores with the relay.
+	b := buf.AvailableBuffer()
+	b = append(b, "mcpshim["...)
+	b = append(b, termsafe.String(r.Server)...)
+	b = append(b, "] "...)
+	b = append(b, dim...)
+	b = r.Time.Local().AppendFormat(b, "15:04:05.000")
+	b = append(b, reset...)
+	b = append(b, ' ')
+	b = append(b, termsafe.String(string(r.Phase))...)
+	b = append(b, ' ')
+	b = append(b, bold...)
+	b = append(b, termsafe.String(r.Event)...)
+	b = append(b, reset...)
 	if r.Origin != "" {
-		origin = " (" + r.Origin + ")"
+		b = append(b, " ("...)
+		b = append(b, termsafe.String(r.Origin)...)
+		b = append(b, ')')
 	}
-	fmt.Fprintf(buf, "mcpshim[%s] %s%s%s %s %s%s%s%s", termsafe.String(r.Server), dim, r.Time.Local().Format("15:04:05.000"), reset,
-		termsafe.String(string(r.Phase)), bold, termsafe.String(r.Event), reset, termsafe.String(origin))
 	for _, f := range r.Fields {
 		if consoleSkip[f.Key] {
 			continue
 		}
-		buf.WriteByte(' ')
-		buf.WriteString(termsafe.String(f.Key))
-		buf.WriteByte('=')
-		writeValue(buf, f.Value)
+		b = append(b, ' ')
+		b = append(b, termsafe.String(f.Key)...)
+		b = append(b, '=')
+		b = appendValue(b, f.Value)
 	}
 	if len(r.Run) > 10 {
-		fmt.Fprintf(buf, " %srun=…%s%s", dim, r.Run[len(r.Run)-6:], reset) // enough to tell runs apart in a log
+		b = append(b, ' ')
+		b = append(b, dim...)
+		b = append(b, "run=…"...)
+		b = append(b, r.Run[len(r.Run)-6:]...) // enough to tell runs apart in a log
+		b = append(b, reset...)
 	}
-	buf.WriteByte('\n')
+	b = append(b, '\n')
+	buf.Write(b)
 }
 
-func writeValue(buf *bytes.Buffer, v any) {
+func appendValue(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case string:
 		if v == "" || strings.ContainsAny(v, " \t\"=") || !utf8.ValidString(v) {
-			buf.WriteString(strconv.Quote(v))
-		} else {
-			buf.WriteString(termsafe.String(v))
+			return strconv.AppendQuote(b, v)
 		}
+		return append(b, termsafe.String(v)...)
+	case int:
+		return strconv.AppendInt(b, int64(v), 10)
+	case int64:
+		return strconv.AppendInt(b, v, 10)
+	case uint64:
+		return strconv.AppendUint(b, v, 10)
+	case bool:
+		return strconv.AppendBool(b, v)
+	case float64:
+		return strconv.AppendFloat(b, v, 'g', -1, 64) // as fmt's %v
 	case time.Duration:
-		buf.WriteString(strconv.FormatFloat(float64(v.Microseconds())/1000, 'f', -1, 64))
+		return strconv.AppendFloat(b, float64(v.Microseconds())/1000, 'f', -1, 64)
 	case []string:
-		buf.WriteByte('[')
+		b = append(b, '[')
 		for i, s := range v {
 			if i > 0 {
-				buf.WriteByte(',')
+				b = append(b, ',')
 			}
-			writeValue(buf, s)
+			b = appendValue(b, s)
 		}
-		buf.WriteByte(']')
+		return append(b, ']')
 	case []Field:
-		buf.WriteByte('{')
+		b = append(b, '{')
 		for i, f := range v {
 			if i > 0 {
-				buf.WriteByte(' ')
+				b = append(b, ' ')
 			}
-			buf.WriteString(termsafe.String(f.Key) + "=")
-			writeValue(buf, f.Value)
+			b = append(b, termsafe.String(f.Key)...)
+			b = append(b, '=')
+			b = appendValue(b, f.Value)
 		}
-		buf.WriteByte('}')
+		return append(b, '}')
 	default:
-		fmt.Fprint(buf, v)
+		return fmt.Append(b, v)
 	}
 }

@@ -52,9 +52,15 @@ func F(key string, value any) Field { return Field{key, value} }
 
 // Encode writes the record as one JSON line (with its newline) to buf.
 func (r *Record) Encode(buf *bytes.Buffer) {
-	lg := zerolog.New(buf)
+	var ts [len(time.RFC3339Nano)]byte
+	r.encode(zerolog.New(buf), ts[:0])
+}
+
+// encode writes the record with lg, formatting its time in scratch: the
+// Ledger keeps both, so that a record costs no allocation of its own.
+func (r *Record) encode(lg zerolog.Logger, scratch []byte) {
 	e := lg.Log().
-		Str("ts", r.Time.UTC().Format(time.RFC3339Nano)).
+		Bytes("ts", r.Time.UTC().AppendFormat(scratch, time.RFC3339Nano)).
 		Str("shim", r.Shim).
 		Str("run", r.Run).
 		Uint64("seq", r.Seq).
