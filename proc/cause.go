@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -18,18 +19,23 @@ import (
 // maxCause bounds a cause in an error message: a client's status line.
 const maxCause = 200
 
+// lazy compiles a regexp on first use (a child's death), not at every shim's start.
+func lazy(src string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })
+}
+
 var (
 	// A log prefix in front of a statement: a timestamp, a [bracketed] tag.
-	logPrefix = regexp.MustCompile(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+|\[[^\]]{1,40}\]\s*)+`)
+	logPrefix = lazy(`^(?:\d{4}[-/]\d\d[-/]\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?Z?\s+|\[[^\]]{1,40}\]\s*)+`)
 	// Lines that state an error: Node's and Python's exception lines (Error:,
 	// TypeError:, Error [ERR_MODULE_NOT_FOUND]:, KeyError: 'X',
 	// httpx.ConnectError:), Go's panic: and fatal error:, Rust's panicked at,
 	// and the fatal:/error: of tools and loggers.
-	stated = regexp.MustCompile(`^(?:(?:Uncaught )?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt)(?: \[[\w.-]+\])?(?::|$)` +
+	stated = lazy(`^(?:(?:Uncaught )?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt)(?: \[[\w.-]+\])?(?::|$)` +
 		`|panic: |fatal(?: error)?:|FATAL\b|(?i:error)(?:\[\w+\])?:|ERROR\b|CRITICAL\b|Exception in thread |thread '.*' (?:\(\d+\) )?panicked at )`)
 	// Lines that never say why: stack frames and the lines runtimes print
 	// around a crash.
-	chatter = regexp.MustCompile(`^(?:\s|Node\.js v\d|Traceback \(most recent call last\)|goroutine \d+ \[|stack backtrace:|note: run with|note: Some details|exit status \d|[{}^]|code: ')`)
+	chatter = lazy(`^(?:\s|Node\.js v\d|Traceback \(most recent call last\)|goroutine \d+ \[|stack backtrace:|note: run with|note: Some details|exit status \d|[{}^]|code: ')`)
 )
 
 // causeFinder follows a child's stderr line by line and keeps the line that
@@ -47,17 +53,17 @@ func (c *causeFinder) add(line string) {
 	}
 	if c.join {
 		c.join = false
-		if t := strings.TrimSpace(line); t != "" && !chatter.MatchString(line) {
+		if t := strings.TrimSpace(line); t != "" && !chatter().MatchString(line) {
 			c.stated += " " + t
 			return
 		}
 	}
-	if strings.TrimSpace(line) == "" || chatter.MatchString(line) {
+	if strings.TrimSpace(line) == "" || chatter().MatchString(line) {
 		return
 	}
 	line = strings.TrimRight(line, " \t")
 	c.last = line
-	if stated.MatchString(logPrefix.ReplaceAllString(line, "")) {
+	if stated().MatchString(logPrefix().ReplaceAllString(line, "")) {
 		c.stated = line
 		c.join = strings.HasSuffix(line, ":")
 	}

@@ -211,3 +211,14 @@ func TestCredentialName(t *testing.T) {
 		}
 	}
 }
+
+// TestRulesCompile compiles every rule: they are compiled lazily, so a
+// broken pattern would otherwise panic only on the first text that hints at it.
+func TestRulesCompile(t *testing.T) {
+	for _, r := range rules {
+		if r.re().NumSubexp() < 0 {
+			t.Errorf("rule %s", r.name)
+		}
+	}
+	secretKeyName()
+}

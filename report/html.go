@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -67,7 +68,7 @@ func HTML(w io.Writer, page Page, chains [][]*Run, entries map[string][]ledger.E
 		}
 		view.Chains = append(view.Chains, cv)
 	}
-	return view.Failed, reportTemplate.Execute(w, view)
+	return view.Failed, reportTemplate().Execute(w, view)
 }
 
 // The waterfall's geometry, in SVG pixels.
@@ -383,7 +384,9 @@ func ticks(span time.Duration) []time.Duration {
 	return out
 }
 
-var reportTemplate = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+// reportTemplate is parsed on first use: every shim links it, few print a report.
+var reportTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -485,3 +488,4 @@ body.only-failed .chain:not(.failed) { display: none; }
 </body>
 </html>
 `))
+})
