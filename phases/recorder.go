@@ -49,6 +49,8 @@ type foldKey struct {
 type item struct {
 	dir    Dir
 	line   jsonrpc.Line
+	fold   string    // the method of a folded notification: counted, its line not kept
+	at     time.Time // when it was relayed
 	rec    *ledger.Record
 	notice string // a line for the person reading the log
 }
@@ -80,6 +82,14 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 // Line hands over one relayed line. It never blocks; ownership of l.Data
 // passes to the recorder.
 func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
+	if foldable(l) {
+		// Only the method and the time travel: a flood of notifications
+		// holds no line data in the queue (it held up to 17 MiB).
+		if !r.send(item{dir: dir, fold: l.Msg.Method, at: l.End}) {
+			r.dropped.Add(1)
+		}
+		return
+	}
 	n := int64(len(l.Data))
 	if r.queued.Add(n) > r.maxBytes {
 		r.queued.Add(-n)
@@ -276,11 +286,10 @@ func (r *Recorder) handle(it item) {
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()))
 		}
 		r.write([]ledger.Record{*rec})
-	case foldable(&it.line):
-		r.queued.Add(-int64(len(it.line.Data)))
-		k := foldKey{it.dir, it.line.Msg.Method}
+	case it.fold != "":
+		k := foldKey{it.dir, it.fold}
 		if len(r.folded) == 0 {
-			r.foldedAt = it.line.End
+			r.foldedAt = it.at
 		}
 		r.folded[k]++
 	default:

@@ -83,3 +83,28 @@ func TestRecorderFoldsNotificationFloods(t *testing.T) {
 		t.Errorf("got events %v, want spawned, the ping's two records, the folded counts and exited", got)
 	}
 }
+
+// TestRecorderFoldedHoldNoData: a folded notification is counted without its
+// line: a flood of them never fills the queue's byte budget, so none is lost
+// however long the lines (the budget once held 17 MiB of a flood's lines).
+func TestRecorderFoldedHoldNoData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := ledger.Open(ledger.Options{Path: path})
+	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{MaxBytes: 64})
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"message":"` + strings.Repeat("x", 200) + `"}}`)
+	for range 1000 {
+		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+	}
+	dropped := r.Dropped()
+	r.Close()
+	var counted int64
+	for _, e := range ledgertest.ReadEntries(t, path) {
+		if e.Event == phases.NotificationsFolded {
+			n, _ := e.Int("count")
+			counted += n
+		}
+	}
+	if dropped != 0 || counted != 1000 {
+		t.Errorf("got %d dropped, %d counted; want 0 dropped, 1000 counted (lines of %d bytes, a budget of 64)", dropped, counted, len(data))
+	}
+}
