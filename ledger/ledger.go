@@ -231,6 +231,9 @@ func (l *Ledger) Write(r *Record) {
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
+	if l.opts.Path == "" && l.opts.Events == nil && l.opts.OnRecord == nil {
+		return // --ledger off --quiet: nobody reads it
+	}
 	l.buf.Reset()
 	r.encode(l.enc, l.ts)
 	l.print(r, l.buf.Bytes())
