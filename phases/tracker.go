@@ -207,6 +207,9 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []ledger.Record {
 		}
 		return out
 	}
+	if out == nil {
+		return t.message(now, dir, &m, l) // no copy: the common case
+	}
 	return append(out, t.message(now, dir, &m, l)...)
 }
 
