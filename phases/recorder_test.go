@@ -84,13 +84,14 @@ func TestRecorderFoldsNotificationFloods(t *testing.T) {
 	}
 }
 
-// TestRecorderFoldedHoldNoData: a folded notification is counted without its
-// line: a flood of them never fills the queue's byte budget, so none is lost
-// however long the lines (the budget once held 17 MiB of a flood's lines).
-func TestRecorderFoldedHoldNoData(t *testing.T) {
+// TestRecorderFoldedNeverQueued: a folded notification is counted as it
+// passes, neither its line nor an item queued: a flood of them never fills
+// the queue or its byte budget, so none is lost (a 1 GiB flood once held
+// 17 MiB of lines in the queue, and lost counts when it was full).
+func TestRecorderFoldedNeverQueued(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{MaxBytes: 64})
+	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{Queue: 1, MaxBytes: 64})
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"message":"` + strings.Repeat("x", 200) + `"}}`)
 	for range 1000 {
 		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
@@ -105,6 +106,6 @@ func TestRecorderFoldedHoldNoData(t *testing.T) {
 		}
 	}
 	if dropped != 0 || counted != 1000 {
-		t.Errorf("got %d dropped, %d counted; want 0 dropped, 1000 counted (lines of %d bytes, a budget of 64)", dropped, counted, len(data))
+		t.Errorf("got %d dropped, %d counted; want 0 dropped, 1000 counted (lines of %d bytes, a queue of 1, a budget of 64)", dropped, counted, len(data))
 	}
 }
