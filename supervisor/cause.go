@@ -40,8 +40,8 @@ func (s *Supervisor) causeData(data map[string]any) map[string]any {
 			data["hint"] = s.spawnErr.Hint
 		}
 	}
-	if s.tail != nil {
-		if lines := s.tail.Lines(); len(lines) > 0 {
+	if tail := s.cur.Load().tail; tail != nil {
+		if lines := tail.Lines(); len(lines) > 0 {
 			data["stderr_tail"] = lines[max(0, len(lines)-causeTail):]
 		}
 	}

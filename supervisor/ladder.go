@@ -16,7 +16,8 @@ import (
 
 // supervise waits for the child to exit, handling the client leaving and
 // signals meanwhile. It reports whether the shim asked the child to stop.
-func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+	p := c.p
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
@@ -38,7 +39,7 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 		}
 		waited = s.cfg.KillGrace
 		if step == 1 {
-			waited = s.closedGrace() // a runner still installing finishes first
+			waited = s.closedGrace(c) // a runner still installing finishes first
 		}
 		ladder = time.After(waited)
 		requested = true
@@ -67,7 +68,7 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 			name := sigName(sig)
 			ss, ok := sig.(syscall.Signal)
 			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
-			if ok && stop && s.installing() {
+			if ok && stop && c.installing() {
 				// No signal is safe for an install (runner.go): let it finish.
 				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
 				s.stopping = true

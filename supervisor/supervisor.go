@@ -70,32 +70,29 @@ type loopEvent struct {
 	err        error
 }
 
-// Supervisor runs the child for one client session.
+// Supervisor runs the child for one client session. Its fields span the
+// generations; what belongs to one process is its child. The loop goroutine
+// owns them, except cur (atomic), sess and mem (their own locks) and cause
+// and spawnErr (causeMu), which the relays read too.
 type Supervisor struct {
-	cfg      Config
-	sess     *session
-	client   *jsonrpc.Wire
-	childIn  *switchWriter
-	toChild  *jsonrpc.Wire // the client's lines and the held ones, one whole line at a time
-	events   chan loopEvent
-	stopping bool                     // no more restarts: the client left or the shim was told to stop
-	runID    atomic.Pointer[runIdent] // the run being supervised; read from the relay goroutines
+	cfg     Config
+	sess    *session
+	client  *jsonrpc.Wire
+	childIn *switchWriter
+	toChild *jsonrpc.Wire // the client's lines and the held ones, one whole line at a time
+	events  chan loopEvent
+	// cur is the current generation (child.go), replaced whole at each
+	// start; the last one stays after its exit, until the next start.
+	cur      atomic.Pointer[child]
+	stopping bool // no more restarts: the client left or the shim was told to stop
 	restart  *Restarter
-	gen      int
-	tail     *proc.Tail
-	everHS   bool
+	everHS   bool // some run completed a handshake (Exit.EverHandshook)
 	mem      memory
-	own      chan []byte // answers to the shim's own requests, swallowed from the child's stdout
-	ownSeq   int
-	current  io.Writer         // the current child's stdin, for the shim's own requests
-	pages    []json.RawMessage // tools of the pages of the tools/list being answered (lock check)
-	status   int               // when set, the shim's exit status whatever the child's
-	hsAt     atomic.Int64      // unix ns of the current run's first answer; 0 before it (read on the relay's path)
-	cause    string            // why no child is serving, for the owed errors' messages (cause.go)
-	spawnErr *proc.SpawnError  // the last start that failed, for their data
-	causeMu  sync.Mutex        // guards cause, spawnErr and tail: the client relay answers with them
-	runner   bool              // the current child is a package runner (runner.go)
-	guard    atomic.Pointer[os.File]
+	ownSeq   int              // the shim's own request ids, unique over the session
+	status   int              // when set, the shim's exit status whatever the child's
+	cause    string           // why no child is serving, for the owed errors' messages (cause.go)
+	spawnErr *proc.SpawnError // the last start that failed, for their data
+	causeMu  sync.Mutex       // guards cause and spawnErr: the client relay answers with them
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -114,8 +111,8 @@ func Run(ctx context.Context, cfg Config) int {
 		toChild: jsonrpc.NewWire(childIn),
 		events:  make(chan loopEvent, 4),
 		restart: NewRestarter(cfg.Policy),
-		own:     make(chan []byte, 16),
 	}
+	s.cur.Store(&child{}) // generation 0: no start yet
 	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
 	// A dead child's torn last line: dropped when the shim wrote after it,
 	// delivered when the session ended with it.
@@ -128,22 +125,10 @@ func Run(ctx context.Context, cfg Config) int {
 	return status
 }
 
-// runIdent names the current child process.
-type runIdent struct {
-	run string
-	pid int
-}
-
-func (s *Supervisor) ident() runIdent {
-	if id := s.runID.Load(); id != nil {
-		return *id
-	}
-	return runIdent{}
-}
-
+// emit records an event of the current run.
 func (s *Supervisor) emit(p phases.Phase, event string, fields ...ledger.Field) {
-	id := s.ident()
-	s.cfg.Recorder.Emit(ledger.Record{Time: time.Now(), Run: id.run, PID: id.pid, Phase: p, Event: event, Fields: fields})
+	c := s.cur.Load()
+	s.cfg.Recorder.Emit(ledger.Record{Time: time.Now(), Run: c.run, PID: c.pid(), Phase: p, Event: event, Fields: fields})
 }
 
 // say tells the person reading the client's log, in order with the events.
@@ -197,18 +182,18 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 // violation is answered with an error instead of the list — a client must
 // not carry on believing the surface is complete — and the shim stops the
 // server and exits 78. It reports whether the line may be forwarded.
-func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
+func (s *Supervisor) checkLock(c *child, l *jsonrpc.Line) bool {
 	page, err := mcp.ParseToolsPage(l.Msg.Result)
 	if l.Truncated || l.Msg.Kind != mcp.Response || err != nil {
-		s.pages = nil
+		c.pages = nil
 		return true
 	}
-	s.pages = append(s.pages, page.Tools...)
+	c.pages = append(c.pages, page.Tools...)
 	if page.More {
 		return true
 	}
-	missing := s.cfg.CheckTools(s.pages)
-	s.pages = nil
+	missing := s.cfg.CheckTools(c.pages)
+	c.pages = nil
 	if len(missing) == 0 {
 		return true
 	}
@@ -225,7 +210,7 @@ func (s *Supervisor) checkLock(l *jsonrpc.Line) bool {
 	// but the server is stopped all the same.
 	if l.Held {
 		msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": s.ident().run, "missing": missing})
+		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": c.run, "missing": missing})
 	}
 	s.status = exitConfig
 	s.events <- loopEvent{lockBroken: true}
@@ -242,11 +227,12 @@ func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
 	s.cfg.Recorder.Line(dir, l)
 }
 
-func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
+// routeServer is the Route of c's stdout relay.
+func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 	if l.Msg.IsResponse() && mcp.IsOwnID(l.Msg.ID) {
-		s.noteHandshake(l) // the replayed handshake, or any answer of a modern child
+		c.noteHandshake(l) // the replayed handshake, or any answer of a modern child
 		select {
-		case s.own <- append([]byte(nil), l.Data...):
+		case c.own <- append([]byte(nil), l.Data...):
 		default:
 		}
 		if l.Held {
@@ -267,7 +253,7 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		id, _ := mcp.ParseID(mcp.Member(l.Msg.Params, "requestId"))
 		s.mem.endListen(id) // the server ended the client's subscription stream
 	}
-	s.noteHandshake(l)
+	c.noteHandshake(l)
 	if l.Held && s.sess.reacknowledged(&l.Msg) {
 		l.Forwarded = false
 		s.record(phases.FromServer, l)
@@ -279,7 +265,7 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 		return false
 	}
 	s.record(phases.FromServer, l)
-	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(l) {
+	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
 		return false
 	}
 	return true
@@ -288,7 +274,7 @@ func (s *Supervisor) routeServer(l *jsonrpc.Line) bool {
 // answer writes the error the shim owes the client for request p.
 func (s *Supervisor) answer(p pendingCall, why string) {
 	msg := s.owedMessage(why)
-	data := map[string]any{"run": s.ident().run, "method": p.method}
+	data := map[string]any{"run": s.cur.Load().run, "method": p.method}
 	if p.tool != "" {
 		data["tool"] = p.tool
 	}
@@ -347,7 +333,7 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			return status
 		}
 		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F("delay_ms", d.Delay),
-			ledger.F("reason", d.Reason), ledger.F("previous_run", s.ident().run))
+			ledger.F("reason", d.Reason), ledger.F("previous_run", s.cur.Load().run))
 		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
 		if !s.sleep(ctx, d.Delay) {
 			return status
@@ -384,13 +370,14 @@ func (s *Supervisor) giveUp(d Decision, e Exit) {
 	if e.Signal != "" {
 		fields = append(fields, ledger.F("signal", e.Signal))
 	}
-	if s.tail != nil {
-		fields = append(fields, ledger.F("stderr_tail", s.tail.Lines()))
+	tail := s.cur.Load().tail
+	if tail != nil {
+		fields = append(fields, ledger.F("stderr_tail", tail.Lines()))
 	}
 	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
 	last := ""
-	if s.tail != nil {
-		last, _ = s.tail.Cause()
+	if tail != nil {
+		last, _ = tail.Cause()
 	}
 	if last != "" {
 		s.say("giving up: %s; its stderr said: %s", d.Reason, last)
@@ -412,19 +399,21 @@ func (s *Supervisor) clientLeft(ev loopEvent) {
 
 // runChild starts one generation and supervises it until it exits.
 func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err error) {
-	s.gen++
-	prev := s.ident().run
+	prev := s.cur.Load()
+	gen := prev.gen + 1
 	now := time.Now()
 	run := ledger.NewID("run", now)
-	s.runID.Store(&runIdent{run: run})
+	// Published before the process runs: spawn_requested, a failed start and
+	// the errors owed meanwhile name the new run.
+	s.cur.Store(&child{gen: gen, run: run, tail: prev.tail})
 	spec := s.cfg.Spec
 	fields := []ledger.Field{
 		ledger.F("command", redact.String(spec.Path)), ledger.F("argv", redact.Args(spec.Args)),
 		ledger.F("cwd", cwd(spec.Dir)), ledger.F("env_names", envNames(spec.Env)), ledger.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
-		ledger.F("generation", s.gen), ledger.F("egress", egressWord(s.cfg.Witnessed)),
+		ledger.F("generation", gen), ledger.F("egress", egressWord(s.cfg.Witnessed)),
 	}
-	if prev != "" {
-		fields = append(fields, ledger.F("previous_run", prev))
+	if prev.run != "" {
+		fields = append(fields, ledger.F("previous_run", prev.run))
 	}
 	s.emit(phases.Launch, phases.SpawnRequested, fields...)
 	exit = Exit{Started: now, EverHandshook: s.everHS}
@@ -443,34 +432,28 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		exit.SpawnFailed = true
 		return se.ExitStatus(), exit, err
 	}
-	s.runID.Store(&runIdent{run: run, pid: p.Pid})
+	c := &child{gen: gen, run: run, p: p, tail: &proc.Tail{}, runner: proc.PackageRunner(spec.Path, spec.Args), own: make(chan []byte, 16)}
+	if len(s.cfg.Guard) > 0 {
+		grace := time.Duration(0)
+		if c.runner {
+			grace = InstallGrace
+		}
+		if c.guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
+			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
+		}
+	}
+	s.cur.Store(c)
 	s.sess.spawned()
 	s.causeMu.Lock()
 	s.spawnErr, s.cause = nil, ""
 	s.causeMu.Unlock()
-	s.runner = proc.PackageRunner(spec.Path, spec.Args)
-	var guard *os.File
-	if len(s.cfg.Guard) > 0 {
-		grace := time.Duration(0)
-		if s.runner {
-			grace = InstallGrace
-		}
-		if guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
-			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
-		}
-		s.guard.Store(guard)
-	}
-	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", s.gen))
-	s.hsAt.Store(0)
-	s.causeMu.Lock()
-	s.tail = &proc.Tail{}
-	s.causeMu.Unlock()
+	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", gen))
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
 		Dst:        s.client,
 		MaxObserve: s.cfg.MaxObserve,
-		Route:      s.routeServer,
+		Route:      func(l *jsonrpc.Line) bool { return s.routeServer(c, l) },
 		Observe:    s.observeServer,
 		ParkTorn:   true,
 		Keep:       s.keepWhole,
@@ -481,16 +464,15 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	pid := p.Pid
 	go func() {
 		defer close(stderrDone)
-		proc.ForwardStderr(p.Stderr, s.cfg.Stderr, s.tail, func(line []byte) {
+		proc.ForwardStderr(p.Stderr, s.cfg.Stderr, c.tail, func(line []byte) {
 			if s.cfg.OnServerStderr != nil {
 				s.cfg.OnServerStderr(run, pid, line)
 			}
 		})
 	}()
 
-	s.current = p.Stdin
-	if s.gen > 1 {
-		if err := s.replay(ctx, p); err != nil {
+	if gen > 1 {
+		if err := s.replay(ctx, c); err != nil {
 			s.say("the restarted server did not take the session back: %v", err)
 			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", err.Error()))
 			_ = p.Signal(syscall.SIGKILL)
@@ -511,7 +493,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
 	}
 
-	requested, stdoutOpen := s.supervise(ctx, p, stdoutDone)
+	requested, stdoutOpen := s.supervise(ctx, c, stdoutDone)
 	s.childIn.set(nil)
 	code, sig := p.Status()
 	status = p.ShellStatus()
@@ -522,7 +504,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	var withdrawn []pendingCall
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
-		line, stated := s.tail.Cause()
+		line, stated := c.tail.Cause()
 		c := proc.ExitCause(how, line, stated, requested)
 		s.causeMu.Lock()
 		s.cause = c
@@ -543,14 +525,13 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	// All pipe reads finish before the run is declared over.
 	s.drain(p, stdoutOpen, stderrDone, owe)
-	if guard != nil {
-		s.guard.Store(nil)
-		guard.Close()
+	if c.guard != nil {
+		c.guard.Close()
 	}
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
 	exitFields := []ledger.Field{ledger.F("exit_code", code), ledger.F("duration_ms", time.Since(p.Started)),
-		ledger.F("stderr_tail", s.tail.Lines()), ledger.F("requested_by_shim", requested)}
+		ledger.F("stderr_tail", c.tail.Lines()), ledger.F("requested_by_shim", requested)}
 	if said != "" {
 		exitFields = append(exitFields, ledger.F("stderr_cause", said))
 	}
@@ -566,7 +547,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		}
 	}
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
-	exit.HandshakeAt = s.handshakeAt()
+	exit.HandshakeAt = c.handshakeAt()
 	if !exit.HandshakeAt.IsZero() {
 		s.everHS = true
 	}
@@ -621,31 +602,6 @@ func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 		return // the answer to one of the shim's own requests
 	}
 	s.mem.noteServer(l)
-}
-
-// noteHandshake remembers when the child completed a handshake, for the
-// restart policy: any successful answer counts (initialize, server/discover,
-// or a modern request).
-func (s *Supervisor) noteHandshake(l *jsonrpc.Line) {
-	if l.Msg.Kind == mcp.Response {
-		s.handshook()
-	}
-}
-
-// handshook marks the current run's first answer, to the client or to the
-// shim's replay: a package runner's install is over.
-func (s *Supervisor) handshook() {
-	if s.hsAt.CompareAndSwap(0, time.Now().UnixNano()) && s.runner {
-		s.tellGuard(proc.GuardReady)
-	}
-}
-
-// handshakeAt is when the current run completed a handshake; zero before.
-func (s *Supervisor) handshakeAt() time.Time {
-	if ns := s.hsAt.Load(); ns != 0 {
-		return time.Unix(0, ns)
-	}
-	return time.Time{}
 }
 
 // egressWord says whether outbound connections of the run are witnessed: a
