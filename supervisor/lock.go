@@ -44,8 +44,13 @@ func (s *Supervisor) checkLock(c *child, l *jsonrpc.Line) bool {
 		msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
 		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": c.run, "missing": missing})
 	}
-	s.status = exitConfig
-	s.events <- loopEvent{lockBroken: true}
+	// The decision is kept before the loop is told, and the loop is told
+	// once: this relay never waits on it (the loop may be draining, reading
+	// no events, while this relay holds the client's wire). events has room
+	// for this send and the client relay's one.
+	if s.lockBroken.CompareAndSwap(false, true) {
+		s.events <- loopEvent{lockBroken: true}
+	}
 	return !l.Held
 }
 

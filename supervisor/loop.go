@@ -34,8 +34,8 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
 			return se.ExitStatus()
 		}
-		if s.status != 0 {
-			return s.status
+		if s.lockBroken.Load() {
+			return exitConfig
 		}
 		if s.stopping {
 			return status

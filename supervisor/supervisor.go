@@ -76,15 +76,17 @@ type loopEvent struct {
 
 // Supervisor runs the child for one client session. Its fields span the
 // generations; what belongs to one process is its child. The loop goroutine
-// owns them, except cur (atomic), sess and mem (their own locks) and cause
-// and spawnErr (causeMu), which the relays read too.
+// owns them, except cur and lockBroken (atomic), sess and mem (their own
+// locks) and cause and spawnErr (causeMu), which the relays use too.
 type Supervisor struct {
 	cfg     Config
 	sess    *session
 	client  *jsonrpc.Wire
 	childIn *switchWriter
 	toChild *jsonrpc.Wire // the client's lines and the held ones, one whole line at a time
-	events  chan loopEvent
+	// events wakes the loop. Sent to at most twice, never blocking: by the
+	// client relay when it ends and by the first broken lock (lock.go).
+	events chan loopEvent
 	// cur is the current generation (child.go), replaced whole at each
 	// start; the last one stays after its exit, until the next start.
 	cur      atomic.Pointer[child]
@@ -92,11 +94,13 @@ type Supervisor struct {
 	restart  *Restarter
 	everHS   bool // some run completed a handshake (Exit.EverHandshook)
 	mem      memory
-	ownSeq   int              // the shim's own request ids, unique over the session
-	status   int              // when set, the shim's exit status whatever the child's
-	cause    string           // why no child is serving, for the owed errors' messages (cause.go)
-	spawnErr *proc.SpawnError // the last start that failed, for their data
-	causeMu  sync.Mutex       // guards cause and spawnErr: the client relay answers with them
+	ownSeq   int // the shim's own request ids, unique over the session
+	// lockBroken: an enforced lock was broken; the shim exits 78 whatever
+	// the child's status. Set by a stdout relay (lock.go).
+	lockBroken atomic.Bool
+	cause      string           // why no child is serving, for the owed errors' messages (owed.go)
+	spawnErr   *proc.SpawnError // the last start that failed, for their data
+	causeMu    sync.Mutex       // guards cause and spawnErr: the client relay answers with them
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
