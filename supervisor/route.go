@@ -9,6 +9,9 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
+// relayClient is the client relay: the client's stdin to whichever child is
+// current (switchWriter), routed by routeClient. It tells the loop when the
+// client's stdin ends.
 func (s *Supervisor) relayClient() {
 	r := &jsonrpc.Relay{
 		Src:        s.cfg.ClientIn,
@@ -22,6 +25,8 @@ func (s *Supervisor) relayClient() {
 	s.events <- loopEvent{clientEOF: true, err: err}
 }
 
+// routeClient is the client relay's Route: it forwards, holds across a
+// restart, or answers in the child's place.
 func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 	if !l.Held && s.childIn.takeCut() {
 		// Its start reached a child that is gone, or nothing: no child has it whole.
