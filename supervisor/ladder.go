@@ -16,7 +16,8 @@ import (
 
 // supervise waits for the child to exit, handling the client leaving and
 // signals meanwhile. It reports whether the shim asked the child to stop.
-func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+	p := c.p
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
@@ -38,7 +39,7 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 		}
 		waited = s.cfg.KillGrace
 		if step == 1 {
-			waited = s.closedGrace() // a runner still installing finishes first
+			waited = s.closedGrace(c) // a runner still installing finishes first
 		}
 		ladder = time.After(waited)
 		requested = true
@@ -67,7 +68,7 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 			name := sigName(sig)
 			ss, ok := sig.(syscall.Signal)
 			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
-			if ok && stop && s.installing() {
+			if ok && stop && c.installing() {
 				// No signal is safe for an install (runner.go): let it finish.
 				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
 				s.stopping = true
@@ -98,69 +99,6 @@ func (s *Supervisor) supervise(ctx context.Context, p *proc.Process, stdoutDone 
 			ctx = context.Background()
 		}
 	}
-}
-
-// drain waits for the child's pipes to reach EOF, and calls owe once what
-// the child wrote before its exit was relayed: at stdout's EOF, or one grace
-// after the exit when something else (a grandchild) keeps the pipe open and
-// moving — its output is not an answer the client should wait a minute for.
-// A grandchild holding the pipes is killed with the group; one that escaped
-// the group is cut off by closing our ends.
-func (s *Supervisor) drain(p *proc.Process, out <-chan error, errDone <-chan struct{}, owe func()) {
-	start := time.Now()
-	owed := false
-	pay := func() {
-		if !owed {
-			owed = true
-			owe()
-		}
-	}
-	// wait waits d for both pipes to end, and longer while a line is being
-	// written to the client: a slow client is not a pipe held open by a
-	// grandchild, and the shim must not cut a line it is relaying.
-	wait := func(d time.Duration) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		for out != nil || errDone != nil {
-			select {
-			case <-out:
-				out = nil
-				if errDone == nil {
-					pay()
-				}
-			case <-errDone:
-				// The cause is in the last stderr lines: the errors wait for
-				// both pipes, or for the grace.
-				errDone = nil
-				if out == nil {
-					pay()
-				}
-			case <-t.C:
-				if s.client.Busy() && time.Since(start) < drainMax {
-					t.Reset(d)
-					continue
-				}
-				return false
-			}
-		}
-		return true
-	}
-	if !wait(drainGrace) {
-		_ = p.Signal(syscall.SIGKILL)
-		if !s.client.Busy() {
-			// Not while a line still goes out (a holder outside the group may
-			// stream one without end): the errors follow once our ends are closed.
-			pay()
-		}
-		if !wait(drainGrace) {
-			p.Stdout.Close()
-			p.Stderr.Close()
-			wait(drainGrace)
-		}
-	}
-	pay()
-	p.Stdout.Close()
-	p.Stderr.Close()
 }
 
 func sigName(sig os.Signal) string {

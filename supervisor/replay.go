@@ -13,7 +13,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
-	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 // memory is the session state a restarted child must be given again so the
@@ -153,25 +152,25 @@ func addPage(pages map[string]string, page mcp.ToolsPage) {
 // answer, which the relay swallows (see routeServer).
 //
 // req builds the request line for the id it is given.
-func (s *Supervisor) ownCall(ctx context.Context, p *proc.Process, method string, req func(mcp.ID) ([]byte, error)) (result []byte, rpcErr []byte, err error) {
+func (s *Supervisor) ownCall(ctx context.Context, c *child, method string, req func(mcp.ID) ([]byte, error)) (result []byte, rpcErr []byte, err error) {
 	s.ownSeq++
 	id := mcp.OwnID(s.ownSeq, method)
 	line, err := req(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if _, err := s.current.Write(append(line, '\n')); err != nil {
+	if _, err := c.p.Stdin.Write(append(line, '\n')); err != nil {
 		return nil, nil, fmt.Errorf("%s: write: %w", method, err)
 	}
 	for {
 		select {
-		case line := <-s.own:
+		case line := <-c.own:
 			m := mcp.Peek(line)
 			if m.ID != id {
 				continue // a late answer to an earlier call of ours
 			}
 			return m.Result, m.Error, nil
-		case <-p.Exited():
+		case <-c.p.Exited():
 			return nil, nil, fmt.Errorf("%s: the server exited before answering", method)
 		case <-ctx.Done():
 			return nil, nil, fmt.Errorf("%s: no answer: %w", method, ctx.Err())
@@ -184,7 +183,7 @@ func (s *Supervisor) ownCall(ctx context.Context, p *proc.Process, method string
 // swallowed), the log level and subscriptions; then it lists the tools and
 // tells the client when they changed. It returns an error when the child did
 // not accept the handshake: that is a failed start.
-func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
+func (s *Supervisor) replay(ctx context.Context, c *child) error {
 	m := &s.mem
 	m.mu.Lock()
 	initParams, version, modern, setLevel, era := m.initParams, m.version, m.modern, m.setLevel, m.era
@@ -206,7 +205,7 @@ func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 	start := time.Now()
 	var replayed []string
 	if !modern {
-		res, rpcErr, err := s.ownCall(ctx, p, "initialize", raw("initialize", initParams))
+		res, rpcErr, err := s.ownCall(ctx, c, "initialize", raw("initialize", initParams))
 		if err != nil {
 			return err
 		}
@@ -220,17 +219,17 @@ func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 		if version != "" && r.ProtocolVersion != version {
 			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
 		}
-		if _, err := s.current.Write(append(mcp.NotificationLine("notifications/initialized"), '\n')); err != nil {
+		if _, err := c.p.Stdin.Write(append(mcp.NotificationLine("notifications/initialized"), '\n')); err != nil {
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}
 		replayed = append(replayed, "initialize")
 		if setLevel != nil {
-			if _, _, err := s.ownCall(ctx, p, "logging/setLevel", raw("logging/setLevel", setLevel)); err == nil {
+			if _, _, err := s.ownCall(ctx, c, "logging/setLevel", raw("logging/setLevel", setLevel)); err == nil {
 				replayed = append(replayed, "logging/setLevel")
 			}
 		}
 		for _, sub := range subs {
-			if _, _, err := s.ownCall(ctx, p, "resources/subscribe", raw("resources/subscribe", sub)); err == nil {
+			if _, _, err := s.ownCall(ctx, c, "resources/subscribe", raw("resources/subscribe", sub)); err == nil {
 				replayed = append(replayed, "resources/subscribe")
 			}
 		}
@@ -239,7 +238,7 @@ func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 	// notifications carry the subscriptionId the client knows, and the answer
 	// that ends a stream goes to the client.
 	for _, l := range s.sess.reopen() {
-		if _, err := s.current.Write(append(mcp.RawRequest(l.id, "subscriptions/listen", l.params), '\n')); err != nil {
+		if _, err := c.p.Stdin.Write(append(mcp.RawRequest(l.id, "subscriptions/listen", l.params), '\n')); err != nil {
 			return fmt.Errorf("subscriptions/listen: %w", err)
 		}
 		replayed = append(replayed, "subscriptions/listen")
@@ -247,7 +246,7 @@ func (s *Supervisor) replay(ctx context.Context, p *proc.Process) error {
 	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", version), ledger.F("modern", modern),
 		ledger.F("replayed", replayed), ledger.F("latency_ms", time.Since(start)))
 	if before != nil {
-		s.compareTools(ctx, p, before, era)
+		s.compareTools(ctx, c, before, era)
 	}
 	return nil
 }
@@ -260,12 +259,12 @@ func raw(method string, params []byte) func(mcp.ID) ([]byte, error) {
 // compareTools lists the new child's tools and, when they differ from what
 // the client last saw, tells the client with notifications/tools/list_changed
 // if it asked for that notification.
-func (s *Supervisor) compareTools(ctx context.Context, p *proc.Process, before map[string]string, era mcp.Era) {
+func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[string]string, era mcp.Era) {
 	after := map[string]string{}
 	var pager mcp.Pager
 	cursor, first := "", true
 	for {
-		res, rpcErr, err := s.ownCall(ctx, p, "tools/list", func(id mcp.ID) ([]byte, error) {
+		res, rpcErr, err := s.ownCall(ctx, c, "tools/list", func(id mcp.ID) ([]byte, error) {
 			return era.Request(id, "tools/list", mcp.CursorParams(cursor, first))
 		})
 		if err != nil || rpcErr != nil {

@@ -23,21 +23,22 @@ const InstallGrace = 2 * time.Minute
 
 // installing reports whether the child may be in the middle of an install:
 // a package runner whose run has not answered the handshake yet.
-func (s *Supervisor) installing() bool {
-	return s.runner && s.hsAt.Load() == 0
+func (c *child) installing() bool {
+	return c.runner && c.hsAt.Load() == 0
 }
 
-// tellGuard writes b to the current run's guard, if it has one.
-func (s *Supervisor) tellGuard(b byte) {
-	if g := s.guard.Load(); g != nil {
-		_, _ = g.Write([]byte{b})
+// tellGuard writes b to the run's guard, if it has one. Once the loop closed
+// the guard the write fails, harmlessly: the run is over.
+func (c *child) tellGuard(b byte) {
+	if c.guard != nil {
+		_, _ = c.guard.Write([]byte{b})
 	}
 }
 
-// closedGrace is how long the ladder waits after closing the child's stdin
-// before its SIGTERM.
-func (s *Supervisor) closedGrace() time.Duration {
-	if s.installing() {
+// closedGrace is how long the ladder waits after closing c's stdin before
+// its SIGTERM.
+func (s *Supervisor) closedGrace(c *child) time.Duration {
+	if c.installing() {
 		return InstallGrace
 	}
 	return s.cfg.KillGrace

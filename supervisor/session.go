@@ -1,14 +1,11 @@
 package supervisor
 
 import (
-	"fmt"
 	"sort"
 	"sync"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
-	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // pendingCall is a request that has not been answered yet.
@@ -325,12 +322,6 @@ func (s *session) down() (unanswered, withdrawn []pendingCall) {
 	return unanswered, withdrawn
 }
 
-// errorResponse is the JSON-RPC error the shim owes the client for a request
-// the server can no longer answer.
-func errorResponse(id []byte, message string, data map[string]any) []byte {
-	return mcp.ErrorLine(id, mcp.CodeServerGone, message, data)
-}
-
 // reopen takes the client's open subscription streams for the next child,
 // registered as forwarded to it.
 func (s *session) reopen() []pendingCall {
@@ -362,25 +353,4 @@ func (s *session) reacknowledged(m *mcp.Msg) bool {
 	}
 	delete(s.reopened, id)
 	return true
-}
-
-// withdraw tells the client that the dead child's requests to it (an
-// elicitation dialog, a sampling request, roots/list) will never be waited
-// for: notifications/cancelled with each requestId. 2025-11-25
-// (utilities/cancellation): "When a party wants to cancel an in-progress
-// request, it sends a notifications/cancelled notification"; the shim
-// speaks for the party that can no longer.
-func (s *Supervisor) withdraw(requests []pendingCall, how string) {
-	for _, p := range requests {
-		note := mcp.Cancelled(p.id, fmt.Sprintf("mcpshim: server %s %s", s.cfg.Name, how))
-		terminated, err := s.client.WriteMessage(note)
-		if terminated {
-			s.emit(phases.Transport, phases.PartialLineTerminated)
-		}
-		if err != nil {
-			return
-		}
-		s.emit(phases.Interruption, phases.PendingFailed, ledger.F("request_id", string(p.id)), ledger.F("method", p.method),
-			ledger.F("direction", "server"), ledger.F("message", "cancelled: the server is gone"))
-	}
 }

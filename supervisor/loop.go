@@ -1,0 +1,298 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/redact"
+)
+
+// loop runs generations until the session ends for good and returns the
+// shim's exit status. It runs on Run's goroutine.
+func (s *Supervisor) loop(ctx context.Context) int {
+	defer func() {
+		for _, p := range s.sess.close() {
+			s.answer(p, notRunning)
+		}
+	}()
+	for {
+		status, exit, err := s.runChild(ctx)
+		if err != nil {
+			// The child never started: nothing time can fix (seed 000).
+			var se *proc.SpawnError
+			errors.As(err, &se)
+			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
+			return se.ExitStatus()
+		}
+		if s.lockBroken.Load() {
+			return exitConfig
+		}
+		if s.stopping {
+			return status
+		}
+		d := s.restart.Next(time.Now(), exit)
+		if !d.Restart {
+			if d.GiveUp {
+				s.giveUp(d, exit)
+			}
+			return status
+		}
+		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F("delay_ms", d.Delay),
+			ledger.F("reason", d.Reason), ledger.F("previous_run", s.cur.Load().run))
+		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
+		if !s.sleep(ctx, d.Delay) {
+			return status
+		}
+	}
+}
+
+// sleep waits out a restart delay; it returns false when the session ended meanwhile.
+func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			return true
+		case ev := <-s.events:
+			if ev.clientEOF || ev.clientGone {
+				s.clientLeft(ev)
+				return false
+			}
+		case sig := <-s.cfg.Signals:
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sigName(sig)), ledger.F("forwarded", false))
+			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
+				return false // told to stop: no restart
+			}
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+func (s *Supervisor) giveUp(d Decision, e Exit) {
+	fields := []ledger.Field{ledger.F("attempts", d.Attempt), ledger.F("reason", d.Reason), ledger.F("exit_code", e.Code)}
+	if e.Signal != "" {
+		fields = append(fields, ledger.F("signal", e.Signal))
+	}
+	tail := s.cur.Load().tail
+	if tail != nil {
+		fields = append(fields, ledger.F("stderr_tail", tail.Lines()))
+	}
+	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
+	last := ""
+	if tail != nil {
+		last, _ = tail.Cause()
+	}
+	if last != "" {
+		s.say("giving up: %s; its stderr said: %s", d.Reason, last)
+	} else {
+		s.say("giving up: %s", d.Reason)
+	}
+}
+
+func (s *Supervisor) clientLeft(ev loopEvent) {
+	reason := "stdin_eof"
+	if ev.clientGone {
+		reason = "stdout_closed"
+	} else if ev.err != nil {
+		reason = "stdin_error: " + ev.err.Error()
+	}
+	s.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
+	s.stopping = true
+}
+
+// runChild starts one generation and supervises it until it exits.
+func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err error) {
+	prev := s.cur.Load()
+	gen := prev.gen + 1
+	now := time.Now()
+	run := ledger.NewID("run", now)
+	// Published before the process runs: spawn_requested, a failed start and
+	// the errors owed meanwhile name the new run.
+	s.cur.Store(&child{gen: gen, run: run, tail: prev.tail})
+	spec := s.cfg.Spec
+	fields := []ledger.Field{
+		ledger.F("command", redact.String(spec.Path)), ledger.F("argv", redact.Args(spec.Args)),
+		ledger.F("cwd", cwd(spec.Dir)), ledger.F("env_names", envNames(spec.Env)), ledger.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
+		ledger.F("generation", gen), ledger.F("egress", egressWord(s.cfg.Witnessed)),
+	}
+	if prev.run != "" {
+		fields = append(fields, ledger.F("previous_run", prev.run))
+	}
+	s.emit(phases.Launch, phases.SpawnRequested, fields...)
+	exit = Exit{Started: now, EverHandshook: s.everHS}
+	p, err := proc.Start(spec)
+	if err != nil {
+		var se *proc.SpawnError
+		if !errors.As(err, &se) {
+			se = proc.Classify(err, spec.Dir)
+			err = se
+		}
+		s.emit(phases.Launch, phases.SpawnFailed, ledger.F("error_class", se.Class), ledger.F("error", se.Error()), ledger.F("hint", se.Hint))
+		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
+		s.causeMu.Lock()
+		s.spawnErr, s.cause = se, "cannot start: "+proc.SpawnCause(se)
+		s.causeMu.Unlock()
+		exit.SpawnFailed = true
+		return se.ExitStatus(), exit, err
+	}
+	c := &child{gen: gen, run: run, p: p, tail: &proc.Tail{}, runner: proc.PackageRunner(spec.Path, spec.Args), own: make(chan []byte, 16)}
+	if len(s.cfg.Guard) > 0 {
+		grace := time.Duration(0)
+		if c.runner {
+			grace = InstallGrace
+		}
+		if c.guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
+			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
+		}
+	}
+	s.cur.Store(c)
+	s.sess.spawned()
+	s.causeMu.Lock()
+	s.spawnErr, s.cause = nil, ""
+	s.causeMu.Unlock()
+	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", gen))
+	stdoutDone := make(chan error, 1)
+	stdout := &jsonrpc.Relay{
+		Src:        p.Stdout,
+		Dst:        s.client,
+		MaxObserve: s.cfg.MaxObserve,
+		Route:      func(l *jsonrpc.Line) bool { return s.routeServer(c, l) },
+		Observe:    s.observeServer,
+		ParkTorn:   true,
+		Keep:       s.keepWhole,
+	}
+	// The child's stdout: relayed until EOF, or until drain closes the pipe.
+	go func() { stdoutDone <- stdout.Run() }()
+	stderrDone := make(chan struct{})
+	pid := p.Pid
+	go func() {
+		defer close(stderrDone)
+		proc.ForwardStderr(p.Stderr, s.cfg.Stderr, c.tail, func(line []byte) {
+			if s.cfg.OnServerStderr != nil {
+				s.cfg.OnServerStderr(run, pid, line)
+			}
+		})
+	}()
+
+	if gen > 1 {
+		if err := s.replay(ctx, c); err != nil {
+			s.say("the restarted server did not take the session back: %v", err)
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", err.Error()))
+			_ = p.Signal(syscall.SIGKILL)
+		}
+	}
+	s.childIn.set(p.Stdin)
+	undelivered, late := s.sess.setUp(func(line []byte, open bool) error {
+		if open {
+			return s.toChild.WriteUnterminated(line)
+		}
+		_, err := s.toChild.WriteMessage(line)
+		return err
+	}, s.observeDelivered)
+	for _, pc := range undelivered {
+		s.answer(pc, "could not be reached")
+	}
+	for _, id := range late {
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
+	}
+
+	requested, stdoutOpen := s.supervise(ctx, c, stdoutDone)
+	s.childIn.set(nil)
+	code, sig := p.Status()
+	status = p.ShellStatus()
+	how := fmt.Sprintf("exited with code %d", code)
+	if sig != "" {
+		how = "was killed by " + sig
+	}
+	var withdrawn []pendingCall
+	// cause picks the stderr line that states the error, from what was read so far.
+	cause := func() string {
+		line, stated := c.tail.Cause()
+		c := proc.ExitCause(how, line, stated, requested)
+		s.causeMu.Lock()
+		s.cause = c
+		s.causeMu.Unlock()
+		return strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
+	}
+	owe := func() {
+		said := cause()
+		var unanswered []pendingCall
+		unanswered, withdrawn = s.sess.down()
+		for _, pc := range unanswered {
+			msg := fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how)
+			if said != "" {
+				msg += ": " + said
+			}
+			s.writeOwed(pc, msg, s.causeData(map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method}))
+		}
+	}
+	// All pipe reads finish before the run is declared over.
+	s.drain(p, stdoutOpen, stderrDone, owe)
+	if c.guard != nil {
+		c.guard.Close()
+	}
+	said := cause() // every stderr line is in now
+	s.withdraw(withdrawn, how)
+	exitFields := []ledger.Field{ledger.F("exit_code", code), ledger.F("duration_ms", time.Since(p.Started)),
+		ledger.F("stderr_tail", c.tail.Lines()), ledger.F("requested_by_shim", requested)}
+	if said != "" {
+		exitFields = append(exitFields, ledger.F("stderr_cause", said))
+	}
+	if sig != "" {
+		exitFields = append(exitFields, ledger.F("signal", sig))
+	}
+	s.emit(phases.Launch, phases.Exited, exitFields...)
+	if !requested && (code != 0 || sig != "") {
+		if said != "" {
+			s.say("server %s; its stderr said: %s", how, said)
+		} else {
+			s.say("server %s", how)
+		}
+	}
+	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
+	exit.HandshakeAt = c.handshakeAt()
+	if !exit.HandshakeAt.IsZero() {
+		s.everHS = true
+	}
+	return status, exit, nil
+}
+
+// egressWord says whether outbound connections of the run are witnessed: a
+// run that is not says so rather than claiming nothing happened.
+func egressWord(witnessed bool) string {
+	if witnessed {
+		return "witnessed"
+	}
+	return "unwitnessed"
+}
+
+func cwd(dir string) string {
+	if dir != "" {
+		return dir
+	}
+	wd, _ := os.Getwd()
+	return wd
+}
+
+func envNames(env []string) []string {
+	names := make([]string, 0, len(env))
+	for _, kv := range env {
+		if i := strings.IndexByte(kv, '='); i > 0 {
+			names = append(names, kv[:i])
+		}
+	}
+	sort.Strings(names)
+	return names
+}

@@ -1,0 +1,113 @@
+package supervisor
+
+import (
+	"fmt"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// answer writes the error the shim owes the client for request p.
+func (s *Supervisor) answer(p pendingCall, why string) {
+	msg := s.owedMessage(why)
+	data := map[string]any{"run": s.cur.Load().run, "method": p.method}
+	if p.tool != "" {
+		data["tool"] = p.tool
+	}
+	s.writeOwed(p, msg, s.causeData(data))
+}
+
+// writeOwedError writes one error response of the shim's own to the client.
+func (s *Supervisor) writeOwedError(id []byte, msg string, data map[string]any) error {
+	terminated, err := s.client.WriteMessage(errorResponse(id, msg, data))
+	if terminated {
+		s.emit(phases.Transport, phases.PartialLineTerminated)
+	}
+	return err
+}
+
+func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
+	if s.writeOwedError(p.id, msg, data) != nil {
+		return
+	}
+	if id, ok := mcp.ParseID(p.id); ok {
+		s.mem.endListen(id) // an answered subscription stream is over
+	}
+	fields := []ledger.Field{ledger.F("request_id", string(p.id)), ledger.F("method", p.method), ledger.F("direction", "client")}
+	if p.tool != "" {
+		fields = append(fields, ledger.F("tool", p.tool))
+	}
+	s.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F("message", msg))...)
+}
+
+// errorResponse is the JSON-RPC error the shim owes the client for a request
+// the server can no longer answer.
+func errorResponse(id []byte, message string, data map[string]any) []byte {
+	return mcp.ErrorLine(id, mcp.CodeServerGone, message, data)
+}
+
+// causeTail is how many stderr lines an owed error's data carries.
+const causeTail = 5
+
+// owedMessage is the message of an error the shim writes in place of the
+// server's answer, with the cause the client should show: what stopped the
+// server, in its own words when it gave some.
+// A server that is not running is said to be so by its cause alone.
+func (s *Supervisor) owedMessage(why string) string {
+	s.causeMu.Lock()
+	defer s.causeMu.Unlock()
+	switch {
+	case s.cause == "":
+	case why == notRunning:
+		why = s.cause
+	default:
+		why += " (" + s.cause + ")"
+	}
+	return fmt.Sprintf("mcpshim: server %s %s; the request was not answered", s.cfg.Name, why)
+}
+
+const notRunning = "is not running"
+
+// causeData adds the details behind the cause to an owed error's data.
+func (s *Supervisor) causeData(data map[string]any) map[string]any {
+	s.causeMu.Lock()
+	defer s.causeMu.Unlock()
+	if s.cause != "" {
+		data["cause"] = s.cause
+	}
+	if s.spawnErr != nil {
+		data["error_class"] = s.spawnErr.Class
+		data["error"] = s.spawnErr.Error()
+		if s.spawnErr.Hint != "" {
+			data["hint"] = s.spawnErr.Hint
+		}
+	}
+	if tail := s.cur.Load().tail; tail != nil {
+		if lines := tail.Lines(); len(lines) > 0 {
+			data["stderr_tail"] = lines[max(0, len(lines)-causeTail):]
+		}
+	}
+	return data
+}
+
+// withdraw tells the client that the dead child's requests to it (an
+// elicitation dialog, a sampling request, roots/list) will never be waited
+// for: notifications/cancelled with each requestId. 2025-11-25
+// (utilities/cancellation): "When a party wants to cancel an in-progress
+// request, it sends a notifications/cancelled notification"; the shim
+// speaks for the party that can no longer.
+func (s *Supervisor) withdraw(requests []pendingCall, how string) {
+	for _, p := range requests {
+		note := mcp.Cancelled(p.id, fmt.Sprintf("mcpshim: server %s %s", s.cfg.Name, how))
+		terminated, err := s.client.WriteMessage(note)
+		if terminated {
+			s.emit(phases.Transport, phases.PartialLineTerminated)
+		}
+		if err != nil {
+			return
+		}
+		s.emit(phases.Interruption, phases.PendingFailed, ledger.F("request_id", string(p.id)), ledger.F("method", p.method),
+			ledger.F("direction", "server"), ledger.F("message", "cancelled: the server is gone"))
+	}
+}
