@@ -62,6 +62,7 @@ type Ledger struct {
 	buf     bytes.Buffer
 	enc     zerolog.Logger // writes to buf
 	ts      []byte         // the time's scratch for enc
+	stamp   stamp
 	line    bytes.Buffer
 
 	held    bool         // between Hold and Flush
@@ -235,7 +236,7 @@ func (l *Ledger) Write(r *Record) {
 		return // --ledger off --quiet: nobody reads it
 	}
 	l.buf.Reset()
-	r.encode(l.enc, l.ts)
+	r.encode(l.enc, &l.stamp, l.ts)
 	l.print(r, l.buf.Bytes())
 	l.append(l.buf.Bytes())
 	if l.held && l.file.Len() > 64<<10 {
@@ -358,7 +359,7 @@ func (l *Ledger) print(r *Record, line []byte) {
 		return
 	}
 	l.line.Reset()
-	formatConsole(&l.line, r, l.opts.Color)
+	formatConsole(&l.line, r, l.opts.Color, &l.stamp)
 	l.events(l.line.Bytes()) // one Write: never spliced into a server stderr line
 }
 
@@ -378,7 +379,7 @@ var consoleSkip = map[string]bool{"env_names": true, "path": true, "stderr_tail"
 // record (re-parsing its JSON cost half the shim's CPU):
 //
 //	mcpshim[fs] 15:04:05.000 handshake initialize_responded protocol_version=2025-11-25 latency_ms=3.2 run=…4KQ
-func formatConsole(buf *bytes.Buffer, r *Record, color bool) {
+func formatConsole(buf *bytes.Buffer, r *Record, color bool, st *stamp) {
 	dim, bold, reset := "", "", ""
 	if color {
 		dim, bold, reset = "\x1b[2m", "\x1b[1m", "\x1b[0m"
@@ -390,7 +391,7 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool) {
 	b = append(b, termsafe.String(r.Server)...)
 	b = append(b, "] "...)
 	b = append(b, dim...)
-	b = r.Time.Local().AppendFormat(b, "15:04:05.000")
+	b = st.appendClock(b, r.Time)
 	b = append(b, reset...)
 	b = append(b, ' ')
 	b = append(b, termsafe.String(string(r.Phase))...)

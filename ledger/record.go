@@ -53,14 +53,14 @@ func F(key string, value any) Field { return Field{key, value} }
 // Encode writes the record as one JSON line (with its newline) to buf.
 func (r *Record) Encode(buf *bytes.Buffer) {
 	var ts [len(time.RFC3339Nano)]byte
-	r.encode(zerolog.New(buf), ts[:0])
+	r.encode(zerolog.New(buf), &stamp{}, ts[:0])
 }
 
-// encode writes the record with lg, formatting its time in scratch: the
-// Ledger keeps both, so that a record costs no allocation of its own.
-func (r *Record) encode(lg zerolog.Logger, scratch []byte) {
+// encode writes the record with lg, formatting its time with st in scratch:
+// the Ledger keeps all three, so that a record costs no allocation of its own.
+func (r *Record) encode(lg zerolog.Logger, st *stamp, scratch []byte) {
 	e := lg.Log().
-		Bytes("ts", r.Time.UTC().AppendFormat(scratch, time.RFC3339Nano)).
+		Bytes("ts", st.appendRFC3339Nano(scratch, r.Time)).
 		Str("shim", r.Shim).
 		Str("run", r.Run).
 		Uint64("seq", r.Seq).

@@ -23,6 +23,9 @@ import (
 // nothing to escape.
 func String(s string) string {
 	i := 0
+	for i < len(s) && s[i] >= 0x20 && s[i] < 0x7f {
+		i++ // printable ASCII, the common case, without decoding runes
+	}
 	for i < len(s) {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		if unsafe(r, n) {
