@@ -2,7 +2,6 @@ package mcp
 
 import (
 	"bytes"
-	"encoding/json"
 )
 
 // Kind is what a line turned out to be.
@@ -60,10 +59,6 @@ func Peek(line []byte) Msg {
 	sc.Write(line)
 	return sc.Msg(line)
 }
-
-// Valid reports whether the line is one complete JSON value: the full parse
-// that separates `[2026-07-23 16:48:43] INFO` from a batch.
-func Valid(line []byte) bool { return json.Valid(line) }
 
 // peekBatch classifies the elements of a batch (a JSON array) that lie in
 // line; whole says line is the entire batch.
