@@ -55,8 +55,15 @@ func TestModernRestartOwnRequestsAccepted(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	// Held until the restarted server took the session back (the replay and
-	// the shim's own tools/list come first).
+	// Sent once the shim has seen the death (before it, the request could
+	// reach the dying child and be answered with the shim's error, as it
+	// should), then held until the restarted server took the session back
+	// (the replay and the shim's own tools/list come first).
+	for scheduled := false; !scheduled && ctx.Err() == nil; time.Sleep(20 * time.Millisecond) {
+		for _, e := range readLedgerIfAny(lpath) {
+			scheduled = scheduled || e.Event == "restart_scheduled"
+		}
+	}
 	if _, err := c.Call(ctx, "2", "tools/list", `{`+meta+`}`); err != nil {
 		t.Fatalf("tools/list after the restart: %v", err)
 	}
