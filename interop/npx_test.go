@@ -37,10 +37,16 @@ func TestNpxInstallSurvivesClientLeaving(t *testing.T) {
 			cache := t.TempDir()
 			env := append(os.Environ(), "npm_config_cache="+cache, "npm_config_update_notifier=false",
 				"npm_config_fund=false", "npm_config_audit=false")
-			var stderr bytes.Buffer
+			// A file, not a buffer: the shim writes it directly, and the test
+			// may read it while a killed shim's children still write.
+			stderr, err := os.Create(filepath.Join(t.TempDir(), "stderr"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stderr.Close()
 			cmd := exec.Command(bins.shim, "--name", "cow", "--ledger", filepath.Join(cache, "ledger.jsonl"),
 				"--kill-grace", "100ms", "--", npx, "-y", npxPackage, "hi")
-			cmd.Env, cmd.Stderr = env, &stderr
+			cmd.Env, cmd.Stderr = env, stderr
 			stdin, err := cmd.StdinPipe()
 			if err != nil {
 				t.Fatal(err)
@@ -51,7 +57,7 @@ func TestNpxInstallSurvivesClientLeaving(t *testing.T) {
 			defer cmd.Process.Kill()
 			defer cmd.Wait()
 			if !waitExtracting(cache, 5*time.Minute) {
-				t.Skipf("npx finished or never started extracting before it could be caught halfway:\n%s", stderr.String())
+				t.Skipf("npx finished or never started extracting before it could be caught halfway:\n%s", readFile(stderr.Name()))
 			}
 			// Freeze the install where it is, so that whatever the shim
 			// sends lands mid-install, however fast the machine.
@@ -85,7 +91,7 @@ func TestNpxInstallSurvivesClientLeaving(t *testing.T) {
 			out, err := again.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "second-start") {
 				t.Fatalf("the next npx -y %s: %v\n%s\nwant it to run: the first start's install must not break the cache\nshim stderr:\n%s",
-					npxPackage, err, out, stderr.String())
+					npxPackage, err, out, readFile(stderr.Name()))
 			}
 		})
 	}
@@ -154,4 +160,13 @@ func processesWithEnv(kv string) []string {
 		out = append(out, d.Name()+" "+string(bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
 	}
 	return out
+}
+
+// readFile is the file's text, or what went wrong reading it.
+func readFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
 }
