@@ -373,12 +373,12 @@ func demoReadLedger(path string, offset int64) ([]ledger.Entry, []report.Run, er
 	sum := report.NewSummary()
 	sc := ledger.NewScanner(f)
 	for sc.Scan() {
-		e, err := sc.Head().Entry()
+		e, err := sc.Decode()
 		if err != nil {
 			continue
 		}
 		entries = append(entries, e)
-		sum.Add(sc.Head())
+		sum.Add(sc.Entry())
 	}
 	// Every shim has exited by now: a run without an exit record is unrecorded, not alive.
 	return entries, sum.Runs(time.Now(), nil), sc.Err()
