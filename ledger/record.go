@@ -1,8 +1,9 @@
-// Package ledger owns the phase ledger on disk: the record format (encode
-// and decode), the writer that appends, rotates and prints records, the
-// scanner that reads them back, and the ledger's file names and ids. It knows
-// no event but its own records_lost, nor how events are interpreted: the
-// vocabulary and the tracker are phases', the reports are report's.
+// Package ledger owns the phase ledger on disk: the record format (Record
+// to encode, Entry to read back), the writer that appends, rotates and prints
+// records, the scanner that reads them back, which old files prune removes,
+// and the ledger's file names and ids. It knows no event but its own
+// records_lost, nor how events are interpreted: the vocabulary and the
+// tracker are phases', the reports are report's.
 package ledger
 
 import (
