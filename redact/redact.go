@@ -109,11 +109,44 @@ var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "C
 func HideEnvSecrets(env []string) {
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")
-		if len(v) >= 6 && credentialName(name) {
-			hidden = append(hidden, v)
+		hidden = appendCredential(hidden, name, v)
+	}
+	longestFirst(hidden)
+}
+
+// EnvHider returns String that also hides the credentials in env, by
+// HideEnvSecrets' rule, for one server's env: a probe checks many servers
+// from one process, so it cannot use the process-wide list.
+func EnvHider(env map[string]string) func(string) string {
+	var values []string
+	for name, v := range env {
+		values = appendCredential(values, name, v)
+	}
+	longestFirst(values)
+	return func(s string) string { return String(hideValues(s, values)) }
+}
+
+// appendCredential appends v to values if it is a credential's value: 6 bytes
+// or more under a credential's name.
+func appendCredential(values []string, name, v string) []string {
+	if len(v) >= 6 && credentialName(name) {
+		return append(values, v)
+	}
+	return values
+}
+
+// longestFirst sorts values so that one containing another is hidden whole.
+func longestFirst(values []string) {
+	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
+}
+
+func hideValues(s string, values []string) string {
+	for _, v := range values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Marker)
 		}
 	}
-	sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
+	return s
 }
 
 // credentialName reports whether a variable's name says it holds a
@@ -134,11 +167,7 @@ func credentialName(name string) bool {
 // String replaces the secrets in s with "[REDACTED]", by the rules above. It
 // errs towards hiding: a log line loses a word rather than leaks a secret.
 func String(s string) string {
-	for _, v := range hidden {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Marker)
-		}
-	}
+	s = hideValues(s, hidden)
 	lower := ""
 	for i := range rules {
 		r := &rules[i]
