@@ -1,8 +1,9 @@
 // Package redact owns what counts as a secret in text: the rules that hide
 // tokens, keys and credentials in argv, stderr, messages and bodies, and the
-// literal values of the server's credential variables. The tracker, the
-// supervisor, the probe and the ledger's readers use it; it knows nothing of
-// MCP, the ledger or the filesystem.
+// literal values of a server's credential variables (HideEnvSecrets for the
+// shim's one server, EnvHider for each server a probe starts). The tracker,
+// the supervisor, the probe and the ledger's readers use it; it knows nothing
+// of MCP, the ledger or the filesystem.
 package redact
 
 import (
