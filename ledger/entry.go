@@ -77,8 +77,9 @@ func Decode(line []byte) (Entry, error) {
 	return e, nil
 }
 
-// The accessors read the Scanner's line first: that is the hot path, folding
-// whole ledgers. Decode's map is read as its json.Number and []any values.
+// Each accessor reads either Decode's map (json.Number and []any values) or
+// the Scanner's line, the hot path that folds whole ledgers; the tests hold
+// the two to the same answers.
 
 // Has reports whether the event has the field.
 func (e *Entry) Has(key string) bool {
