@@ -4,7 +4,8 @@
 // variables the way each client does, and rewrites entries to run behind
 // mcpshim without disturbing the rest of the file: JSON, JSON with comments
 // and Codex's TOML, by splicing only the command and args values. Which entry
-// counts where (ForProject) and what is wrong with one (Problem) are its too.
+// counts where (ForProject, Select) and what is wrong with one (Problem) are
+// its too, as values for the CLI to print.
 // It never starts a server nor reads a ledger.
 package clientconfig
 

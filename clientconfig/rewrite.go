@@ -56,14 +56,7 @@ type splice struct {
 // Wrapped entries are left as they are. Comments and trailing commas, where
 // the client allows them, are kept where they are.
 func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]byte, []Entry, error) {
-	return rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
-		cmd, args, reason := stdio(obj)
-		if reason != "" {
-			return nil, SkippedBroken, reason
-		}
-		if cmd == nil {
-			return nil, SkippedRemote, ""
-		}
+	return rewriteStdio(file, data, sc, func(obj *value, name string, d dialect, cmd, args *value) ([]splice, Result, string) {
 		if _, _, ok := splitShim(cmd.str, strs(args)); ok || remoteWrapped(cmd.str, strs(args)) {
 			return nil, Unchanged, ""
 		}
@@ -103,14 +96,7 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 // replaced, and a sensible layout for an entry wrapped by hand. An args list
 // left empty is removed with its key, since Wrap adds one when there was none.
 func Unwrap(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
-	return rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
-		cmd, args, reason := stdio(obj)
-		if reason != "" {
-			return nil, SkippedBroken, reason
-		}
-		if cmd == nil {
-			return nil, SkippedRemote, ""
-		}
+	return rewriteStdio(file, data, sc, func(obj *value, name string, d dialect, cmd, args *value) ([]splice, Result, string) {
 		shim, real, ok := splitShim(cmd.str, strs(args))
 		if !ok {
 			return nil, Unchanged, ""
@@ -172,6 +158,21 @@ func rewrite(file string, data []byte, sc Scope, edit func(obj *value, name stri
 		done = append(done, ent)
 	}
 	return apply(data, all), done, nil
+}
+
+// rewriteStdio is rewrite of the stdio entries: a remote entry is skipped,
+// and one whose command or args are unusable too, saying why.
+func rewriteStdio(file string, data []byte, sc Scope, edit func(obj *value, name string, d dialect, cmd, args *value) ([]splice, Result, string)) ([]byte, []Entry, error) {
+	return rewrite(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string) {
+		cmd, args, reason := stdio(obj)
+		if reason != "" {
+			return nil, SkippedBroken, reason
+		}
+		if cmd == nil {
+			return nil, SkippedRemote, ""
+		}
+		return edit(obj, name, d, cmd, args)
+	})
 }
 
 // stdio finds the command and args of a stdio entry. A remote entry has a

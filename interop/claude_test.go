@@ -167,7 +167,7 @@ func ledgerRuns(t *testing.T, path string) []report.Run {
 	defer f.Close()
 	s := report.NewSummary()
 	for sc := ledger.NewScanner(f); sc.Scan(); {
-		s.Add(sc.Head())
+		s.Add(sc.Entry())
 	}
 	return s.Runs(time.Now(), nil)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,22 +24,28 @@ const MaxLine = 16 << 20
 // long) is skipped and counted, and a record glued onto the end of a torn
 // line is still found. Unknown events and fields are kept.
 //
-// It is the fast path under Decode: it accepts exactly the lines that are
-// valid JSON and that Decode accepts, and its Head agrees with Decode's Entry
+// It is the fast path beside Decode: it accepts exactly the lines that are
+// valid JSON and that Decode accepts, and its Entry agrees with Decode's
 // field for field. It allocates per distinct string, not per line.
 type Scanner struct {
 	r       *bufio.Reader
 	long    []byte // a line longer than the bufio buffer
-	head    Head
+	entry   Entry
 	skipped int
 	err     error
 	intern  map[string]string
+
+	// The current record, which entry's accessors read.
+	line   []byte
+	fields []field        // the event's fields, in line order
+	common [nCommon]field // the record's own fields, which Decode keeps out of Fields
+	prev   [nCommon]string
 }
 
 // NewScanner reads records from r.
 func NewScanner(r io.Reader) *Scanner {
 	s := &Scanner{r: bufio.NewReaderSize(r, 1<<20), intern: make(map[string]string)}
-	s.head.sc = s
+	s.entry.sc = s
 	return s
 }
 
@@ -53,7 +60,7 @@ func (s *Scanner) Scan() bool {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		if s.head.parse(line) {
+		if s.parse(line) {
 			return true
 		}
 		if s.recover(line) {
@@ -75,7 +82,7 @@ func (s *Scanner) recover(line []byte) bool {
 		if i < 0 {
 			return false
 		}
-		if s.head.parse(line[from+i:]) {
+		if s.parse(line[from+i:]) {
 			return true
 		}
 		from += i + 1
@@ -125,8 +132,15 @@ func (s *Scanner) readLine() ([]byte, bool) {
 	}
 }
 
-// Head is the current record; it is overwritten by the next Scan.
-func (s *Scanner) Head() *Head { return &s.head }
+// Entry is the current record; it is overwritten by the next Scan.
+func (s *Scanner) Entry() *Entry { return &s.entry }
+
+// Line is the current record's raw line, valid until the next Scan.
+func (s *Scanner) Line() []byte { return s.line }
+
+// Decode decodes the current record whole, into an Entry that outlives the
+// next Scan.
+func (s *Scanner) Decode() (Entry, error) { return Decode(s.line) }
 
 // Skipped is how many lines so far were not records.
 func (s *Scanner) Skipped() int { return s.skipped }
@@ -151,26 +165,6 @@ func (s *Scanner) str(b []byte) string {
 	return v
 }
 
-// Head is one record as the Scanner read it: the common fields, and the event's
-// own fields looked up on demand with the same accessors as Entry.
-type Head struct {
-	Time   time.Time
-	Shim   string
-	Run    string
-	Seq    uint64
-	Server string
-	PID    int
-	Origin string
-	Phase  Phase
-	Event  string
-
-	sc     *Scanner
-	line   []byte
-	fields []field        // the event's fields, in line order
-	common [nCommon]field // the record's own fields, which Decode keeps out of Fields
-	prev   [nCommon]string
-}
-
 const (
 	kTS = iota
 	kShim
@@ -193,101 +187,39 @@ type field struct {
 	escaped          bool // a string value that needs unescaping
 }
 
-func (h *Head) key(f *field) string {
+func (s *Scanner) key(f *field) string {
 	if f.keyEnd < 0 {
 		return f.unquoted
 	}
-	return string(h.line[f.keyStart:f.keyEnd])
+	return string(s.line[f.keyStart:f.keyEnd])
 }
 
-// Line is the record's raw line, valid until the next Scan.
-func (h *Head) Line() []byte { return h.line }
-
-// Entry decodes the whole record.
-func (h *Head) Entry() (Entry, error) { return Decode(h.line) }
-
-// Has reports whether the event has the field.
-func (h *Head) Has(key string) bool { return h.find(key) != nil }
-
-// Str returns a string field, or "".
-func (h *Head) Str(key string) string {
-	f := h.find(key)
-	if f == nil || f.kind != '"' {
-		return ""
-	}
-	return h.stringValue(f)
-}
-
-// Int returns an integer field and whether it was present, as Entry.Int.
-func (h *Head) Int(key string) (int64, bool) {
-	f := h.find(key)
-	if f == nil || f.kind != '0' {
-		return 0, false
-	}
-	n := string(h.line[f.start:f.end])
-	if v, err := strconv.ParseInt(n, 10, 64); err == nil {
-		return v, true
-	}
-	v, err := strconv.ParseFloat(n, 64)
-	return int64(v), err == nil
-}
-
-// Float returns a number field and whether it was present, as Entry.Float.
-func (h *Head) Float(key string) (float64, bool) {
-	f := h.find(key)
-	if f == nil || f.kind != '0' {
-		return 0, false
-	}
-	v, err := strconv.ParseFloat(string(h.line[f.start:f.end]), 64)
-	return v, err == nil
-}
-
-// Bool returns a boolean field.
-func (h *Head) Bool(key string) bool {
-	f := h.find(key)
-	return f != nil && f.kind == 't'
-}
-
-// False reports whether key is present with the value false.
-func (h *Head) False(key string) bool {
-	f := h.find(key)
-	return f != nil && f.kind == 'f'
-}
-
-// Strs returns a list-of-strings field, as Entry.Strs.
-func (h *Head) Strs(key string) []string {
-	f := h.find(key)
-	if f == nil || f.kind != '[' {
-		return []string{}
-	}
-	var l []any
-	if err := json.Unmarshal(h.line[f.start:f.end], &l); err != nil {
-		return []string{}
-	}
-	out := make([]string, 0, len(l))
-	for _, v := range l {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
+// keys returns the event's field names, each once.
+func (s *Scanner) keys() []string {
+	keys := make([]string, 0, len(s.fields))
+	for i := range s.fields {
+		if k := s.key(&s.fields[i]); !slices.Contains(keys, k) {
+			keys = append(keys, k)
 		}
 	}
-	return out
+	return keys
 }
 
 // find returns the event field named key; the last one wins, as in Decode.
-func (h *Head) find(key string) *field {
-	for i := len(h.fields) - 1; i >= 0; i-- {
-		f := &h.fields[i]
-		if f.keyEnd < 0 && f.unquoted == key || f.keyEnd >= 0 && string(h.line[f.keyStart:f.keyEnd]) == key {
+func (s *Scanner) find(key string) *field {
+	for i := len(s.fields) - 1; i >= 0; i-- {
+		f := &s.fields[i]
+		if f.keyEnd < 0 && f.unquoted == key || f.keyEnd >= 0 && string(s.line[f.keyStart:f.keyEnd]) == key {
 			return f
 		}
 	}
 	return nil
 }
 
-func (h *Head) stringValue(f *field) string {
-	b := h.line[f.start:f.end]
+func (s *Scanner) stringValue(f *field) string {
+	b := s.line[f.start:f.end]
 	if !f.escaped {
-		return h.sc.str(b[1 : len(b)-1])
+		return s.str(b[1 : len(b)-1])
 	}
 	return unquote(b)
 }
@@ -302,11 +234,11 @@ func unquote(b []byte) string {
 
 // parse reads line as a record. It validates the whole line as JSON, then
 // applies Decode's rules to the common fields.
-func (h *Head) parse(line []byte) bool {
-	h.line = line
-	h.fields = h.fields[:0]
-	for i := range h.common {
-		h.common[i].kind = 0
+func (s *Scanner) parse(line []byte) bool {
+	s.line = line
+	s.fields = s.fields[:0]
+	for i := range s.common {
+		s.common[i].kind = 0
 	}
 	i := skipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
@@ -338,10 +270,10 @@ func (h *Head) parse(line []byte) bool {
 			return false
 		}
 		f.start, f.end, f.kind, f.escaped = i, end, kindOf(line[i]), esc
-		if c := commonIndex(h.key(&f)); c >= 0 {
-			h.common[c] = f
+		if c := commonIndex(s.key(&f)); c >= 0 {
+			s.common[c] = f
 		} else {
-			h.fields = append(h.fields, f)
+			s.fields = append(s.fields, f)
 		}
 		i = skipSpace(line, end)
 		if i >= len(line) {
@@ -358,66 +290,66 @@ func (h *Head) parse(line []byte) bool {
 	if skipSpace(line, i+1) != len(line) {
 		return false
 	}
-	return h.fillCommon()
+	return s.fillCommon()
 }
 
 // fillCommon fills the common fields by Decode's rules: a record needs a valid
 // ts and a run or an event; anything of the wrong type reads as zero.
-func (h *Head) fillCommon() bool {
-	ts := &h.common[kTS]
+func (s *Scanner) fillCommon() bool {
+	ts := &s.common[kTS]
 	if ts.kind != '"' {
 		return false
 	}
 	text := ""
 	if ts.escaped {
-		text = unquote(h.line[ts.start:ts.end])
+		text = unquote(s.line[ts.start:ts.end])
 	} else {
-		text = string(h.line[ts.start+1 : ts.end-1])
+		text = string(s.line[ts.start+1 : ts.end-1])
 	}
 	t, err := time.Parse(time.RFC3339Nano, text)
 	if err != nil {
 		return false
 	}
-	h.Time = t
-	h.Run = h.commonStr(kRun)
-	h.Event = h.commonStr(kEvent)
-	if h.Run == "" && h.Event == "" {
+	s.entry.Time = t
+	s.entry.Run = s.commonStr(kRun)
+	s.entry.Event = s.commonStr(kEvent)
+	if s.entry.Run == "" && s.entry.Event == "" {
 		return false
 	}
-	h.Shim = h.commonStr(kShim)
-	h.Server = h.commonStr(kServer)
-	h.Origin = h.commonStr(kOrigin)
-	h.Phase = Phase(h.commonStr(kPhase))
-	h.Seq = uint64(h.commonInt(kSeq))
-	h.PID = int(h.commonInt(kPID))
+	s.entry.Shim = s.commonStr(kShim)
+	s.entry.Server = s.commonStr(kServer)
+	s.entry.Origin = s.commonStr(kOrigin)
+	s.entry.Phase = Phase(s.commonStr(kPhase))
+	s.entry.Seq = uint64(s.commonInt(kSeq))
+	s.entry.PID = int(s.commonInt(kPID))
 	return true
 }
 
 // commonStr reads a common string field, reusing the previous line's string
 // when the bytes are the same: consecutive records mostly share them.
-func (h *Head) commonStr(k int) string {
-	f := &h.common[k]
+func (s *Scanner) commonStr(k int) string {
+	f := &s.common[k]
 	if f.kind != '"' {
 		return ""
 	}
 	if !f.escaped {
-		b := h.line[f.start+1 : f.end-1]
-		if prev := h.prev[k]; len(prev) == len(b) && prev == string(b) {
+		b := s.line[f.start+1 : f.end-1]
+		if prev := s.prev[k]; len(prev) == len(b) && prev == string(b) {
 			return prev
 		}
 	}
-	v := h.stringValue(f)
-	h.prev[k] = v
+	v := s.stringValue(f)
+	s.prev[k] = v
 	return v
 }
 
 // commonInt reads seq and pid as Decode does, out-of-range values included.
-func (h *Head) commonInt(k int) int64 {
-	f := &h.common[k]
+func (s *Scanner) commonInt(k int) int64 {
+	f := &s.common[k]
 	if f.kind != '0' {
 		return 0
 	}
-	v, _ := strconv.ParseInt(string(h.line[f.start:f.end]), 10, 64)
+	v, _ := strconv.ParseInt(string(s.line[f.start:f.end]), 10, 64)
 	return v
 }
 

@@ -30,9 +30,9 @@ func scanAll(t *testing.T, data []byte) ([]ledger.Entry, int) {
 	s := ledger.NewScanner(bytes.NewReader(data))
 	var out []ledger.Entry
 	for s.Scan() {
-		e, err := s.Head().Entry()
+		e, err := s.Decode()
 		if err != nil {
-			t.Fatalf("Head().Entry() of a scanned record %q: %v", s.Head().Line(), err)
+			t.Fatalf("Decode of a scanned record %q: %v", s.Line(), err)
 		}
 		out = append(out, e)
 	}
@@ -113,8 +113,8 @@ func TestScannerAgreesWithDecode(t *testing.T) {
 func checkAgreement(t *testing.T, line []byte) {
 	t.Helper()
 	s := ledger.NewScanner(nil)
-	h := s.Head()
-	got := h.Parse(line)
+	h := s.Entry()
+	got := s.Parse(line)
 	e, err := ledger.Decode(line)
 	want := err == nil && json.Valid(line)
 	if got != want {
@@ -129,22 +129,19 @@ func checkAgreement(t *testing.T, line []byte) {
 			h.Time, h.Shim, h.Run, h.Seq, h.Server, h.PID, h.Origin, h.Phase, h.Event,
 			e.Time, e.Shim, e.Run, e.Seq, e.Server, e.PID, e.Origin, e.Phase, e.Event)
 	}
-	keys := map[string]bool{}
-	for _, k := range h.Keys() {
-		keys[k] = true
-	}
-	if len(keys) != len(e.Fields) {
+	keys := h.FieldKeys()
+	if !slices.Equal(keys, e.FieldKeys()) {
 		t.Fatalf("parse(%q): got fields %v, want %v", line, keys, e.FieldKeys())
 	}
-	for k := range keys {
+	for _, k := range keys {
 		gi, gok := h.Int(k)
 		wi, wok := e.Int(k)
 		gf, gfok := h.Float(k)
 		wf, wfok := e.Float(k)
 		if h.Str(k) != e.Str(k) || gi != wi || gok != wok || gfok != wfok || (gfok && gf != wf && !(gf != gf && wf != wf)) ||
-			h.Bool(k) != e.Bool(k) || !slices.Equal(h.Strs(k), e.Strs(k)) || !h.Has(k) {
-			t.Fatalf("parse(%q) field %q: got %q %d,%v %v,%v %v %q, want %q %d,%v %v,%v %v %q", line, k,
-				h.Str(k), gi, gok, gf, gfok, h.Bool(k), h.Strs(k), e.Str(k), wi, wok, wf, wfok, e.Bool(k), e.Strs(k))
+			h.Bool(k) != e.Bool(k) || h.False(k) != e.False(k) || !slices.Equal(h.Strs(k), e.Strs(k)) || !h.Has(k) || !e.Has(k) {
+			t.Fatalf("parse(%q) field %q: got %q %d,%v %v,%v %v,%v %q, want %q %d,%v %v,%v %v,%v %q", line, k,
+				h.Str(k), gi, gok, gf, gfok, h.Bool(k), h.False(k), h.Strs(k), e.Str(k), wi, wok, wf, wfok, e.Bool(k), e.False(k), e.Strs(k))
 		}
 	}
 }
@@ -162,11 +159,10 @@ func FuzzScanner(f *testing.F) {
 		// Any stream: never a panic, and every record read decodes.
 		s := ledger.NewScanner(bytes.NewReader(data))
 		for s.Scan() {
-			h := s.Head()
-			if _, err := h.Entry(); err != nil {
-				t.Fatalf("scanned record %q does not decode: %v", h.Line(), err)
+			if _, err := s.Decode(); err != nil {
+				t.Fatalf("scanned record %q does not decode: %v", s.Line(), err)
 			}
-			_ = h.Strs("tools")
+			_ = s.Entry().Strs("tools")
 		}
 		// One line: the fast path agrees with Decode.
 		if bytes.IndexByte(data, '\n') < 0 {
@@ -213,7 +209,7 @@ func TestTruncatedLastRecord(t *testing.T) {
 		sum := report.NewSummary()
 		s := ledger.NewScanner(bytes.NewReader(torn))
 		for s.Scan() {
-			sum.Add(s.Head())
+			sum.Add(s.Entry())
 		}
 		runs := sum.Runs(t0, func(int) bool { return false })
 		wantOutcome := phases.OutcomeUnrecorded
@@ -308,7 +304,7 @@ func BenchmarkScanSummary(b *testing.B) {
 		sum := report.NewSummary()
 		s := ledger.NewScanner(bytes.NewReader(data))
 		for s.Scan() {
-			sum.Add(s.Head())
+			sum.Add(s.Entry())
 		}
 	}
 }

@@ -1,15 +1,14 @@
-// Package ledger owns the phase ledger on disk: the record format (encode
-// and decode), the writer that appends, rotates and prints records, the
-// scanner that reads them back, and the ledger's file names and ids. It knows
-// no event but its own records_lost, nor how events are interpreted: the
-// vocabulary and the tracker are phases', the reports are report's.
+// Package ledger owns the phase ledger on disk: the record format (Record
+// to encode, Entry to read back), the writer that appends, rotates and prints
+// records, the scanner that reads them back, which old files prune removes,
+// and the ledger's file names and ids. It knows no event but its own
+// records_lost, nor how events are interpreted: the vocabulary and the
+// tracker are phases', the reports are report's.
 package ledger
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -117,120 +116,4 @@ func addField[T fieldAdder[T]](e T, f Field) T {
 	default:
 		return e.Str(f.Key, fmt.Sprint(v))
 	}
-}
-
-// Entry is a record as read back from a ledger file: the common fields, and
-// the event's own fields as decoded JSON values (numbers as json.Number).
-type Entry struct {
-	Time   time.Time
-	Shim   string
-	Run    string
-	Seq    uint64
-	Server string
-	PID    int
-	Origin string
-	Phase  Phase
-	Event  string
-	Fields map[string]any
-}
-
-// ErrNotRecord is returned by Decode for a line that is not a ledger record.
-var ErrNotRecord = fmt.Errorf("not a ledger record")
-
-// Decode parses one ledger line. Unknown fields from newer versions are kept
-// in Fields; a line without ts, run or event is ErrNotRecord.
-func Decode(line []byte) (Entry, error) {
-	var m map[string]any
-	d := json.NewDecoder(bytes.NewReader(line))
-	d.UseNumber()
-	if err := d.Decode(&m); err != nil {
-		return Entry{}, fmt.Errorf("%w: %w", ErrNotRecord, err)
-	}
-	var e Entry
-	ts, _ := m["ts"].(string)
-	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return Entry{}, fmt.Errorf("%w: bad ts %q", ErrNotRecord, ts)
-	}
-	e.Time = t
-	e.Run, _ = m["run"].(string)
-	e.Event, _ = m["event"].(string)
-	if e.Run == "" && e.Event == "" {
-		return Entry{}, fmt.Errorf("%w: no run or event", ErrNotRecord)
-	}
-	e.Shim, _ = m["shim"].(string)
-	e.Server, _ = m["server"].(string)
-	e.Origin, _ = m["origin"].(string)
-	p, _ := m["phase"].(string)
-	e.Phase = Phase(p)
-	if n, ok := m["seq"].(json.Number); ok {
-		v, _ := n.Int64()
-		e.Seq = uint64(v)
-	}
-	if n, ok := m["pid"].(json.Number); ok {
-		v, _ := n.Int64()
-		e.PID = int(v)
-	}
-	for _, k := range []string{"ts", "shim", "run", "seq", "server", "pid", "origin", "phase", "event"} {
-		delete(m, k)
-	}
-	e.Fields = m
-	return e, nil
-}
-
-// Str returns a string field, or "".
-func (e *Entry) Str(key string) string {
-	s, _ := e.Fields[key].(string)
-	return s
-}
-
-// Int returns an integer field and whether it was present.
-func (e *Entry) Int(key string) (int64, bool) {
-	n, ok := e.Fields[key].(json.Number)
-	if !ok {
-		return 0, false
-	}
-	if v, err := n.Int64(); err == nil {
-		return v, true
-	}
-	f, err := n.Float64()
-	return int64(f), err == nil
-}
-
-// Float returns a number field and whether it was present.
-func (e *Entry) Float(key string) (float64, bool) {
-	n, ok := e.Fields[key].(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil
-}
-
-// Bool returns a boolean field.
-func (e *Entry) Bool(key string) bool {
-	b, _ := e.Fields[key].(bool)
-	return b
-}
-
-// Strs returns a list-of-strings field.
-func (e *Entry) Strs(key string) []string {
-	l, _ := e.Fields[key].([]any)
-	out := make([]string, 0, len(l))
-	for _, v := range l {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// FieldKeys returns the event's own field names, sorted.
-func (e *Entry) FieldKeys() []string {
-	keys := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

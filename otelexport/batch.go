@@ -200,7 +200,7 @@ func exportFile(ctx context.Context, exp *Exporter, m *Mapper, st *State, path s
 		return nil
 	}
 	for sc.Scan() {
-		e, err := sc.Head().Entry()
+		e, err := sc.Decode()
 		if err != nil {
 			res.Skipped++
 			continue

@@ -117,16 +117,23 @@ func TestAdaptiveAdmitsPastSilentServers(t *testing.T) {
 		targets = append(targets, tg)
 	}
 	results := Run(t.Context(), targets, Options{Timeout: 10 * time.Second, Parallel: Adaptive, Env: testEnv()})
-	var from, to []time.Time
-	for _, r := range results {
-		if r.Outcome != Timeout {
-			t.Fatalf("%s: got %s %q, want TIMEOUT", r.Server, r.Outcome, r.Detail)
-		}
-		from, to = append(from, r.Started), append(to, r.Started.Add(r.Elapsed))
-	}
+	from, to := lifetimes(t, results, Timeout)
 	if got := overlap(from, to); got != n {
 		t.Errorf("%d silent servers under Adaptive: got %d alive at once, want all %d (floor %d)", n, got, n, admitFloor())
 	}
+}
+
+// lifetimes checks that every result is want and returns when each probe
+// started and ended.
+func lifetimes(t *testing.T, results []Result, want Outcome) (from, to []time.Time) {
+	t.Helper()
+	for _, r := range results {
+		if r.Outcome != want {
+			t.Fatalf("%s: got %s %q, want %s", r.Server, r.Outcome, r.Detail, want)
+		}
+		from, to = append(from, r.Started), append(to, r.Started.Add(r.Elapsed))
+	}
+	return from, to
 }
 
 // Servers that keep a CPU busy while they start hold admission at the
@@ -225,13 +232,7 @@ func TestAdaptiveRemoteTakesNoPlace(t *testing.T) {
 		targets = append(targets, Target{Name: fmt.Sprintf("remote-%d", i), URL: srv.URL})
 	}
 	results := Run(t.Context(), targets, Options{Timeout: 5 * time.Second, Parallel: Adaptive, Env: testEnv()})
-	var from, to []time.Time
-	for _, r := range results {
-		if r.Outcome != Timeout {
-			t.Fatalf("%s: got %s %q, want TIMEOUT", r.Server, r.Outcome, r.Detail)
-		}
-		from, to = append(from, r.Started), append(to, r.Started.Add(r.Elapsed))
-	}
+	from, to := lifetimes(t, results, Timeout)
 	if got := overlap(from, to); got != n {
 		t.Errorf("%d silent remote servers under Adaptive: got %d probed at once, want all %d (floor %d)", n, got, n, admitFloor())
 	}

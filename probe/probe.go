@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // Outcome is the verdict on one server.
@@ -244,7 +245,7 @@ func Probe(ctx context.Context, t Target, opts Options) Result {
 func (a *attempt) retry(ctx context.Context) Result {
 	r := a.finish()
 	for attempt := 1; ; attempt++ {
-		r.redact(secretRedactor(a.t.Env))
+		r.redact(redact.EnvHider(a.t.Env))
 		r.Attempts = attempt
 		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r

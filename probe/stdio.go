@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 const (
@@ -80,7 +81,7 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	}
 	p := &stdioProc{
 		proc: child, stdin: child.Stdin, stdout: child.Stdout, stderr: child.Stderr, deadline: deadline,
-		redact:  secretRedactor(t.Env),
+		redact:  redact.EnvHider(t.Env),
 		exited:  make(chan struct{}),
 		outDone: make(chan struct{}),
 		errDone: make(chan struct{}),

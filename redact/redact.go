@@ -1,8 +1,9 @@
 // Package redact owns what counts as a secret in text: the rules that hide
 // tokens, keys and credentials in argv, stderr, messages and bodies, and the
-// literal values of the server's credential variables. The tracker, the
-// supervisor, the probe and the ledger's readers use it; it knows nothing of
-// MCP, the ledger or the filesystem.
+// literal values of a server's credential variables (HideEnvSecrets for the
+// shim's one server, EnvHider for each server a probe starts). The tracker,
+// the supervisor, the probe and the ledger's readers use it; it knows nothing
+// of MCP, the ledger or the filesystem.
 package redact
 
 import (
@@ -116,11 +117,44 @@ var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "C
 func HideEnvSecrets(env []string) {
 	for _, kv := range env {
 		name, v, _ := strings.Cut(kv, "=")
-		if len(v) >= 6 && credentialName(name) {
-			hidden = append(hidden, v)
+		hidden = appendCredential(hidden, name, v)
+	}
+	longestFirst(hidden)
+}
+
+// EnvHider returns String that also hides the credentials in env, by
+// HideEnvSecrets' rule, for one server's env: a probe checks many servers
+// from one process, so it cannot use the process-wide list.
+func EnvHider(env map[string]string) func(string) string {
+	var values []string
+	for name, v := range env {
+		values = appendCredential(values, name, v)
+	}
+	longestFirst(values)
+	return func(s string) string { return String(hideValues(s, values)) }
+}
+
+// appendCredential appends v to values if it is a credential's value: 6 bytes
+// or more under a credential's name.
+func appendCredential(values []string, name, v string) []string {
+	if len(v) >= 6 && credentialName(name) {
+		return append(values, v)
+	}
+	return values
+}
+
+// longestFirst sorts values so that one containing another is hidden whole.
+func longestFirst(values []string) {
+	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
+}
+
+func hideValues(s string, values []string) string {
+	for _, v := range values {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, Marker)
 		}
 	}
-	sort.Slice(hidden, func(i, j int) bool { return len(hidden[i]) > len(hidden[j]) })
+	return s
 }
 
 // credentialName reports whether a variable's name says it holds a
@@ -141,11 +175,7 @@ func credentialName(name string) bool {
 // String replaces the secrets in s with "[REDACTED]", by the rules above. It
 // errs towards hiding: a log line loses a word rather than leaks a secret.
 func String(s string) string {
-	for _, v := range hidden {
-		if strings.Contains(s, v) {
-			s = strings.ReplaceAll(s, v, Marker)
-		}
-	}
+	s = hideValues(s, hidden)
 	lower := ""
 	for i := range rules {
 		r := &rules[i]

@@ -222,3 +222,13 @@ func TestRulesCompile(t *testing.T) {
 	}
 	secretKeyName()
 }
+
+func TestEnvHider(t *testing.T) {
+	hide := EnvHider(map[string]string{"REPORT_API_TOKEN": "plain-value-42", "GITHUB_PAT": "given-pat-77",
+		"REPORT_SCOPE": "read-only-scope", "PATH": "/usr/local/bin", "DB_PASSWORD": "short"})
+	in := "upstream refused plain-value-42 and given-pat-77 for read-only-scope on /usr/local/bin; short"
+	want := "upstream refused [REDACTED] and [REDACTED] for read-only-scope on /usr/local/bin; short"
+	if got := hide(in); got != want {
+		t.Fatalf("EnvHider(REPORT_API_TOKEN, GITHUB_PAT, REPORT_SCOPE, PATH, DB_PASSWORD under 6 bytes): got %q from %q, want %q", got, in, want)
+	}
+}

@@ -122,7 +122,7 @@ type mark struct {
 	set bool
 }
 
-func markOf(h *ledger.Head) mark { return mark{h.Time.UnixNano(), h.Seq, true} }
+func markOf(e *ledger.Entry) mark { return mark{e.Time.UnixNano(), e.Seq, true} }
 
 // before reports whether a is set and earlier than b (or b is unset).
 func (a mark) before(b mark) bool {
@@ -174,26 +174,26 @@ func NewSummary() *Summary {
 }
 
 // Add folds one record in.
-func (s *Summary) Add(h *ledger.Head) {
+func (s *Summary) Add(e *ledger.Entry) {
 	s.Records++
-	if h.Event == phases.RecordsLost {
-		n, _ := h.Int("count")
+	if e.Event == phases.RecordsLost {
+		n, _ := e.Int("count")
 		s.Lost += int(n)
 	}
-	if h.Run == "" {
+	if e.Run == "" {
 		return // a shim-level record
 	}
-	a := s.runs[h.Run]
+	a := s.runs[e.Run]
 	if a == nil {
-		a = &runAgg{Run: Run{ID: h.Run, Server: h.Server, Shim: h.Shim, Origin: h.Origin, PID: h.PID}}
-		s.runs[h.Run] = a
+		a = &runAgg{Run: Run{ID: e.Run, Server: e.Server, Shim: e.Shim, Origin: e.Origin, PID: e.PID}}
+		s.runs[e.Run] = a
 	}
-	if h.Origin == phases.OriginServer && phases.ShimOwned(h.Event) {
+	if e.Origin == phases.OriginServer && phases.ShimOwned(e.Event) {
 		a.Forged++
 		s.Forged++
 		return
 	}
-	m := markOf(h)
+	m := markOf(e)
 	a.Records++
 	if m.before(a.first) {
 		a.first = m
@@ -202,97 +202,97 @@ func (s *Summary) Add(h *ledger.Head) {
 		a.last = m
 	}
 	if a.Server == "" {
-		a.Server = h.Server
+		a.Server = e.Server
 	}
 	if a.PID == 0 {
-		a.PID = h.PID
+		a.PID = e.PID
 	}
-	if progress(h) && (a.lastEventAt.before(m) || !a.lastEventAt.set) {
-		a.lastEventAt, a.LastEvent = m, h.Event
+	if progress(e) && (a.lastEventAt.before(m) || !a.lastEventAt.set) {
+		a.lastEventAt, a.LastEvent = m, e.Event
 	}
 	var srv *serverAgg // nil: the record is too old for Stats
-	if s.StatsSince.IsZero() || !h.Time.Before(s.StatsSince) {
+	if s.StatsSince.IsZero() || !e.Time.Before(s.StatsSince) {
 		srv = s.server(a.Server)
 	}
-	switch h.Event {
+	switch e.Event {
 	case phases.SpawnRequested:
 		a.spawnAt = m
-		if g, ok := h.Int("generation"); ok {
+		if g, ok := e.Int("generation"); ok {
 			a.Generation = int(g)
 		}
-		a.PreviousRun = h.Str("previous_run")
-		a.Egress = h.Str("egress")
+		a.PreviousRun = e.Str("previous_run")
+		a.Egress = e.Str("egress")
 	case phases.ProbeResult:
-		if h.Str("transport") == "http" {
-			a.remoteOutcome, a.remoteDetail = h.Str("outcome"), h.Str("detail")
+		if e.Str("transport") == "http" {
+			a.remoteOutcome, a.remoteDetail = e.Str("outcome"), e.Str("detail")
 		}
 	case phases.Spawned:
-		if h.PID > 0 {
-			a.PID = h.PID
+		if e.PID > 0 {
+			a.PID = e.PID
 		}
 	case phases.SpawnFailed:
 		a.SpawnFailed = true
-		a.ErrorClass, a.Error, a.Hint = h.Str("error_class"), h.Str("error"), h.Str("hint")
+		a.ErrorClass, a.Error, a.Hint = e.Str("error_class"), e.Str("error"), e.Str("hint")
 	case phases.Connected: // a remote server's run (mcpshim --url): its connection
-		if g, ok := h.Int("generation"); ok {
+		if g, ok := e.Int("generation"); ok {
 			a.Generation = int(g)
 		}
-		a.PreviousRun = h.Str("previous_run")
+		a.PreviousRun = e.Str("previous_run")
 	case phases.ConnectFailed:
 		a.SpawnFailed = true
-		a.ErrorClass, a.Error = h.Str("error_class"), h.Str("error")
+		a.ErrorClass, a.Error = e.Str("error_class"), e.Str("error")
 	case phases.Exited, phases.Disconnected:
 		a.Exited, a.exitAt = true, m
-		if h.Event == phases.Disconnected {
+		if e.Event == phases.Disconnected {
 			zero := 0
 			a.ExitCode = &zero
 		}
-		if c, ok := h.Int("exit_code"); ok && c >= 0 {
+		if c, ok := e.Int("exit_code"); ok && c >= 0 {
 			code := int(c)
 			a.ExitCode = &code
 		}
-		a.Signal = h.Str("signal")
-		a.exitLastEvent = h.Str("last_event")
-		a.StderrTail = h.Strs("stderr_tail")
-		a.StderrCause = h.Str("stderr_cause")
-		a.exitHandshake = h.Bool("handshake")
-		a.RequestedByShim = h.Bool("requested_by_shim")
+		a.Signal = e.Str("signal")
+		a.exitLastEvent = e.Str("last_event")
+		a.StderrTail = e.Strs("stderr_tail")
+		a.StderrCause = e.Str("stderr_cause")
+		a.exitHandshake = e.Bool("handshake")
+		a.RequestedByShim = e.Bool("requested_by_shim")
 	case phases.InitializeReceived:
 		if a.initReceived.before(m) || !a.initReceived.set {
 			a.initReceived = m
 		}
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
 		if m.before(a.handshake) {
-			a.handshake, a.Handshake = m, h.Event
-			a.ProtocolVersion = h.Str("protocol_version")
-			a.ServerName = h.Str("server_name")
+			a.handshake, a.Handshake = m, e.Event
+			a.ProtocolVersion = e.Str("protocol_version")
+			a.ServerName = e.Str("server_name")
 		}
 	case phases.InitializedReceived:
 		a.Initialized = true
 	case phases.InitializeFailed:
 		if m.before(a.initFailed) {
-			a.initFailed, a.initFailMsg = m, codeMessage(h)
+			a.initFailed, a.initFailMsg = m, codeMessage(e)
 		}
 	case phases.DiscoverFailed:
 		if m.before(a.discFailed) {
-			a.discFailed, a.discFailMsg = m, codeMessage(h)
+			a.discFailed, a.discFailMsg = m, codeMessage(e)
 		}
 	case phases.HandshakeTimeout:
 		a.timeout = m
-		a.TimeoutLast = h.Str("last_event")
-		a.TimeoutMS, _ = h.Float("timeout_ms")
+		a.TimeoutLast = e.Str("last_event")
+		a.TimeoutMS, _ = e.Float("timeout_ms")
 	case phases.StdoutNoise:
 		a.Noise++
 		// Noise diverted to stderr (--divert-noise) never reached the client.
-		if m.before(a.noise) && !h.Bool("diverted") {
-			a.noise, a.NoisePreview = m, h.Str("preview")
+		if m.before(a.noise) && !e.Bool("diverted") {
+			a.noise, a.NoisePreview = m, e.Str("preview")
 		}
 	case phases.ClientNoise:
 		a.ClientNoise++
 	case phases.ToolsListResponded:
 		// Pages before the last say complete=false; the last carries the total.
-		if !h.False("complete") {
-			n, _ := h.Int("tool_count")
+		if !e.False("complete") {
+			n, _ := e.Int("tool_count")
 			total := int(n)
 			a.Tools = &total
 			if total == 0 && srv != nil {
@@ -302,18 +302,18 @@ func (s *Summary) Add(h *ledger.Head) {
 	case phases.ToolsListFailed:
 		a.ToolsListFailed++
 	case phases.ToolsMissing:
-		a.LockMissing = h.Strs("missing")
+		a.LockMissing = e.Strs("missing")
 	case phases.ToolCallReceived:
 		a.Calls.Received++
 	case phases.ToolCallInputRequired:
 		a.Calls.InputRequired++ // a round that asked for input: the call goes on
 	case phases.ToolCallResponded:
-		ms, hasLatency := h.Float("latency_ms")
-		outcome := h.Str("outcome")
+		ms, hasLatency := e.Float("latency_ms")
+		outcome := e.Str("outcome")
 		a.Calls.count(outcome)
-		srv.call(h.Str("tool"), outcome, ms, hasLatency)
+		srv.call(e.Str("tool"), outcome, ms, hasLatency)
 	case phases.PendingFailed:
-		if tool := h.Str("tool"); tool != "" || h.Str("method") == "tools/call" {
+		if tool := e.Str("tool"); tool != "" || e.Str("method") == "tools/call" {
 			a.Calls.Error++
 			srv.call(tool, "rpc_error", 0, false)
 		}
@@ -324,12 +324,12 @@ func (s *Summary) Add(h *ledger.Head) {
 	case phases.RestartsExhausted:
 		a.Exhausted = true
 	case phases.RecordsLost:
-		n, _ := h.Int("count")
+		n, _ := e.Int("count")
 		a.RecordsLost += int(n)
 	case phases.KillRequested:
-		a.killReason = h.Str("reason")
+		a.killReason = e.Str("reason")
 	case phases.ClientDisconnected:
-		a.disconnectedReason = h.Str("reason")
+		a.disconnectedReason = e.Str("reason")
 		a.disconnected = m
 	case phases.ExternalAttempt, phases.ExternalResult:
 		a.External++
@@ -341,21 +341,21 @@ func (s *Summary) Add(h *ledger.Head) {
 
 // progress reports whether a record tells how far the run got: not its end,
 // not the shim stopping or restarting it, not the ledger's own records.
-func progress(h *ledger.Head) bool {
-	switch h.Phase {
+func progress(e *ledger.Entry) bool {
+	switch e.Phase {
 	case phases.Interruption, phases.Supervision, phases.LedgerPhase:
 		return false
 	}
-	switch h.Event {
+	switch e.Event {
 	case phases.Exited, phases.ForgedEvent, phases.RecordsLost:
 		return false
 	}
 	return true
 }
 
-func codeMessage(h *ledger.Head) string {
-	msg := h.Str("message")
-	if c, ok := h.Int("code"); ok {
+func codeMessage(e *ledger.Entry) string {
+	msg := e.Str("message")
+	if c, ok := e.Int("code"); ok {
 		return fmt.Sprintf("%d %s", c, msg)
 	}
 	return msg

@@ -39,7 +39,7 @@ func fold(t *testing.T, alive bool, evs ...ev) Run {
 	s := NewSummary()
 	sc := ledger.NewScanner(&buf)
 	for sc.Scan() {
-		s.Add(sc.Head())
+		s.Add(sc.Entry())
 	}
 	runs := s.Runs(t0.Add(time.Hour), func(int) bool { return alive })
 	if len(runs) != 1 {
@@ -175,7 +175,7 @@ func TestRestartLinks(t *testing.T) {
 	s := NewSummary()
 	sc := ledger.NewScanner(&buf)
 	for sc.Scan() {
-		s.Add(sc.Head())
+		s.Add(sc.Entry())
 	}
 	runs := s.Runs(t0, func(int) bool { return true })
 	if len(runs) != 2 || runs[0].NextRun != "run_B" || runs[1].PreviousRun != "run_A" || runs[1].Generation != 2 ||
@@ -223,8 +223,8 @@ func TestExplain(t *testing.T) {
 			var entries []ledger.Entry
 			sc := ledger.NewScanner(&buf)
 			for sc.Scan() {
-				s.Add(sc.Head())
-				e, _ := sc.Head().Entry()
+				s.Add(sc.Entry())
+				e, _ := sc.Decode()
 				entries = append(entries, e)
 			}
 			SortEntries(entries)

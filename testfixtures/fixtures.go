@@ -63,101 +63,50 @@ var fixtures = map[string]struct {
 	run  func(o options, st stdio) int
 }{
 	"healthy": {"both eras; tools echo and add; --crash-on-call, --crash-after-handshake, --list-changed-after, --tools, --page-size",
-		func(o options, st stdio) int { return healthy("healthy", o, st).run() }},
+		variant("healthy", func(*server, options) {})},
 	"legacy-only": {"healthy, but initialize only: server/discover answers -32601",
-		func(o options, st stdio) int {
-			s := healthy("legacy-only", o, st)
-			s.modern = false
-			return s.run()
-		}},
+		variant("legacy-only", func(s *server, _ options) { s.modern = false })},
 	"exit-early": {"writes 'fatal: missing API key' to stderr and exits 1 before reading",
 		func(_ options, st stdio) int {
 			fmt.Fprintln(st.err, "fatal: missing API key")
 			return 1
 		}},
 	"banner": {"prints 'Starting Acme MCP server' on stdout, then behaves as healthy",
-		func(o options, st stdio) int {
-			s := healthy("banner", o, st)
-			s.banner = "Starting Acme MCP server"
-			return s.run()
-		}},
+		variant("banner", func(s *server, _ options) { s.banner = "Starting Acme MCP server" })},
 	"log-on-stdout": {"prints a bracketed log line on stdout before every response",
-		func(o options, st stdio) int {
-			s := healthy("log-on-stdout", o, st)
-			s.stdoutLog = "[2026-07-23 16:48:43] INFO listening"
-			return s.run()
-		}},
+		variant("log-on-stdout", func(s *server, _ options) { s.stdoutLog = "[2026-07-23 16:48:43] INFO listening" })},
 	"invalid-schema": {"tools/list returns one tool with inputSchema {\"type\":\"strng\"} and one with none",
-		func(_ options, st stdio) int {
-			s := newServer("invalid-schema", st)
-			s.tools = invalidSchemaTools
-			return s.run()
-		}},
+		plain("invalid-schema", func(s *server, _ options) { s.tools = invalidSchemaTools })},
 	"zero-tools": {"handshake succeeds, tools/list returns no tools",
-		func(_ options, st stdio) int { return newServer("zero-tools", st).run() }},
+		plain("zero-tools", func(*server, options) {})},
 	"iserror": {"tool fetch answers isError: upstream answered 401",
-		func(_ options, st stdio) int {
-			s := newServer("iserror", st)
-			s.tools = []tool{isErrorTool}
-			return s.run()
-		}},
+		plain("iserror", func(s *server, _ options) { s.tools = []tool{isErrorTool} })},
 	"rpc-error-tool": {"tools/call answers JSON-RPC error -32602 unknown tool",
-		func(_ options, st stdio) int {
-			s := newServer("rpc-error-tool", st)
-			s.tools = []tool{rpcErrorTool}
-			return s.run()
-		}},
+		plain("rpc-error-tool", func(s *server, _ options) { s.tools = []tool{rpcErrorTool} })},
 	"silent": {"reads stdin until EOF and never writes",
 		func(_ options, st stdio) int {
 			io.Copy(io.Discard, st.in) // a read error ends it the same way EOF does
 			return 0
 		}},
 	"slow-init": {"healthy, but waits --delay (default 3s) before answering the handshake",
-		func(o options, st stdio) int {
-			s := healthy("slow-init", o, st)
-			s.initDelay = o.delay
-			return s.run()
-		}},
+		variant("slow-init", func(s *server, o options) { s.initDelay = o.delay })},
 	"init-no-response": {"reads the handshake, logs a fatal_error on stderr, never answers, stays alive",
-		func(o options, st stdio) int {
-			s := healthy("init-no-response", o, st)
+		variant("init-no-response", func(s *server, _ options) {
 			s.wedgeOnInit = "fatal_error=Cannot read properties of undefined (reading 'tools')"
-			return s.run()
-		}},
+		})},
 	"protocol-reject": {"initialize answers -32602 unsupported protocolVersion; server/discover -32601",
-		func(_ options, st stdio) int {
-			s := newServer("protocol-reject", st)
-			s.modern = false
-			s.rejectInit = "unsupported protocolVersion"
-			return s.run()
-		}},
+		plain("protocol-reject", func(s *server, _ options) { s.modern, s.rejectInit = false, "unsupported protocolVersion" })},
 	"crash-mid-response": {"the first tools/call writes half a response line, then exits 1",
-		func(o options, st stdio) int {
-			s := healthy("crash-mid-response", o, st)
-			s.crashOnCall = 1
-			return s.run()
-		}},
+		variant("crash-mid-response", func(s *server, _ options) { s.crashOnCall = 1 })},
 	"huge-response": {"tool dump answers with one line of --size bytes (default 64 MiB); --peer ts writes the id last",
-		func(o options, st stdio) int {
-			s := newServer("huge-response", st)
-			s.peer = o.peer
-			s.tools = []tool{hugeTool(o.size)}
-			return s.run()
-		}},
+		plain("huge-response", func(s *server, o options) { s.peer, s.tools = o.peer, []tool{hugeTool(o.size)} })},
 	"modern-only": {"serves 2026-07-28 only: server/discover works, initialize answers -32601",
-		func(o options, st stdio) int {
-			s := healthy("modern-only", o, st)
-			s.legacy = false
-			s.supported = []string{modernVersion}
-			return s.run()
-		}},
+		variant("modern-only", func(s *server, _ options) { s.legacy, s.supported = false, []string{modernVersion} })},
 	"stubborn": {"healthy, but ignores stdin EOF, SIGTERM, SIGINT and SIGHUP; only SIGKILL ends it",
-		func(o options, st stdio) int {
+		variant("stubborn", func(s *server, _ options) {
 			signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-			s := healthy("stubborn", o, st)
 			s.ignoreEOF = true
-			return s.run()
-		}},
+		})},
 	"grandchild": {"healthy, but first spawns 'fixture sleep' holding its stdout (pid on stderr)",
 		grandchild},
 	"sleep": {"sleeps --for (default 1h) and exits 0; the grandchild",
@@ -166,40 +115,50 @@ var fixtures = map[string]struct {
 			return 0
 		}},
 	"report": {"seed 003's report-server: tools only with REPORT_API_TOKEN; REPORT_SCOPE=read hides fetch_daily_report",
-		func(_ options, st stdio) int {
-			s := newServer("report-server", st)
+		plain("report-server", func(s *server, _ options) {
 			s.tools = reportTools(os.Getenv("REPORT_API_TOKEN"), os.Getenv("REPORT_SCOPE"))
-			return s.run()
-		}},
+		})},
 	"sampling": {"tools/call first sends the client sampling/createMessage (id \"s-1\") and answers after its reply",
-		func(_ options, st stdio) int {
-			s := newServer("sampling", st)
-			s.tools = []tool{samplingTool}
-			return s.run()
-		}},
+		plain("sampling", func(s *server, _ options) { s.tools = []tool{samplingTool} })},
 	"server-events": {"logs seed 002's logfmt phase events on stderr (and one forged exited line)",
-		func(_ options, st stdio) int {
-			fmt.Fprintln(st.err, eventReady)
-			fmt.Fprintln(st.err, eventForgedExit)
-			s := newServer("server-events", st)
+		plain("server-events", func(s *server, _ options) {
+			fmt.Fprintln(s.errw, eventReady)
+			fmt.Fprintln(s.errw, eventForgedExit)
 			s.tools = []tool{issueLookupTool}
-			return s.run()
-		}},
+		})},
 	"chaos": {"a random peer: late, re-spelled, reordered answers up to 4 MiB, notifications, server requests, deaths; --seed, --record DIR",
 		func(o options, st stdio) int { return chaos(o.seed, o.record, st) }},
 	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
-		func(o options, st stdio) int {
+		variant("stderr-chatty", func(s *server, o options) {
 			for i := 1; i <= o.lines; i++ {
 				if i%50 == 1 {
-					fmt.Fprintf(st.err, "debug: upstream headers: Authorization: Bearer %s\n", fakeToken)
+					fmt.Fprintf(s.errw, "debug: upstream headers: Authorization: Bearer %s\n", fakeToken)
 					continue
 				}
-				fmt.Fprintf(st.err, "debug: warming cache shard %d/%d\n", i, o.lines)
+				fmt.Fprintf(s.errw, "debug: warming cache shard %d/%d\n", i, o.lines)
 			}
-			s := healthy("stderr-chatty", o, st)
 			s.chatty = true
-			return s.run()
-		}},
+		})},
+}
+
+// variant runs the healthy server, with its option-driven faults, as set
+// changes it.
+func variant(name string, set func(s *server, o options)) func(options, stdio) int {
+	return func(o options, st stdio) int {
+		s := healthy(name, o, st)
+		set(s, o)
+		return s.run()
+	}
+}
+
+// plain runs a server with no tools and no options of its own, as set
+// changes it.
+func plain(name string, set func(s *server, o options)) func(options, stdio) int {
+	return func(o options, st stdio) int {
+		s := newServer(name, st)
+		set(s, o)
+		return s.run()
+	}
 }
 
 // healthy is the healthy server with its option-driven faults.

@@ -81,15 +81,31 @@ func demoLock(ctx context.Context, exe, dir string, env []string) (string, error
 	return lock, nil
 }
 
+// The scenarios' scripts: the handshake only; the handshake and tools/list;
+// and then tools/call of tool with each args in turn.
+func demoHandshake(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }
+
+func demoListing(ctx context.Context, dc *demoClient) {
+	if dc.initialize(ctx) {
+		dc.listTools(ctx)
+	}
+}
+
+func demoCall(tool string, args ...string) func(context.Context, *demoClient) {
+	return func(ctx context.Context, dc *demoClient) {
+		if dc.initialize(ctx) && dc.listTools(ctx) {
+			for _, a := range args {
+				dc.callTool(ctx, tool, a)
+			}
+		}
+	}
+}
+
 // demoScenarios are run in parallel and printed in this order.
 var demoScenarios = []demoScenario{
 	{name: "healthy", about: "a well-behaved server, legacy era: initialize, tools/list, tools/call",
 		fixture: []string{"healthy"}, flags: demoNever, want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) && dc.listTools(ctx) {
-				dc.callTool(ctx, "echo", `{"text":"hello"}`)
-			}
-		}},
+		script: demoCall("echo", `{"text":"hello"}`)},
 	{name: "modern", about: "the 2026-07-28 era: server/discover and _meta on every request, no initialize",
 		fixture: []string{"healthy"}, flags: demoNever, want: phases.OutcomeEnded,
 		script: func(ctx context.Context, dc *demoClient) {
@@ -99,64 +115,36 @@ var demoScenarios = []demoScenario{
 		}},
 	{name: "exit-early", about: "the server dies before reading anything (a missing API key)",
 		fixture: []string{"exit-early"}, flags: demoNever, want: phases.OutcomeExited,
-		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
+		script: demoHandshake},
 	{name: "banner", about: "a banner on stdout; this client skips it, as Claude Code does: a warning, not a failure",
 		fixture: []string{"banner"}, flags: demoNever, want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) {
-				dc.listTools(ctx)
-			}
-		}},
+		script: demoListing},
 	{name: "zero-tools", about: "the handshake succeeds, the tool list is empty",
 		fixture: []string{"zero-tools"}, flags: demoNever, want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) {
-				dc.listTools(ctx)
-			}
-		}},
+		script: demoListing},
 	{name: "iserror", about: "a tool fails: a result with isError, not a protocol error",
 		fixture: []string{"iserror"}, flags: demoNever, want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) && dc.listTools(ctx) {
-				dc.callTool(ctx, "fetch", `{"url":"https://api.example.com/report"}`)
-			}
-		}},
+		script: demoCall("fetch", `{"url":"https://api.example.com/report"}`)},
 	{name: "silent", about: "the server never answers; the client gives up after 1.5s",
 		fixture: []string{"silent"}, flags: append([]string{"--handshake-timeout", "1s"}, demoNever...),
 		patience: 1500 * time.Millisecond, want: phases.OutcomeTimeout,
-		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
+		script: demoHandshake},
 	{name: "init-no-response", about: "the server reads initialize, logs a fatal error, never answers",
 		fixture: []string{"init-no-response"}, flags: append([]string{"--handshake-timeout", "1s"}, demoNever...),
 		patience: 1500 * time.Millisecond, want: phases.OutcomeTimeout,
-		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
+		script: demoHandshake},
 	{name: "protocol-reject", about: "the server rejects the protocol version",
 		fixture: []string{"protocol-reject"}, flags: demoNever, want: phases.OutcomeProtocolError,
-		script: func(ctx context.Context, dc *demoClient) { dc.initialize(ctx) }},
+		script: demoHandshake},
 	{name: "locked-report", about: "no token, zero tools: a lock in enforce mode fails the server",
 		fixture: []string{"report"}, flags: append([]string{"--lock", demoLockFlag, "--lock-mode", "enforce"}, demoNever...),
-		want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) {
-				dc.listTools(ctx)
-			}
-		}},
+		want: phases.OutcomeEnded, script: demoListing},
 	{name: "crash-mid-response", about: "the server dies halfway through writing a tools/call answer",
 		fixture: []string{"crash-mid-response"}, flags: demoNever, want: phases.OutcomeCrashed,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) && dc.listTools(ctx) {
-				dc.callTool(ctx, "echo", `{"text":"hello"}`)
-			}
-		}},
+		script: demoCall("echo", `{"text":"hello"}`)},
 	{name: "crash-restart", about: "the server dies on call 2; --restart on-failure brings it back for call 3",
 		fixture: []string{"healthy", "--crash-on-call", "2"}, flags: []string{"--restart", "on-failure", "--backoff", "100ms"},
-		want: phases.OutcomeEnded,
-		script: func(ctx context.Context, dc *demoClient) {
-			if dc.initialize(ctx) && dc.listTools(ctx) {
-				for _, text := range []string{"one", "two", "three"} {
-					dc.callTool(ctx, "echo", `{"text":"`+text+`"}`)
-				}
-			}
-		}},
+		want: phases.OutcomeEnded, script: demoCall("echo", `{"text":"one"}`, `{"text":"two"}`, `{"text":"three"}`)},
 }
 
 // demoReport is what --json prints.
@@ -373,12 +361,12 @@ func demoReadLedger(path string, offset int64) ([]ledger.Entry, []report.Run, er
 	sum := report.NewSummary()
 	sc := ledger.NewScanner(f)
 	for sc.Scan() {
-		e, err := sc.Head().Entry()
+		e, err := sc.Decode()
 		if err != nil {
 			continue
 		}
 		entries = append(entries, e)
-		sum.Add(sc.Head())
+		sum.Add(sc.Entry())
 	}
 	// Every shim has exited by now: a run without an exit record is unrecorded, not alive.
 	return entries, sum.Runs(time.Now(), nil), sc.Err()

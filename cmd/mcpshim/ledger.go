@@ -255,7 +255,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 	d := &ledgerData{files: files, sum: report.NewSummary()}
 	d.sum.StatsSince = l.since
 	for _, path := range files {
-		n, err := scanFile(path, func(h *ledger.Head) { d.sum.Add(h) })
+		n, err := scanFile(path, func(s *ledger.Scanner) { d.sum.Add(s.Entry()) })
 		d.skipped += n
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
@@ -266,9 +266,9 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 	return d, nil
 }
 
-// scanFile calls fn with every record of path and returns how many lines
+// scanFile calls fn at every record of path and returns how many lines
 // were skipped.
-func scanFile(path string, fn func(h *ledger.Head)) (int, error) {
+func scanFile(path string, fn func(s *ledger.Scanner)) (int, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
@@ -276,7 +276,7 @@ func scanFile(path string, fn func(h *ledger.Head)) (int, error) {
 	defer f.Close()
 	s := ledger.NewScanner(f)
 	for s.Scan() {
-		fn(s.Head())
+		fn(s)
 	}
 	if s.Err() != nil {
 		return s.Skipped(), fmt.Errorf("read %s: %w", path, s.Err())

@@ -79,10 +79,11 @@ func (l *ledgerCmd) report(args []string) int {
 func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]ledger.Entry {
 	out := map[string][]ledger.Entry{}
 	for _, path := range d.files {
-		_, err := scanFile(path, func(h *ledger.Head) {
-			if want[h.Run] && (len(out[h.Run]) < limit || h.Event == phases.Exited) {
-				if e, err := h.Entry(); err == nil {
-					out[h.Run] = append(out[h.Run], e)
+		_, err := scanFile(path, func(s *ledger.Scanner) {
+			cur := s.Entry()
+			if want[cur.Run] && (len(out[cur.Run]) < limit || cur.Event == phases.Exited) {
+				if e, err := s.Decode(); err == nil {
+					out[cur.Run] = append(out[cur.Run], e)
 				}
 			}
 		})

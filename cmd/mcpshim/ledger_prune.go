@@ -3,12 +3,14 @@ package main
 import (
 	"flag"
 	"fmt"
-	"os"
 	"strconv"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
-// prune removes whole ledger files last written before the cutoff.
+// prune removes whole ledger files last written before the cutoff
+// (ledger.Prune) and says which.
 func (l *ledgerCmd) prune(args []string) int {
 	var age string
 	var dry bool
@@ -32,34 +34,17 @@ func (l *ledgerCmd) prune(args []string) int {
 	if err != nil {
 		return l.fail(err)
 	}
-	type removed struct {
-		Path     string    `json:"path"`
-		Bytes    int64     `json:"bytes"`
-		Modified time.Time `json:"modified"`
+	removed, kept, errs := ledger.Prune(files, l.now.Add(-d), dry)
+	status := 0
+	for _, err := range errs {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger prune: %v\n", err)
+		status = 1
 	}
 	out := struct {
-		Removed []removed `json:"removed"`
-		Kept    int       `json:"kept"`
-		DryRun  bool      `json:"dry_run"`
-	}{Removed: []removed{}, DryRun: dry}
-	cutoff := l.now.Add(-d)
-	status := 0
-	for _, path := range files {
-		fi, err := os.Stat(path)
-		if err != nil || !fi.ModTime().Before(cutoff) {
-			out.Kept++
-			continue
-		}
-		if !dry {
-			if err := os.Remove(path); err != nil {
-				fmt.Fprintf(l.c.stderr, "mcpshim ledger prune: %v\n", err)
-				status = 1
-				out.Kept++
-				continue
-			}
-		}
-		out.Removed = append(out.Removed, removed{path, fi.Size(), fi.ModTime().UTC()})
-	}
+		Removed []ledger.Removed `json:"removed"`
+		Kept    int              `json:"kept"`
+		DryRun  bool             `json:"dry_run"`
+	}{removed, kept, dry}
 	if l.json {
 		if rc := l.writeJSON(out); rc != 0 {
 			return rc

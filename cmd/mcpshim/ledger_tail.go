@@ -144,8 +144,8 @@ func parseRecords(data []byte) []tailRecord {
 	var out []tailRecord
 	s := ledger.NewScanner(bytes.NewReader(data))
 	for s.Scan() {
-		if e, err := s.Head().Entry(); err == nil {
-			out = append(out, tailRecord{e, bytes.Clone(s.Head().Line())})
+		if e, err := s.Decode(); err == nil {
+			out = append(out, tailRecord{e, bytes.Clone(s.Line())})
 		}
 	}
 	return out

@@ -122,7 +122,7 @@ type fleet struct {
 	files    []string
 	targets  []probe.Target
 	problems []configProblem // servers with one are not probed
-	notes    []string        // entries shadowed by another of the same name
+	notes    []string        // entries left out: disabled, or shadowed by another of the same name
 	ledger   string          // where probes are recorded (probeFlags.ledger)
 }
 
@@ -159,15 +159,8 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	}
 	servers, problems = clientconfig.ForProject(servers, problems, cwd)
 
-	f := &fleet{files: files, problems: []configProblem{}}
-	seen := map[string]string{} // server name -> the file of the entry that counts
-	var used []clientconfig.Server
 	for _, s := range servers {
-		if s.Disabled {
-			f.notes = append(f.notes, fmt.Sprintf("%s: %s is disabled in its client; not probed", s.File, s.Name))
-			continue
-		}
-		if s.Wrapped {
+		if s.Wrapped && !s.Disabled {
 			// The client starts mcpshim with these flags: one it refuses
 			// fails the server however healthy the command behind it is.
 			if err := checkShimArgs(s.ShimArgs); err != nil {
@@ -175,25 +168,21 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 					Msg: fmt.Sprintf("runs mcpshim with flags it refuses (%v): mcpshim unwrap --server %s, then wrap again", err, s.Name)})
 			}
 		}
-		if first, ok := seen[s.Name]; ok {
-			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", s.File, s.Name, first))
-			continue
-		}
-		seen[s.Name] = s.File
-		used = append(used, s)
 	}
-	broken := map[string]bool{}
-	for _, p := range problems {
-		if file, ok := seen[p.Server]; ok && file != p.File {
-			continue // a shadowed entry's problem is not the fleet's
+	sel := clientconfig.Select(servers, problems)
+
+	f := &fleet{files: files, problems: []configProblem{}}
+	for _, n := range sel.Notes {
+		if n.Disabled {
+			f.notes = append(f.notes, fmt.Sprintf("%s: %s is disabled in its client; not probed", n.File, n.Server))
+		} else {
+			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", n.File, n.Server, n.ShadowedBy))
 		}
+	}
+	for _, p := range sel.Problems {
 		f.problems = append(f.problems, configProblem{File: p.File, Server: p.Server, Msg: p.Text()})
-		broken[p.File+"\x00"+p.Server] = true
 	}
-	for _, s := range used {
-		if broken[s.File+"\x00"+s.Name] {
-			continue
-		}
+	for _, s := range sel.Servers {
 		t := probe.Target{Name: s.Name, URL: s.URL, Headers: s.Headers}
 		if s.Type == "stdio" {
 			t = probe.Target{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/bench/relay/progress"
 )
 
 // pipelined sends n small tools/call requests with depth of them in flight
@@ -65,19 +67,6 @@ func idNumber(line []byte) (int, bool) {
 	return id, err == nil
 }
 
-// progressLine is one notifications/progress line of exactly size bytes,
-// newline included (the echo server writes the same line).
-func progressLine(size int) []byte {
-	head := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"flood","progress":1,"message":"`
-	tail := "\"}}\n"
-	b := make([]byte, 0, size)
-	b = append(b, head...)
-	for len(b) < size-len(tail) {
-		b = append(b, 'x')
-	}
-	return append(b, tail...)
-}
-
 const floodCall = `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"flood","arguments":{"lines":%d,"bytes":%d}}}` + "\n"
 
 // flood sends lines progress notifications of size bytes one way: "s2c"
@@ -111,7 +100,7 @@ func (p *pipeline) flood(dir string, lines, size int, settle time.Duration) erro
 		}
 		d = time.Since(t0)
 	} else {
-		one := progressLine(size)
+		one := progress.Line(size)
 		block := bytes.Repeat(one, 256)
 		for sent := 0; sent < lines; {
 			k := min(256, lines-sent)

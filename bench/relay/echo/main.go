@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/mcpshim-dev/mcpshim/bench/relay/progress"
 )
 
 func main() {
@@ -126,22 +128,9 @@ func answer(out *bufio.Writer, raw []byte, line *[]byte) error {
 	return nil
 }
 
-// ProgressLine is one notifications/progress line of exactly size bytes,
-// newline included (at least 80): the flood's unit, in both directions.
-func ProgressLine(size int) []byte {
-	head := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"flood","progress":1,"message":"`
-	tail := "\"}}\n"
-	b := make([]byte, 0, size)
-	b = append(b, head...)
-	for len(b) < size-len(tail) {
-		b = append(b, 'x')
-	}
-	return append(b, tail...)
-}
-
 // writeFlood writes n progress lines of size bytes.
 func writeFlood(out io.Writer, n, size int) error {
-	one := ProgressLine(max(size, 120))
+	one := progress.Line(max(size, 120))
 	for range n {
 		if _, err := out.Write(one); err != nil {
 			return fmt.Errorf("write flood: %w", err)

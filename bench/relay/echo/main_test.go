@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/bench/relay/progress"
 )
 
 func TestWriteHugeIsOneLineOfExactSize(t *testing.T) {
@@ -42,7 +44,7 @@ func TestServe(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"huge","arguments":{"bytes":200}}}`,
-		strings.TrimSuffix(string(ProgressLine(1024)), "\n"),
+		strings.TrimSuffix(string(progress.Line(1024)), "\n"),
 		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"flood","arguments":{"lines":3,"bytes":1024}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sink","arguments":{"data":"` + strings.Repeat("y", 200<<10) + `"}}}`,
 	}, "\n") + "\n"
