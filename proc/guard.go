@@ -17,12 +17,7 @@ import (
 // covers what Pdeathsig cannot: grandchildren (npx, uvx) and darwin.
 // The returned file is the shim's end; closing it releases the guard. A
 // grace above zero is for a package runner: see RunGuard.
-//
-// The guard is exec'd in the background: the exec of a second shim binary
-// (0.9 ms) held the client's first message back from a child already
-// running. failed, when set, hears if the guard could not start; the pipe
-// stays usable (writes to it fail harmlessly).
-func StartGuard(argv []string, pgid int, grace time.Duration, failed func(error)) (*os.File, error) {
+func StartGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -35,19 +30,14 @@ func StartGuard(argv []string, pgid int, grace time.Duration, failed func(error)
 	cmd.Stdin = r
 	// Its own group: a client that kills the shim's group must not take the guard with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	// Starts the guard, then reaps it when it is done (nobody waits on its
-	// status); exits with the guard, or at once if it cannot start.
-	go func() {
-		err := cmd.Start()
+	if err := cmd.Start(); err != nil {
 		r.Close()
-		if err != nil {
-			if failed != nil {
-				failed(err)
-			}
-			return
-		}
-		_ = cmd.Wait()
-	}()
+		w.Close()
+		return nil, err
+	}
+	r.Close()
+	// Reap it when it is done; nobody waits on its status.
+	go cmd.Wait()
 	return w, nil
 }
 

@@ -153,9 +153,8 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		if c.runner {
 			grace = InstallGrace
 		}
-		noGuard := func(err error) { s.say("no guard process (%v): grandchildren may outlive a killed shim", err) }
-		if c.guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace, noGuard); err != nil {
-			noGuard(err)
+		if c.guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
+			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
 		}
 	}
 	s.cur.Store(c)
