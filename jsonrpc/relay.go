@@ -79,6 +79,12 @@ type Relay struct {
 	// Observe, when set, gets each line after it was written. It must not
 	// block: it is the hand-off to the recorder.
 	Observe func(*Line)
+	// Kept, when set, is asked of each small whole line (its Msg known)
+	// whether Route or Observe keeps its Data past the call. When it says
+	// no, Data and Msg's slices are the reader's buffer, valid only until
+	// Observe returns: a flood of notifications that are only counted costs
+	// no copy. Nil keeps every line.
+	Kept func(*Line) bool
 	// Progress counts the bytes read so far; it may be read while Run runs.
 	Progress atomic.Int64
 	// ParkTorn parks a line the stream ended in the middle of, when it was
@@ -269,12 +275,21 @@ func (r *Relay) Run() error {
 			if streaming || heldLen > 0 {
 				observe(body)
 			} else {
-				// Small lines are copied once: the reader's buffer is reused.
+				// Small lines are copied once (the reader's buffer is reused),
+				// unless nobody keeps them: the reader's buffer holds them until
+				// the batch is written and observed, since the next read is
+				// only made with a whole line buffered.
 				if len(body) > maxObs {
 					body = body[:maxObs]
 					l.Truncated = true
 				}
-				l.Data = own(body)
+				l.Data = body
+				if r.Kept != nil {
+					l.Msg = sc.Msg(l.Data)
+				}
+				if r.Kept == nil || r.Kept(&l) {
+					l.Data = own(body)
+				}
 			}
 			l.Msg = sc.Msg(l.Data)
 			l.Forwarded = true

@@ -315,3 +315,52 @@ func TestWireEndsADeadStreamsLine(t *testing.T) {
 		t.Errorf("got %d bytes ending %q, terminated %d times; want the first line ended before the second, once", out.Len(), out.String()[max(0, out.Len()-60):], ended)
 	}
 }
+
+// TestRelayUnkeptLinesValidDuringObserve: lines Kept says nobody keeps are
+// not copied; their Data and Msg are the reader's buffer, and must still be
+// each line's own bytes when Route and Observe see them, however the reads
+// split the stream (many lines in one read, lines across reads).
+func TestRelayUnkeptLinesValidDuringObserve(t *testing.T) {
+	var in bytes.Buffer
+	var want []string
+	for i := range 3000 {
+		method := "notifications/progress"
+		if i%7 == 0 {
+			method = "ping" // a kept one among them
+		}
+		line := `{"jsonrpc":"2.0","method":"` + method + `","params":{"n":"` + strings.Repeat("p", i%900) + `"}}`
+		want = append(want, line)
+		in.WriteString(line + "\n")
+	}
+	for _, sizes := range [][]int{{1 << 20}, {4096, 17, 65536}, {1000}} {
+		var out bytes.Buffer
+		var routed, observed []string
+		r := &Relay{
+			Src:     &splitReader{data: bytes.Clone(in.Bytes()), sizes: sizes},
+			Dst:     NewWire(&out),
+			Kept:    func(l *Line) bool { return l.Msg.Method != "notifications/progress" },
+			Route:   func(l *Line) bool { routed = append(routed, l.Msg.Method+" "+string(l.Data)); return true },
+			Observe: func(l *Line) { observed = append(observed, l.Msg.Method+" "+string(l.Data)) },
+		}
+		if err := r.Run(); err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if !bytes.Equal(out.Bytes(), in.Bytes()) {
+			t.Fatalf("reads of %v: the relayed bytes differ from the input", sizes)
+		}
+		for i, w := range want {
+			m := mcp.Peek([]byte(w))
+			exp := m.Method + " " + w
+			if i >= len(observed) || observed[i] != exp || routed[i] != exp {
+				t.Fatalf("reads of %v, line %d: observed %.60q, routed %.60q, want %.60q", sizes, i, at(observed, i), at(routed, i), exp)
+			}
+		}
+	}
+}
+
+func at(s []string, i int) string {
+	if i < len(s) {
+		return s[i]
+	}
+	return "(none)"
+}

@@ -290,10 +290,15 @@ func (r *Recorder) folding() bool {
 	return false
 }
 
+// Kept reports whether Line keeps the line's data (see jsonrpc.Relay.Kept):
+// a folded notification is only counted.
+func (r *Recorder) Kept(l *jsonrpc.Line) bool { return foldIndex(l) < 0 }
+
 // foldIndex is the index in Folded of a line that is a whole notification
-// counted, not recorded; -1 for any other line.
+// counted, not recorded; -1 for any other line. Whether it was forwarded
+// does not count: Kept is asked before Route decides.
 func foldIndex(l *jsonrpc.Line) int {
-	if l.Msg.Kind != mcp.Notification || l.Msg.Partial || !l.Forwarded || l.Unterminated {
+	if l.Msg.Kind != mcp.Notification || l.Msg.Partial || l.Unterminated {
 		return -1
 	}
 	for i, m := range Folded {

@@ -22,7 +22,7 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{Queue: 1, MaxBytes: 64})
 	start := time.Now()
 	for range 1000 {
-		data := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{}}`)
+		data := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`)
 		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
 	}
 	if d := time.Since(start); d > time.Second {

@@ -172,6 +172,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		Observe:    s.observeServer,
 		ParkTorn:   true,
 		Keep:       s.keepWhole,
+		Kept:       s.cfg.Recorder.Kept,
 	}
 	// The child's stdout: relayed until EOF, or until drain closes the pipe.
 	go func() { stdoutDone <- stdout.Run() }()

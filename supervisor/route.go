@@ -19,6 +19,7 @@ func (s *Supervisor) relayClient() {
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
 		Keep:       func([]byte) bool { return s.cfg.CaptureFull },
+		Kept:       s.cfg.Recorder.Kept,
 		Ready:      s.sess.waitReady,
 	}
 	err := r.Run()
