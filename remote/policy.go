@@ -7,6 +7,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/backoff"
 )
 
 // Class is what one HTTP exchange came to, as far as the reconnect policy
@@ -162,13 +164,5 @@ func (r *Reconnector) Failures() int { return r.failures }
 // delay is Backoff doubled once per consecutive failure after the first,
 // capped at BackoffMax, then spread by ±20%.
 func (r *Reconnector) delay() time.Duration {
-	d := r.p.Backoff
-	for i := 1; i < r.failures && d < r.p.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, r.p.BackoffMax)
-	if r.p.Jitter != nil {
-		d = time.Duration(float64(d) * (0.8 + 0.4*r.p.Jitter()))
-	}
-	return min(d, r.p.BackoffMax)
+	return backoff.Delay(r.p.Backoff, r.p.BackoffMax, r.failures-1, r.p.Jitter)
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/backoff"
 )
 
 var (
@@ -188,17 +190,7 @@ func (r *Restarter) delay() time.Duration {
 	if r.consecutive <= 1 {
 		return 0
 	}
-	d := r.p.Backoff
-	// Stop doubling at the cap so a long crash loop cannot overflow.
-	for i := 2; i < r.consecutive && d < r.p.BackoffMax; i++ {
-		d *= 2
-	}
-	// Cap before jittering too, so shims stuck at the cap still spread out (24s-30s by default).
-	d = min(d, r.p.BackoffMax)
-	if r.p.Jitter != nil {
-		d = time.Duration(float64(d) * (0.8 + 0.4*r.p.Jitter()))
-	}
-	return min(d, r.p.BackoffMax)
+	return backoff.Delay(r.p.Backoff, r.p.BackoffMax, r.consecutive-2, r.p.Jitter)
 }
 
 // describe names how a run ended: "signal SIGKILL" or "exit code 1".

@@ -245,9 +245,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	if *asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(report); err != nil {
+		if err := printJSON(c.stdout, report); err != nil {
 			fmt.Fprintf(c.stderr, "mcpshim demo: %v\n", err)
 			return 1
 		}

@@ -42,7 +42,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -434,9 +433,7 @@ func useColor(c *cli) bool {
 }
 
 func (l *ledgerCmd) writeJSON(v any) int {
-	enc := json.NewEncoder(l.c.stdout)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	if err := printJSON(l.c.stdout, v); err != nil {
 		return l.fail(err)
 	}
 	return 0

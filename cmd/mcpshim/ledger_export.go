@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -95,9 +94,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			out.Error = err.Error()
 		}
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(out)
+		printJSON(c.stdout, out)
 	} else if err == nil {
 		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, otlp.collector(c))
 		if res.Open > 0 {

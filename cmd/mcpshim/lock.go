@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -74,9 +73,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	done := func(code int) int {
 		if asJSON {
 			rep.Exit = code
-			enc := json.NewEncoder(c.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
+			printJSON(c.stdout, rep)
 		}
 		return code
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -417,9 +416,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Exit = probeExit(&rep)
 	if asJSON {
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(c.stdout, rep)
 		return rep.Exit
 	}
 	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -240,9 +239,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	done := func(code int) int {
 		if o.json {
 			rep.Exit = code
-			enc := json.NewEncoder(c.stdout)
-			enc.SetIndent("", "  ")
-			enc.Encode(rep)
+			printJSON(c.stdout, rep)
 		}
 		return code
 	}
@@ -444,9 +441,7 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	}
 	if asJSON {
 		rep.Exit = code
-		enc := json.NewEncoder(c.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(c.stdout, rep)
 	}
 	return code
 }
