@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,8 +91,8 @@ func TestNpxInstallSurvivesClientLeaving(t *testing.T) {
 			again.Env = env
 			out, err := again.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "second-start") {
-				t.Fatalf("the next npx -y %s: %v\n%s\nwant it to run: the first start's install must not break the cache\nshim stderr:\n%s",
-					npxPackage, err, out, readFile(stderr.Name()))
+				t.Fatalf("the next npx -y %s: %v\n%s\nwant it to run: the first start's install must not break the cache\nshim stderr:\n%s\nnpm's logs:\n%s",
+					npxPackage, err, out, readFile(stderr.Name()), npmLogs(cache))
 			}
 		})
 	}
@@ -169,4 +170,16 @@ func readFile(path string) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// npmLogs is the end of each npm debug log in the cache: how the first
+// start's npm ended.
+func npmLogs(cache string) string {
+	logs, _ := filepath.Glob(filepath.Join(cache, "_logs", "*.log"))
+	var b strings.Builder
+	for _, l := range logs {
+		lines := strings.Split(readFile(l), "\n")
+		fmt.Fprintf(&b, "== %s\n%s\n", filepath.Base(l), strings.Join(lines[max(0, len(lines)-25):], "\n"))
+	}
+	return b.String()
 }
