@@ -69,6 +69,11 @@ func TestNpxInstallSurvivesClientLeaving(t *testing.T) {
 				stdin.Close() // the client's timeout, the polite way: the shim's ladder runs
 				waitLedger(t, ledger, `"event":"client_disconnected"`)
 			} else {
+				// Thawed first: a stopped group orphaned by its parent's death
+				// gets SIGHUP from the kernel (POSIX), which killed npm here
+				// half the time in CI — a signal no client's SIGKILL causes.
+				// The shim dies microseconds into the resumed install.
+				syscall.Kill(-pgid, syscall.SIGCONT)
 				cmd.Process.Kill() // the client's SIGKILL: the guard takes over
 			}
 			// A chance for a signal to land on the frozen install, as the old
