@@ -3,6 +3,10 @@
 // body, each answer reaches the client as one line, the exchanges are
 // recorded in the same phase ledger as a child process's, and the failures
 // of a remote session get seed 004's reconnect policy.
+//
+// It never spawns a process nor reads a client config (supervisor, proc and
+// clientconfig own those); the HTTP exchange, the session and the reconnect
+// decisions are its own.
 package remote
 
 import (

@@ -10,6 +10,8 @@
 // escapes (\x1b, \r, \u009b, \u202e) instead of being emitted. A backslash
 // is left as it is, so a literal "\x1b" in the input reads the same as an
 // escaped ESC: the output is for reading, not for decoding.
+//
+// It knows nothing of MCP, the ledger or where the text is printed.
 package termsafe
 
 import (

@@ -1,5 +1,9 @@
 // Command mcpshim sits in front of a stdio MCP server: it relays JSON-RPC byte for
 // byte, writes a phase ledger of what happened, and supervises the server.
+//
+// This package is the front door only: one file per subcommand parses its
+// flags, calls the package that owns the work and prints the result. The
+// relay, the ledger, the reports and the configs live in their packages.
 package main
 
 import (
