@@ -56,6 +56,13 @@ type Config struct {
 	Grace      time.Duration
 	Signals    <-chan os.Signal
 	MaxObserve int
+	// CheckTools, when set, checks each complete tools/list the server
+	// returns against the locked surface and returns the locked tools it
+	// lacks (lock.go).
+	CheckTools func(tools []json.RawMessage) (missing []string)
+	// EnforceLock makes a violation fail the server for the client: the
+	// tools/list is answered with an error and the bridge exits 78.
+	EnforceLock bool
 }
 
 // modern reports whether version is 2026-07-28 or later: no session, no GET
@@ -97,6 +104,10 @@ type bridge struct {
 	outage   chan Decision // to the loop: reconnect or give up
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
+
+	pages      []json.RawMessage // tools of the tools/list being answered (lock.go)
+	lockBroken chan struct{}     // closed when an enforced lock broke
+	lockOnce   sync.Once
 }
 
 // call is a client request waiting for its answer.
@@ -140,6 +151,8 @@ func Run(ctx context.Context, cfg Config) int {
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
 		gone:    make(chan struct{}),
+
+		lockBroken: make(chan struct{}),
 	}
 	defer stop()
 	return b.loop(ctx)
@@ -219,6 +232,9 @@ func (b *bridge) loop(ctx context.Context) int {
 		case <-b.gone:
 			b.leave("stdout_closed")
 			return 0
+		case <-b.lockBroken:
+			b.shutdown("lock_broken", fmt.Sprintf("mcpshim: server %s broke the tool surface lock; stopped", b.cfg.Name))
+			return ExitConfig
 		case sig := <-b.cfg.Signals:
 			b.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sig.String()), ledger.F("forwarded", false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
@@ -245,6 +261,12 @@ func (b *bridge) reasonNow(reason string) string {
 // Grace to be answered, then the legacy session is deleted.
 func (b *bridge) leave(reason string) {
 	b.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
+	b.shutdown(reason, "mcpshim: the client left before the server answered")
+}
+
+// shutdown lets the requests in flight finish within the grace, ends the
+// session and answers what is left with text.
+func (b *bridge) shutdown(reason, text string) {
 	done := make(chan struct{})
 	go func() { b.posts.Wait(); close(done) }()
 	select {
@@ -270,7 +292,7 @@ func (b *bridge) leave(reason string) {
 		cancel()
 	}
 	for _, c := range b.takeAll() {
-		b.answer(c, "mcpshim: the client left before the server answered", nil)
+		b.answer(c, text, nil)
 	}
 	b.endRun(reason, false)
 }
@@ -438,6 +460,7 @@ func (b *bridge) fromServer(data []byte) {
 	msg := inspect(line)
 	forward := true
 	var late, unknown []string
+	lockList := false
 	b.mu.Lock()
 	if msg.method == "" && msg.isResponse() || msg.isBatch() {
 		msg.each(func(m message) {
@@ -458,6 +481,7 @@ func (b *bridge) fromServer(data []byte) {
 				}
 				return
 			}
+			lockList = lockList || !msg.isBatch() && b.toolsList(m)
 			if b.pending[m.id].method == "initialize" && m.isResult() {
 				if v := m.negotiated(); v != "" {
 					b.version = v
@@ -475,6 +499,10 @@ func (b *bridge) fromServer(data []byte) {
 		b.emit(phases.Transport, phases.UnknownResponse, ledger.F("request_id", id), ledger.F("direction", "server"))
 	}
 	if !forward {
+		return
+	}
+	if lockList && !b.checkLock(msg) {
+		b.observe(phases.FromServer, line) // recorded as the list it was; the client got the error
 		return
 	}
 	if _, err := b.wire.WriteMessage(line); err != nil {

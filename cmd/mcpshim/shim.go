@@ -317,10 +317,8 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	defer signal.Stop(sigs)
 
 	if f.remote.url != "" {
-		if f.lock != "" {
-			fmt.Fprintln(stderr, "mcpshim: --lock is not checked with --url yet; check the remote surface with `mcpshim probe`")
-		}
 		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
+		remoteCfg.CheckTools, remoteCfg.EnforceLock = checkTools, f.lockMode == "enforce"
 		status := remote.Run(ctx, remoteCfg)
 		rec.Close()
 		return status
