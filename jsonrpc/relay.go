@@ -274,6 +274,7 @@ func (r *Relay) Run() error {
 			heldLen := len(l.Data)
 			if streaming || heldLen > 0 {
 				observe(body)
+				l.Msg = sc.Msg(l.Data)
 			} else {
 				// Small lines are copied once (the reader's buffer is reused),
 				// unless nobody keeps them: the reader's buffer holds them until
@@ -283,15 +284,17 @@ func (r *Relay) Run() error {
 					body = body[:maxObs]
 					l.Truncated = true
 				}
-				l.Data = body
+				keep := true
 				if r.Kept != nil {
+					l.Data, l.Msg = body, sc.Msg(body)
+					keep = r.Kept(&l)
+				}
+				if keep {
+					// Msg's slices point into the copy, not the reader's buffer.
+					l.Data = own(body)
 					l.Msg = sc.Msg(l.Data)
 				}
-				if r.Kept == nil || r.Kept(&l) {
-					l.Data = own(body)
-				}
 			}
-			l.Msg = sc.Msg(l.Data)
 			l.Forwarded = true
 			l.End = clock
 			l.Held = !streaming && !l.Truncated
