@@ -148,10 +148,10 @@ func TestClaudeCode(t *testing.T) {
 		}
 		for _, r := range runs {
 			if r.Outcome != outcome {
-				t.Errorf("%s: run %s outcome %s (%s), want %s as Claude Code showed", name, r.ID, r.Outcome, r.Detail, outcome)
+				t.Errorf("%s: run %s outcome %s (%s), want %s as Claude Code showed", name, r.ID, r.Outcome, r.Reason, outcome)
 			}
-			if failed := name == "missing" || name == "early" || name == "locked"; r.Failed() != failed {
-				t.Errorf("%s: run %s Failed() = %v, want %v", name, r.ID, r.Failed(), failed)
+			if failed := name == "missing" || name == "early" || name == "locked"; r.Failed != failed {
+				t.Errorf("%s: run %s Failed = %v, want %v", name, r.ID, r.Failed, failed)
 			}
 		}
 	}

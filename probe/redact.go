@@ -8,7 +8,7 @@ import (
 // (its report, the probe cache and the probe's ledger all come from it).
 // Tool names stay: a lock compares them with what the shim sees live.
 func (r *Result) redact(hide func(string) string) {
-	r.Detail = hide(r.Detail)
+	r.Detail, r.Cause, r.Advice = hide(r.Detail), hide(r.Cause), hide(r.Advice)
 	r.Realm = hide(r.Realm)
 	for i := range r.Warnings {
 		r.Warnings[i] = hide(r.Warnings[i])

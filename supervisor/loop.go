@@ -254,14 +254,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if sig != "" {
 		exitFields = append(exitFields, ledger.F("signal", sig))
 	}
-	s.emit(phases.Launch, phases.Exited, exitFields...)
-	if !requested && (code != 0 || sig != "") {
-		if said != "" {
-			s.say("server %s; its stderr said: %s", how, said)
-		} else {
-			s.say("server %s", how)
-		}
-	}
+	s.emit(phases.Launch, phases.Exited, exitFields...) // the recorder's teller says the run's verdict after it
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
 	exit.HandshakeAt = c.handshakeAt()
 	if !exit.HandshakeAt.IsZero() {

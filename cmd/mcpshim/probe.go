@@ -28,10 +28,15 @@ the CPUs allow (--parallel), each under one deadline that bounds every read,
 and sorts them into outcomes:
   READY           the handshake completed and the tools were listed
   TIMEOUT         no answer before the deadline; retried, since time may fix it
-  EXITED          the server died or could not start: its last stderr line
+  EXITED          the server died or could not start: the stderr line that
+                  states its error, not a runtime's trailer
+  CRASHED         the server died after its handshake
   PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
-  UNREACHABLE     a remote server refused the connection or did not resolve
+  UNREACHABLE     a remote server refused the connection, did not resolve, or
+                  answered 5xx; retried
   AUTH_REQUIRED   a remote server answered 401 or 403
+The verdict is the one mcpshim ledger gives the probe's run in the server's
+ledger: both judge the same records.
 Every server gets a line: the failures a person can fix first, with the
 reason verbatim, then timeouts and unreachable servers, then the READY ones.
 The last line counts them and ends with the exit status. Every probed server
@@ -472,16 +477,6 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 	}
 	line := func(r *probe.Result) {
 		detail := r.Detail
-		if r.ExitStatus != "" && r.Outcome == probe.Exited {
-			detail += " (" + r.ExitStatus + ")"
-		}
-		if r.Outcome == probe.Timeout && r.LastEvent != "" && !verbose {
-			stderr := "stderr silent"
-			if r.StderrActive {
-				stderr = "stderr active: still starting?" // a cold npx install is slow, not dead
-			}
-			detail += fmt.Sprintf(" (last event %s, %s)", r.LastEvent, stderr)
-		}
 		if r.Cached {
 			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
 		}
@@ -495,6 +490,9 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 		}
 		for _, warn := range r.Warnings {
 			fmt.Fprintf(w, "%-15s %-*s  warning: %s\n", "", width, "", warn)
+		}
+		if verbose && r.Advice != "" {
+			fmt.Fprintf(w, "%-15s %-*s  what to do: %s\n", "", width, "", r.Advice)
 		}
 		if verbose {
 			if r.Outcome == probe.Ready && len(r.Tools) > 0 {
@@ -541,7 +539,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool) {
 // counted against the fleet, then the exit status, so the line and $? agree.
 func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	var parts []string
-	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
+	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.Crashed, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}
