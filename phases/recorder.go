@@ -324,7 +324,7 @@ func (r *Recorder) handle(it item) {
 		switch rec.Event {
 		case Spawned, Connected:
 			r.fold(rec.Time, true)
-			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
+			r.tracker.Begin(rec.Run, rec.PID, rec.Time, rec.Event)
 		case Exited, Disconnected:
 			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))

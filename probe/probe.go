@@ -259,11 +259,14 @@ func Probe(ctx context.Context, t Target, opts Options) Result {
 	return begin(ctx, t, opts).retry(ctx)
 }
 
-// retry finishes a and, while the outcome is retryable, tries again.
+// retry finishes a and, while the outcome is retryable, tries again. Each
+// attempt is judged from its records once they are redacted: the records
+// the ledger gets, so that the ledger judges it the same.
 func (a *attempt) retry(ctx context.Context) Result {
 	r := a.finish()
 	for attempt := 1; ; attempt++ {
 		r.redact(redact.EnvHider(a.t.Env))
+		r.judge(a.opts.Timeout)
 		r.Attempts = attempt
 		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r

@@ -130,7 +130,6 @@ func begin(ctx context.Context, t Target, opts Options) *attempt {
 			st.Class, st.Hint = se.Class, se.Hint
 		}
 		a.r.Timeline = append(a.r.Timeline, st)
-		a.r.judge(opts.Timeout)
 		return a
 	}
 	a.tr = p
@@ -154,7 +153,6 @@ func (a *attempt) finish() Result {
 	a.cancel() // requests still in flight end now, not at the deadline
 	s.record(err)
 	a.tr.stop(r)
-	r.judge(a.opts.Timeout)
 	return *r
 }
 

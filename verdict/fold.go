@@ -148,7 +148,8 @@ type Facts struct {
 type Marks struct {
 	First, Last, Spawn, End, LastEvent     Mark
 	Handshake, InitFailed, DiscFailed      Mark
-	InitReceived, Noise, Timeout, Client   Mark
+	InitReceived, DiscReceived, Noise      Mark
+	Timeout, Client                        Mark
 	Kill, Spawned, SpawnRequested, Ready   Mark
 	Listed, ListFailed, Missing, External  Mark
 	Denied, Connected, AuthFailed, Failure Mark
@@ -240,6 +241,8 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.StderrCause = e.Str("stderr_cause")
 	case phases.InitializeReceived:
 		f.At.InitReceived.last(m)
+	case phases.DiscoverReceived:
+		f.At.DiscReceived.last(m)
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
 		if f.At.Handshake.first(m) {
 			f.Handshake = e.Event

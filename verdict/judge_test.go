@@ -111,7 +111,7 @@ func TestJudge(t *testing.T) {
 			evs: launch(left(3*ms+300*time.Microsecond), exited(8*ms, 1, f("requested_by_shim", true), f("stderr_cause", "fatal: missing API key"),
 				f("stderr_tail", []string{"fatal: missing API key"}), f("last_event", "initialize_received"))),
 			outcome: verdict.Exited, failed: true, cause: "fatal: missing API key",
-			reason: "fatal: missing API key (exit 1 before answering initialize)", advice: "a retry fails the same way",
+			reason: "fatal: missing API key (exit 1 before answering the handshake)", advice: "a retry fails the same way",
 			not: "timeout", answer: "the process ended before the handshake (exit 1): fatal: missing API key"},
 		{name: "issue 1: the server takes 0.3 s to fail",
 			evs:     launch(left(4*ms), exited(300*ms, 1, f("requested_by_shim", true), f("stderr_tail", []string{"starting", "fatal: missing API key"}))),

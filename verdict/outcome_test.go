@@ -70,7 +70,7 @@ func TestOutcomes(t *testing.T) {
 	}{
 		{"spawn failed", false, []rec{spawnReq, {1 * ms, phases.SpawnFailed, []ledger.Field{ledger.F("error_class", "not_found"), ledger.F("error", "no such file")}, ""}},
 			phases.OutcomeExited, "cannot start: no such file"},
-		{"exited before the handshake", false, []rec{spawnReq, spawned, initRecv, exit1}, phases.OutcomeExited, "fatal: boom (exit 1 before answering initialize)"},
+		{"exited before the handshake", false, []rec{spawnReq, spawned, initRecv, exit1}, phases.OutcomeExited, "fatal: boom (exit 1 before answering the handshake)"},
 		{"exited before the handshake, silent", false, []rec{spawnReq, spawned, exitKill}, phases.OutcomeExited, "killed by SIGKILL before any request reached it"},
 		{"handshake refused", false, []rec{spawnReq, spawned, initRecv,
 			{3 * ms, phases.InitializeFailed, []ledger.Field{ledger.F("code", -32602), ledger.F("message", "unsupported protocolVersion")}, ""}, exit0},
@@ -99,7 +99,7 @@ func TestOutcomes(t *testing.T) {
 			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}},
 			phases.OutcomeRunning, "the client left 5ms after the start, before the handshake; the server is being stopped"},
 		{"the server died before the client left: its exit counts", false, []rec{spawnReq, spawned, initRecv, exit1,
-			{10 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}}, phases.OutcomeExited, "fatal: boom (exit 1 before answering initialize)"},
+			{10 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}}, phases.OutcomeExited, "fatal: boom (exit 1 before answering the handshake)"},
 		{"noise after the handshake is not a protocol error", false, []rec{spawnReq, spawned, initRecv, initResp,
 			{4 * ms, phases.StdoutNoise, nil, ""}, exit0}, phases.OutcomeEnded, "exited 0 by itself 6ms after the handshake, the client still connected"},
 		{"timeout", true, []rec{spawnReq, spawned,

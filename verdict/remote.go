@@ -23,7 +23,7 @@ func (j *judgement) remote() {
 		j.set(AuthRequired, c, true)
 		v.Reason = c
 		v.Advice = "the server wants a credential: pass it with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env"
-	case !j.done && f.GaveUp != "":
+	case !j.done && (f.GaveUp != "" || f.HTTPStatus >= 500 || f.HTTPStatus == 0 && f.HTTPFailure != ""):
 		j.set(Unreachable, j.httpCause(), false)
 		v.Reason, v.Advice = j.httpCause(), j.unreachableAdvice()
 	case !j.done && f.HTTPStatus >= 400:

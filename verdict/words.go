@@ -49,13 +49,12 @@ func exitHow(f *Fold) string {
 	return "exit status unknown"
 }
 
-// before says how far a run that died before its handshake got.
+// before says how far a run that died before its handshake got: whether
+// the handshake (initialize, or server/discover) had reached it.
 func before(f *Fold) string {
 	switch {
-	case f.ExitLastEvent == phases.DiscoverReceived, f.ExitLastEvent == "" && f.Progress == phases.DiscoverReceived:
-		return "before answering server/discover"
-	case f.At.InitReceived.Set():
-		return "before answering initialize"
+	case f.At.InitReceived.Set() || f.At.DiscReceived.Set():
+		return "before answering the handshake"
 	case f.At.Spawned.Set():
 		return "before any request reached it"
 	}
@@ -99,7 +98,7 @@ func (j *judgement) sinceHandshake() string {
 }
 
 func (j *judgement) crashAdvice() string {
-	if j.f.Exhausted {
+	if j.f.Exhausted && j.f.Attempts > 0 {
 		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; fix what it says", plural(j.f.Attempts, "restart"))
 	}
 	if j.f.Origin == phases.OriginProbe {
@@ -116,7 +115,7 @@ func (j *judgement) state() string {
 		return f.TimeoutLast
 	case j.done:
 		return phases.ResponseSentNoInitialized
-	case f.At.InitReceived.Set() || f.Progress == phases.DiscoverReceived:
+	case f.At.InitReceived.Set() || f.At.DiscReceived.Set():
 		return phases.InitializeReceivedNoResponse
 	}
 	return phases.SpawnedNoInitialize

@@ -360,7 +360,7 @@ func TestLedgerShow(t *testing.T) {
 		t.Errorf("show …FFFFFF lacks the previous run:\n%s", out)
 	}
 	out, _, _ = runLedgerCmd(t, "show", "run_01KB3F0001", dir)
-	if !strings.Contains(out, "diagnosis: EXITED: "+fatalLine+" (exit 1 before answering initialize)\nwhat to do: fix what it says") {
+	if !strings.Contains(out, "diagnosis: EXITED: "+fatalLine+" (exit 1 before answering the handshake)\nwhat to do: fix what it says") {
 		t.Errorf("show of the early exit: no diagnosis with the stderr line:\n%s", out)
 	}
 	_, errs, code = runLedgerCmd(t, "show", "01KB3F", dir)
