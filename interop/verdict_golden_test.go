@@ -21,16 +21,17 @@ func TestVerdictGolden(t *testing.T) {
 	if err != nil && !*update {
 		t.Fatal(err)
 	}
-	lock := goldenLock(t)
+	lock, base := goldenLock(t), t.TempDir()
 	otlp := newOTLPReceiver(t)
 	var mu sync.Mutex
 	got := map[string]string{}
+	plays := map[string]*played{}
 	t.Run("scenarios", func(t *testing.T) {
 		for _, sc := range verdictScenarios {
 			t.Run(sc.name, func(t *testing.T) {
 				t.Parallel()
 				needVerdict(t, sc.needs)
-				p := play(t, sc, lock)
+				p := play(t, sc, lock, base)
 				runs := settled(t, p.dir)
 				checkViews(t, p, runs, otlp)
 				var probe *runVerdict
@@ -39,7 +40,7 @@ func TestVerdictGolden(t *testing.T) {
 				}
 				block := golden(p, runs, probe)
 				mu.Lock()
-				got[sc.name] = block
+				got[sc.name], plays[sc.name] = block, p
 				mu.Unlock()
 				if !*update && block != want[sc.name] {
 					t.Errorf("the verdicts differ from %s (go test ./interop -run TestVerdictGolden -update rewrites it)\ngot:\n%swant:\n%s", goldenFile, block, want[sc.name])
@@ -47,6 +48,7 @@ func TestVerdictGolden(t *testing.T) {
 			})
 		}
 	})
+	t.Run("readme", func(t *testing.T) { checkReadme(t, plays, got) })
 	if *update && !t.Failed() {
 		if err := writeGolden(goldenFile, got); err != nil {
 			t.Fatal(err)

@@ -354,9 +354,13 @@ type played struct {
 	probeOut []byte // probe --json
 }
 
-// play runs one scenario through the built shim (and the probe).
-func play(t *testing.T, sc verdictScenario, lock string) *played {
-	p := &played{sc: sc, dir: t.TempDir()}
+// play runs one scenario through the built shim (and the probe), its
+// ledgers in base/NAME, which outlives the scenario's subtest.
+func play(t *testing.T, sc verdictScenario, lock, base string) *played {
+	p := &played{sc: sc, dir: filepath.Join(base, sc.name)}
+	if err := os.MkdirAll(p.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	var target []string
 	if sc.url != nil {
 		u := sc.url(t)
