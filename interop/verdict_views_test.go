@@ -251,6 +251,11 @@ func checkProbe(t *testing.T, p *played) *runVerdict {
 		t.Fatalf("the probe's ledger: %+v, want one run of origin probe", runs)
 	}
 	r := runs[0]
+	// why names the probe as the one that started it, with the real pid (issue 22, item 9).
+	if launched := r.Answers[0]; launched.Question == "did the process launch?" && launched.Answer == "yes" && (!strings.Contains(launched.Reason, "started by mcpshim probe as pid ") ||
+		strings.Contains(launched.Reason, "pid 0")) {
+		t.Errorf("why of the probe's run: %q, want it started by mcpshim probe as its pid", launched.Reason)
+	}
 	if r.Outcome != res.Outcome || r.Reason != res.Detail || r.Cause != res.Cause || r.Advice != res.Advice {
 		t.Errorf("probe printed %s %q (cause %q), its run in the ledger says %s %q (cause %q)", res.Outcome, res.Detail, res.Cause, r.Outcome, r.Reason, r.Cause)
 	}
