@@ -234,7 +234,7 @@ func (j *judgement) external() Answer {
 	a := Answer{Key: "external", Question: "did anything reach the outside world?"}
 	switch {
 	case f.At.External.Set():
-		a.Answer, a.Evidence = "yes", ref(f.ExternalEvent, f.At.External)
+		a.Answer, a.Evidence = "yes", ref(f.Internal.ExternalEvent, f.At.External)
 		a.Reason = "an external attempt to " + f.ExternalTarget
 		if f.ExternalByServer {
 			a.Reason += ", as the server itself reports"

@@ -103,7 +103,6 @@ type Facts struct {
 	External         int      `json:"external,omitempty"`     // external_attempt and external_result records
 	ExternalTarget   string   `json:"external_target,omitempty"`
 	ExternalByServer bool     `json:"external_by_server,omitempty"` // the first attempt was the server's own report
-	ExternalEvent    string   `json:"-"`
 	DeniedTarget     string   `json:"denied_target,omitempty"`
 	ExecutableReady  bool     `json:"executable_ready,omitempty"`
 
@@ -133,15 +132,20 @@ type Facts struct {
 	RecordsLost     int      `json:"records_lost,omitempty"`
 	Forged          int      `json:"forged,omitempty"` // shim-only events the server wrote about itself, ignored
 	Records         int      `json:"records"`
+}
 
-	Progress      string `json:"-"` // the last event that shows progress
-	ExitLastEvent string `json:"-"` // what the shim had confirmed when it ended
-	ExitHandshake bool   `json:"-"` // the end record vouches for a handshake
-	InitFailMsg   string `json:"-"`
-	DiscFailMsg   string `json:"-"`
-	InitFailCoded bool   `json:"-"` // the refusal was a JSON-RPC error with a code
-	DiscFailCoded bool   `json:"-"`
-	ClientReason  string `json:"-"` // client_disconnected's reason
+// Internal are the facts only the judgement reads; no view shows them, and
+// they are kept with the fold when it is saved.
+type Internal struct {
+	Progress      string `json:"progress,omitempty"`        // the last event that shows progress
+	ExitLastEvent string `json:"exit_last_event,omitempty"` // what the shim had confirmed when it ended
+	ExitHandshake bool   `json:"exit_handshake,omitempty"`  // the end record vouches for a handshake
+	InitFailMsg   string `json:"init_fail,omitempty"`
+	DiscFailMsg   string `json:"discover_fail,omitempty"`
+	InitFailCoded bool   `json:"init_fail_coded,omitempty"` // the refusal was a JSON-RPC error with a code
+	DiscFailCoded bool   `json:"discover_fail_coded,omitempty"`
+	ClientReason  string `json:"client_reason,omitempty"` // client_disconnected's reason
+	ExternalEvent string `json:"external_event,omitempty"`
 }
 
 // Marks are when the records that order matters for were written.
@@ -162,7 +166,8 @@ type Marks struct {
 // keeps it between invocations).
 type Fold struct {
 	Facts
-	At Marks `json:"at"`
+	Internal Internal `json:"internal"`
+	At       Marks    `json:"at"`
 }
 
 // Ended reports whether the run's end record was folded in.
@@ -193,7 +198,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.PID = e.PID
 	}
 	if progress(e) && f.At.LastEvent.last(m) {
-		f.Progress = e.Event
+		f.Internal.Progress = e.Event
 	}
 	switch e.Event {
 	case phases.SpawnRequested:
@@ -226,8 +231,8 @@ func (f *Fold) Add(e *ledger.Entry) {
 			f.ExitCode = &code
 		}
 		f.Signal = e.Str("signal")
-		f.ExitLastEvent = e.Str("last_event")
-		f.ExitHandshake = e.Bool("handshake")
+		f.Internal.ExitLastEvent = e.Str("last_event")
+		f.Internal.ExitHandshake = e.Bool("handshake")
 		f.RequestedByShim = e.Bool("requested_by_shim")
 		if e.Event == phases.Disconnected {
 			f.Remote = true
@@ -253,11 +258,11 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Initialized = true
 	case phases.InitializeFailed:
 		if f.At.InitFailed.first(m) {
-			f.InitFailMsg, f.InitFailCoded = codeMessage(e), e.Has("code")
+			f.Internal.InitFailMsg, f.Internal.InitFailCoded = codeMessage(e), e.Has("code")
 		}
 	case phases.DiscoverFailed:
 		if f.At.DiscFailed.first(m) {
-			f.DiscFailMsg, f.DiscFailCoded = codeMessage(e), e.Has("code")
+			f.Internal.DiscFailMsg, f.Internal.DiscFailCoded = codeMessage(e), e.Has("code")
 		}
 	case phases.HandshakeTimeout:
 		f.At.Timeout.first(m)
@@ -319,12 +324,12 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.ClientDisconnected:
 		if f.At.Client.first(m) {
-			f.ClientReason = e.Str("reason")
+			f.Internal.ClientReason = e.Str("reason")
 		}
 	case phases.ExternalAttempt, phases.ExternalResult:
 		f.External++
 		if f.At.External.first(m) {
-			f.ExternalTarget, f.ExternalByServer, f.ExternalEvent = target(e), e.Origin == phases.OriginServer, e.Event
+			f.ExternalTarget, f.ExternalByServer, f.Internal.ExternalEvent = target(e), e.Origin == phases.OriginServer, e.Event
 		}
 	case phases.ExternalDenied:
 		if f.At.Denied.first(m) {

@@ -120,11 +120,11 @@ func (j *judgement) facts(now time.Time, alive bool) {
 		v.End = now.UTC()
 	}
 	v.DurationMS = ms(v.End.Sub(v.Start))
-	v.LastEvent = f.Progress
-	if f.ExitLastEvent != "" {
-		v.LastEvent = f.ExitLastEvent // what the shim had confirmed when it ended
+	v.LastEvent = f.Internal.Progress
+	if f.Internal.ExitLastEvent != "" {
+		v.LastEvent = f.Internal.ExitLastEvent // what the shim had confirmed when it ended
 	}
-	j.done = at.Handshake.Set() || f.ExitHandshake
+	j.done = at.Handshake.Set() || f.Internal.ExitHandshake
 	if at.Handshake.Set() {
 		v.HandshakeAt = time.Unix(0, at.Handshake.T).UTC()
 	}
@@ -153,11 +153,11 @@ func (j *judgement) facts(now time.Time, alive bool) {
 func (j *judgement) refused() string {
 	f := j.f
 	if f.At.InitFailed.Set() {
-		return f.InitFailMsg
+		return f.Internal.InitFailMsg
 	}
 	fellBack := f.At.InitReceived.Set() && f.At.DiscFailed.Before(f.At.InitReceived)
 	if f.At.DiscFailed.Set() && !fellBack {
-		return f.DiscFailMsg
+		return f.Internal.DiscFailMsg
 	}
 	return ""
 }
@@ -165,7 +165,7 @@ func (j *judgement) refused() string {
 // refusalReason is "handshake refused: CODE MESSAGE" for a JSON-RPC error,
 // "unusable handshake answer: WHY" for an answer the client could not use.
 func (j *judgement) refusalReason() string {
-	if j.f.InitFailCoded || j.f.DiscFailCoded {
+	if j.f.Internal.InitFailCoded || j.f.Internal.DiscFailCoded {
 		return "handshake refused: " + j.refusal
 	}
 	return "unusable handshake answer: " + j.refusal

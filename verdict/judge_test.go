@@ -2,6 +2,8 @@ package verdict_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -218,6 +220,7 @@ func TestJudge(t *testing.T) {
 			}
 			checkOrderFree(t, es, tt.alive, v)
 			checkSealed(t, es, tt.alive, v)
+			checkSaved(t, es, tt.alive, v)
 		})
 	}
 }
@@ -233,6 +236,31 @@ func checkOrderFree(t *testing.T, es []ledger.Entry, alive bool, want verdict.Ve
 		if got.Outcome != want.Outcome || got.Reason != want.Reason || got.Cause != want.Cause || got.Advice != want.Advice {
 			t.Fatalf("shuffled: got %s %q %q, want %s %q %q", got.Outcome, got.Reason, got.Advice, want.Outcome, want.Reason, want.Advice)
 		}
+	}
+}
+
+// checkSaved: a fold saved as JSON and read back (the OTLP export keeps its
+// folds between invocations) gives the same verdict, and so does one that
+// was saved halfway and went on.
+func checkSaved(t *testing.T, es []ledger.Entry, alive bool, want verdict.Verdict) {
+	t.Helper()
+	var fold verdict.Fold
+	for i := range es {
+		fold.Add(&es[i])
+		if i == len(es)/2 {
+			b, err := json.Marshal(&fold)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fold = verdict.Fold{}
+			if err := json.Unmarshal(b, &fold); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got := verdict.Judge(&fold, ledgertest.T0.Add(time.Hour), alive)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("from a saved fold: got %+v, want %+v", got, want)
 	}
 }
 

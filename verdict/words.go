@@ -183,8 +183,8 @@ func (j *judgement) endedReason() string {
 		how = "stopped by the shim: the tool surface lock is broken"
 	case j.clientLeft:
 		how = "the client left after " + FormatMS(j.v.DurationMS)
-		if f.ClientReason != "" {
-			how += " (" + f.ClientReason + ")"
+		if f.Internal.ClientReason != "" {
+			how += " (" + f.Internal.ClientReason + ")"
 		}
 	case f.RequestedByShim:
 		how = "stopped by the shim"
