@@ -1,8 +1,7 @@
 // Package phases is the phase model of an MCP server run: the event names,
 // the tracker that turns observed traffic into events, and the recorder that
 // hands them to the ledger off the relay's path. It never touches the
-// filesystem (that is ledger's) and never interprets a finished run (that is
-// report's).
+// filesystem (that is ledger's) and never judges a run (that is verdict's).
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,

@@ -137,7 +137,7 @@ func begin(ctx context.Context, t Target, opts Options) *attempt {
 	return a
 }
 
-// finish holds the conversation, stops the server and judges it.
+// finish holds the conversation and stops the server; retry judges it.
 func (a *attempt) finish() Result {
 	defer a.cancel()
 	r := &a.r
