@@ -66,8 +66,7 @@ type judgement struct {
 	stopped    bool    // the shim signalled the process before it ended (a probe kills without a record)
 	selfDied   bool    // it died by itself: a non-zero status or a signal the shim did not send
 	refusal    string  // the handshake's refusal
-	cause      string
-	stated     bool // the cause states an error
+	cause      string  // the stderr line that says why
 }
 
 // Judge is the verdict on a folded run: a pure function of its facts, the
@@ -144,7 +143,11 @@ func (j *judgement) facts(now time.Time, alive bool) {
 	j.selfDied = f.Exited && !j.stopped && (f.ExitCode != nil && *f.ExitCode != 0 || f.Signal != "")
 	j.shook = j.done && !(v.NoiseFirst && v.Warning == "")
 	j.refusal = j.refused()
-	j.cause, j.stated = stderrCause(f)
+	var stated bool
+	j.cause, stated = stderrCause(f)
+	if f.Signal != "" && !stated {
+		j.cause = "" // a banner does not explain a kill
+	}
 }
 
 // refused is the handshake's refusal, unless the client fell back: a

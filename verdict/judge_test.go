@@ -3,8 +3,8 @@ package verdict_test
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -157,6 +157,9 @@ func TestJudge(t *testing.T) {
 		{name: "a crash after the handshake", evs: listed(2, rec{30 * ms, phases.ToolCallReceived, nil, ""},
 			exited(40*ms, 1, f("stderr_tail", []string{"fatal: crashed while answering tools/call 2"}), f("handshake", true))),
 			outcome: verdict.Crashed, failed: true, cause: "fatal: crashed while answering tools/call 2", reason: "after the handshake"},
+		{name: "killed from outside after its banner: the banner is no cause", evs: listed(2, exited(40*ms, -1, f("signal", "SIGKILL"),
+			f("stderr_tail", []string{"Secure MCP Filesystem Server running on stdio"}))),
+			outcome: verdict.Crashed, failed: true, reason: "killed by SIGKILL, ", not: "running on stdio"},
 		{name: "a crash loop given up", evs: listed(2, exited(40*ms, 1, f("stderr_tail", []string{"panic: boom"})),
 			rec{41 * ms, phases.RestartsExhausted, []ledger.Field{f("attempts", 5)}, ""}),
 			outcome: verdict.Crashed, failed: true, cause: "panic: boom", advice: "gave up after 5 restarts"},
