@@ -220,6 +220,9 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
 		f.start(e)
 		f.URL, f.Address = e.Str("url"), e.Str("address")
+		if pid, ok := e.Int("shim_pid"); ok && f.PID == 0 {
+			f.PID = int(pid) // no process of its own: the run lives as long as its shim
+		}
 		if e.Event == phases.ConnectFailed {
 			f.SpawnFailed, f.At.End = true, m
 			f.ErrorClass, f.Error = e.Str("error_class"), e.Str("error")
