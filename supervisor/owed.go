@@ -30,10 +30,11 @@ func (s *Supervisor) writeOwedError(id []byte, msg string, data map[string]any) 
 }
 
 func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
-	if s.writeOwedError(p.id, msg, data) != nil {
+	err := s.writeOwedError(p.id, msg, data)
+	s.markReplied() // or it can have no answer: its stdout is closed
+	if err != nil {
 		return
 	}
-	s.markReplied()
 	if id, ok := mcp.ParseID(p.id); ok {
 		s.mem.endListen(id) // an answered subscription stream is over
 	}
@@ -159,7 +160,7 @@ func (s *Supervisor) awaitRequest(ctx context.Context) {
 	}
 }
 
-// markReplied notes that the client had an answer.
+// markReplied notes that the client had an answer, or that writing one failed.
 func (s *Supervisor) markReplied() {
 	if s.replied.CompareAndSwap(false, true) {
 		close(s.firstReply)

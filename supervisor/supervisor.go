@@ -104,7 +104,8 @@ type Supervisor struct {
 	spawnErr   *proc.SpawnError // the last start that failed, for their data
 	causeMu    sync.Mutex       // guards cause, death and spawnErr: the client relay answers with them
 	// replied is set when the client first had an answer, the server's or
-	// the shim's; firstReply is closed then (owed.go).
+	// the shim's, or when writing one failed; firstReply is closed then
+	// (owed.go).
 	replied    atomic.Bool
 	firstReply chan struct{}
 	// routing is held by the client relay while it routes a line. Run takes
