@@ -23,8 +23,8 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
-	// stop keeps the first reason the shim had to stop the child.
-	stop := func(why string) {
+	// stopFor keeps the first reason the shim had to stop the child.
+	stopFor := func(why string) {
 		if stopped == "" {
 			stopped = why
 		}
@@ -59,17 +59,17 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			switch {
 			case ev.lockBroken:
 				s.stopping = true
-				stop("after its tools broke the lock")
+				stopFor("after its tools broke the lock")
 				escalate("tool surface lock violated")
 			case ev.clientEOF || ev.clientGone:
 				s.clientLeft(ev)
-				stop("after the client left")
+				stopFor("after the client left")
 				escalate("client disconnected")
 			}
 		case err := <-stdoutDone:
 			if errors.Is(err, jsonrpc.ErrWrite) {
 				s.clientLeft(loopEvent{clientGone: true})
-				stop("after the client left")
+				stopFor("after the client left")
 				escalate("client disconnected")
 			}
 			// Stdout closed while the process lives: its exit is what counts.
@@ -77,12 +77,12 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 		case sig := <-s.cfg.Signals:
 			name := sigName(sig)
 			ss, ok := sig.(syscall.Signal)
-			halt := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
-			if ok && halt && c.installing() {
+			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
+			if ok && stop && c.installing() {
 				// No signal is safe for an install (runner.go): let it finish.
 				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
 				s.stopping = true
-				stop("on " + name)
+				stopFor("on " + name)
 				if step == 0 {
 					escalate("shim stopping while the package runner may be installing")
 				}
@@ -91,9 +91,9 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", true))
 			if ok {
 				_ = p.Signal(ss)
-				if halt {
+				if stop {
 					s.stopping = true
-					stop("on " + name)
+					stopFor("on " + name)
 					if step < 2 {
 						step, waited = 2, s.cfg.KillGrace
 						ladder = time.After(waited)
@@ -104,7 +104,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			escalate(fmt.Sprintf("still running %v after being asked to stop", waited))
 		case <-ctx.Done():
 			s.stopping = true
-			stop("as it stopped")
+			stopFor("as it stopped")
 			if step == 0 {
 				escalate("shim stopping")
 			}
