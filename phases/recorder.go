@@ -80,7 +80,6 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 		opts.MaxBytes = 32 << 20
 	}
 	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), wake: make(chan struct{}, 1), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices}
-	// The recorder: returns once Close has closed the queue and it is drained.
 	go r.loop()
 	return r
 }
