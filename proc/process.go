@@ -69,6 +69,7 @@ func Classify(err error, dir string) *SpawnError {
 		se.Class = ClassNotExecutable
 		se.Hint = "the file is not a program this system can run: add a #! line or run it through its interpreter"
 	}
+	classifyOS(err, dir, se)
 	return se
 }
 

@@ -16,6 +16,9 @@ type sysProcess struct{}
 
 func (*sysProcess) started(int) error { return nil }
 
+// classifyOS has nothing to add on Unix: Classify's cases are errno's.
+func classifyOS(error, string, *SpawnError) {}
+
 // envKeyEqual compares environment names as exec does: exactly.
 func envKeyEqual(a, b string) bool { return a == b }
 
@@ -36,6 +39,13 @@ func lookPath(file string, env []string) (string, error) {
 	}
 	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
 }
+
+// The names the ledger gives the stop ladder's steps after stdin's close:
+// the polite one and the last.
+const (
+	StopName = "SIGTERM"
+	KillName = "SIGKILL"
+)
 
 // Status returns the exit code (-1 when killed by a signal) and the signal
 // name. Valid after Exited is closed.

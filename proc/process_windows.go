@@ -122,6 +122,23 @@ func resume(pid int) error {
 	return nil
 }
 
+// classifyOS says in Windows' terms why CreateProcess refused: its errors
+// are not errno's, and a hint about chmod or #! lines would mislead.
+func classifyOS(err error, dir string, se *SpawnError) {
+	switch {
+	case se.Class == ClassNotFound:
+		se.Hint = `use an absolute path (C:\...\server.exe): clients may launch servers with a minimal Path`
+	case errors.Is(err, windows.ERROR_BAD_EXE_FORMAT), errors.Is(err, windows.ERROR_EXE_MACHINE_TYPE_MISMATCH):
+		se.Class = ClassNotExecutable
+		se.Hint = "the file is not a program Windows can run: run a script through its interpreter (node server.js, python server.py)"
+	case errors.Is(err, windows.ERROR_DIRECTORY):
+		se.Class = ClassBadCwd
+		se.Hint = fmt.Sprintf("the working directory %s does not exist or cannot be entered", dir)
+	case se.Class == ClassPermission:
+		se.Hint = "Windows refused to run it: check the file's security settings, and whether it is blocked (Unblock-File)"
+	}
+}
+
 // envKeyEqual compares environment names as Windows does: without case.
 func envKeyEqual(a, b string) bool { return strings.EqualFold(a, b) }
 
@@ -182,6 +199,13 @@ func pathExts(v string) []string {
 	}
 	return exts
 }
+
+// The names the ledger gives the stop ladder's steps after stdin's close:
+// the polite one (which needs a console) and the last.
+const (
+	StopName = "CTRL_BREAK_EVENT"
+	KillName = "TerminateJobObject"
+)
 
 // Status returns the exit code and, Windows having no signals, no signal
 // name. Valid after Exited is closed.

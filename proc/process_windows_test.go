@@ -169,3 +169,33 @@ func TestSpawnMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestSpawnFailuresClassified: what CreateProcess says for a script given
+// as the command, a missing working directory and a non-program is the same
+// class as on Linux, with a hint that fits Windows.
+func TestSpawnFailuresClassified(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.js")
+	os.WriteFile(script, []byte("console.log(1)\n"), 0o644)
+	exe := filepath.Join(dir, "broken.exe")
+	os.WriteFile(exe, []byte("not a program"), 0o755)
+	tests := []struct {
+		spec  Spec
+		class string
+	}{
+		{Spec{Path: script}, ClassNotExecutable},
+		{Spec{Path: exe}, ClassNotExecutable},
+		{Spec{Path: os.Args[0], Dir: filepath.Join(dir, "missing")}, ClassBadCwd},
+	}
+	for _, tt := range tests {
+		_, err := Start(tt.spec)
+		se, ok := err.(*SpawnError)
+		if !ok || se.Class != tt.class {
+			t.Errorf("Start(%+v): got %#v (%v), want class %s", tt.spec, err, err, tt.class)
+			continue
+		}
+		if strings.Contains(se.Hint, "chmod") || strings.Contains(se.Hint, "#!") {
+			t.Errorf("Start(%+v): hint %q is for Unix", tt.spec, se.Hint)
+		}
+	}
+}
