@@ -36,11 +36,17 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			p.Stdin.Close()
 		case 1:
 			step = 2
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGTERM"), ledger.F("reason", reason))
-			_ = p.Signal(syscall.SIGTERM)
+			if err := p.Signal(syscall.SIGTERM); err != nil {
+				// No polite step to take (Windows without a console): end it.
+				step = 3
+				s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.KillName), ledger.F("reason", reason+"; "+err.Error()))
+				_ = p.Signal(syscall.SIGKILL)
+				break
+			}
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.StopName), ledger.F("reason", reason))
 		case 2:
 			step = 3
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", "SIGKILL"), ledger.F("reason", reason))
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.KillName), ledger.F("reason", reason))
 			_ = p.Signal(syscall.SIGKILL)
 		default:
 			return
@@ -88,16 +94,18 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 				}
 				continue
 			}
-			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", true))
-			if ok {
-				_ = p.Signal(ss)
-				if stop {
-					s.stopping = true
-					stopFor("on " + name)
-					if step < 2 {
-						step, waited = 2, s.cfg.KillGrace
-						ladder = time.After(waited)
-					}
+			forwarded := ok && p.Signal(ss) == nil
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", forwarded))
+			if stop {
+				s.stopping = true
+				stopFor("on " + name)
+				switch {
+				case !forwarded && step == 0:
+					// Windows without a console: the ladder from its first step.
+					escalate("shim stopping")
+				case forwarded && step < 2:
+					step, waited = 2, s.cfg.KillGrace
+					ladder = time.After(waited)
 				}
 			}
 		case <-ladder:

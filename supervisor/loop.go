@@ -159,7 +159,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		if c.runner {
 			grace = InstallGrace
 		}
-		if c.guard, err = proc.StartGuard(s.cfg.Guard, p.Pid, grace); err != nil {
+		if c.guard, err = proc.StartGuard(s.cfg.Guard, p, grace); err != nil {
 			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
 		}
 	}
@@ -251,6 +251,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if c.guard != nil {
 		c.guard.Close()
 	}
+	p.Release()
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
 	exitFields := []ledger.Field{ledger.F("exit_code", code), ledger.F("duration_ms", time.Since(p.Started)),
