@@ -154,9 +154,9 @@ func (j *judgement) noHandshake() string {
 		if j.clientLeft {
 			s += "; the client gave up after " + FormatMS(j.waited)
 			if j.stopped {
-				s += " and the shim stopped the server"
+				s += " and mcpshim stopped the server"
 			} else if f.Exited {
-				s += " and the server ended once its stdin closed"
+				s += " and the server exited when mcpshim closed its stdin"
 			}
 		}
 		return s

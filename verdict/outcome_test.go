@@ -94,7 +94,7 @@ func TestOutcomes(t *testing.T) {
 			phases.OutcomeTimeout, "no handshake answer: the client gave up after 1.5s (initialize_received_no_response); stderr silent"},
 		{"the client left at once: no wait, no timeout", false, []rec{spawnReq, spawned, initRecv,
 			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}, exitAsked},
-			phases.OutcomeEnded, "the client left 5ms after the start, before the handshake; the shim stopped the server (killed by SIGTERM)"},
+			phases.OutcomeEnded, "the client left 5ms after the start, before the handshake; mcpshim stopped the server (killed by SIGTERM)"},
 		{"the client left before the handshake of a live run", true, []rec{spawnReq, spawned,
 			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}},
 			phases.OutcomeRunning, "the client left 5ms after the start, before the handshake; the server is being stopped"},

@@ -169,9 +169,9 @@ func (j *judgement) leftEarlyReason() string {
 		}
 		return s
 	case j.stopped:
-		return s + "; the shim stopped the server (" + exitHow(f) + ")"
+		return s + "; mcpshim stopped the server (" + exitHow(f) + ")"
 	}
-	return s + "; the server ended on its own once its stdin closed (" + exitHow(f) + ")"
+	return s + "; mcpshim closed the server's stdin and it exited (" + exitHow(f) + ")"
 }
 
 // endedReason says how a run that served ended, and what to know about it.

@@ -28,6 +28,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
@@ -284,7 +285,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		checkTools = lockChecker(lock, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
-	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
+	file, ok := c.stdin.(*os.File)
+	person := ok && isatty.IsTerminal(file.Fd())
+	if person {
 		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
 	}
 
@@ -356,6 +359,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		CaptureFull: f.capture == "full",
 		CheckTools:  checkTools,
 		EnforceLock: f.lockMode == "enforce",
+		Interactive: person,
 
 		OnServerStderr: serverEvents(rec),
 	})
@@ -412,5 +416,5 @@ func colorOK(c *cli, w io.Writer) bool {
 		return false
 	}
 	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
+	return ok && termsafe.Color(f)
 }
