@@ -66,7 +66,8 @@ type judgement struct {
 	stopped    bool    // the shim signalled the process before it ended (a probe kills without a record)
 	selfDied   bool    // it died by itself: a non-zero status or a signal the shim did not send
 	refusal    string  // the handshake's refusal
-	cause      string  // the stderr line that says why
+	cause      string  // the stderr line that says why it ended
+	line       string  // the stderr line the chooser picked, stated or not: what a wait left to read
 }
 
 // Judge is the verdict on a folded run: a pure function of its facts, the
@@ -144,7 +145,8 @@ func (j *judgement) facts(now time.Time, alive bool) {
 	j.shook = j.done && !(v.NoiseFirst && v.Warning == "")
 	j.refusal = j.refused()
 	var stated bool
-	j.cause, stated = stderrCause(f)
+	j.line, stated = stderrCause(f)
+	j.cause = j.line
 	if f.Signal != "" && !stated {
 		j.cause = "" // a banner does not explain a kill
 	}
@@ -206,7 +208,7 @@ func (j *judgement) local() {
 		j.set(Crashed, j.cause, false)
 		v.Reason, v.Advice = j.crashReason(), j.crashAdvice()
 	case j.gaveUpWaiting():
-		j.set(Timeout, j.cause, false)
+		j.set(Timeout, j.line, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 	case f.Exited && !j.clientLeft && !f.RequestedByShim:
 		j.set(Exited, j.cause, true)
@@ -225,7 +227,7 @@ func (j *judgement) probed() {
 	f, v := j.f, &j.v
 	switch {
 	case f.At.Timeout.Set():
-		j.set(Timeout, j.cause, false)
+		j.set(Timeout, j.line, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 	case f.Tools == nil && f.ToolsListFailed > 0:
 		j.set(ProtocolError, f.ToolsListError, true)
@@ -253,7 +255,7 @@ func (j *judgement) running(outcome string, alive bool) {
 		return
 	}
 	if j.f.At.Timeout.Set() {
-		j.set(Timeout, j.cause, false)
+		j.set(Timeout, j.line, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 		return
 	}

@@ -134,9 +134,9 @@ func (j *judgement) timeoutReason() string {
 	}
 	s += " (" + j.state() + ")"
 	switch {
-	case j.cause != "":
-		s += "; stderr: " + j.cause
-	case f.Exited && !f.Remote:
+	case j.line != "":
+		s += "; stderr: " + j.line
+	case f.Exited && !f.Remote && len(f.StderrTail) == 0:
 		s += "; stderr silent"
 	}
 	return s
