@@ -376,7 +376,15 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	fl.ledger = pf.ledger
 	var cache *probe.Cache
 	if path := cachePath(c); path != "" {
-		cache = probe.OpenCache(path)
+		var note string
+		var err error
+		cache, note, err = probe.OpenCache(path)
+		if note != "" {
+			fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(note))
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim probe: cache not used: %s\n", termsafe.String(err.Error()))
+		}
 	}
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries,
 		Protocol: pf.protocol, Env: c.env, Canaries: canaries}

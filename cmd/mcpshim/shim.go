@@ -306,6 +306,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Server:   f.name,
 		MaxSize:  f.ledgerMaxSize,
 		Events:   events,
+		Notices:  stderr,
 		JSON:     f.logFormat == "json",
 		Color:    colorOK(c, c.stderr),
 	})
