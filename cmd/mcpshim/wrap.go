@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
 const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
@@ -47,9 +49,11 @@ user's entries and the current directory's project are touched, unless
                    from /
 
 wrap's own flags are read wherever they stand. The diff goes to stdout
-before a file is written; a file is replaced atomically with its
-permissions kept, and its previous bytes are kept in FILE.mcpshim.bak.
-A file that does not parse is refused, and then nothing is written.
+before a file is written; a file is replaced atomically with its owner,
+group and mode kept, and its previous bytes are kept (0600) in
+$XDG_STATE_HOME/mcpshim/backups/, never beside it. A file that does not
+parse, is read-only, or changes while it is rewritten is refused, and
+then nothing more is written.
 `
 
 var (
@@ -317,6 +321,13 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			fail(exitConfig, "%v", err)
 			continue
 		}
+		if !o.dryRun && !bytes.Equal(old, out) {
+			if err := clientconfig.Writable(path); err != nil {
+				refused = true
+				fail(exitConfig, "%v", err)
+				continue
+			}
+		}
 		for _, e := range entries {
 			found[e.Server] = true
 		}
@@ -375,14 +386,24 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		if o.dryRun {
 			continue
 		}
-		backup, err := clientconfig.Replace(p.path, p.old, p.new)
-		if err != nil {
-			return done(fail(1, "write %s: %v", p.file, err))
+		backup := clientconfig.BackupPath(backupDir(c), p.path, cmd, time.Now())
+		if err := clientconfig.Replace(p.path, p.old, p.new, backup); err != nil {
+			code := 1
+			if errors.Is(err, clientconfig.ErrReadOnly) {
+				code = exitConfig
+			}
+			return done(fail(code, "write %s: %v", p.file, err))
 		}
 		last.Written, last.Backup = true, backup
 		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.file, backup)
 	}
 	return done(0)
+}
+
+// backupDir is where wrap and unwrap keep the files they replaced: under
+// mcpshim's state directory, never in a project folder that may be shared.
+func backupDir(c *cli) string {
+	return filepath.Join(ledger.DefaultDir(c.getenv), "backups")
 }
 
 // checkWrapped is wrap --check: exit 1 listing the stdio servers that do not
