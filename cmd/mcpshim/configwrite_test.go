@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -235,5 +236,32 @@ func TestDeepConfigRefused(t *testing.T) {
 				t.Errorf("%s --config %s: exit %d, output %.300s; want %d and a message", cmd, f.name, code, out, exitConfig)
 			}
 		}
+	}
+}
+
+// TestWrapRemoteOneLine: wrap --remote keeps the original entry in one
+// argument on one line (clients print args: `claude mcp get` showed four
+// lines of Args), and unwrap still restores it byte for byte.
+func TestWrapRemoteOneLine(t *testing.T) {
+	home := t.TempDir()
+	file := filepath.Join(home, ".mcp.json")
+	content := "{\n  \"mcpServers\": {\n    \"linear\": {\n      \"type\": \"http\",\n      \"url\": \"https://mcp.linear.example/mcp\",\n" +
+		"      \"headers\": {\"Authorization\": \"Bearer ${LINEAR_TOKEN}\"}\n    }\n  }\n}\n"
+	writeWrapFile(t, file, content, 0o600)
+	if code, out := runIn(t, home, builtShim(t), "wrap", "--remote", "--config", file); code != 0 {
+		t.Fatalf("wrap --remote: exit %d\n%s", code, out)
+	}
+	var doc struct {
+		MCPServers map[string]struct{ Args []string } `json:"mcpServers"`
+	}
+	if err := json.Unmarshal([]byte(readWrapFile(t, file)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	args := doc.MCPServers["linear"].Args
+	if len(args) < 2 || args[len(args)-2] != "--remote-entry" || strings.ContainsAny(args[len(args)-1], "\r\n") {
+		t.Errorf("wrapped args %q: want the original entry on one line after --remote-entry", args)
+	}
+	if code, out := runIn(t, home, builtShim(t), "unwrap", "--config", file); code != 0 || readWrapFile(t, file) != content {
+		t.Errorf("unwrap: exit %d, file %q; want the original\n%s", code, readWrapFile(t, file), out)
 	}
 }
