@@ -12,15 +12,20 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 )
 
-const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
-       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run] [--json] [--all-projects]
+const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check]
+                    [--json] [--all-projects] [--remote] [--ledger DIR]
+                    [SHIM FLAG...]
+       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run]
+                      [--json] [--all-projects]
 
 wrap puts each stdio server of the client configs behind this mcpshim:
   "command": "/absolute/path/of/mcpshim",
-  "args": ["--name", NAME, "--ledger", DIR, SHIM FLAG..., "--", COMMAND, ARGS...]
+  "args": ["--name", NAME, "--ledger", DIR, SHIM FLAG..., "--",
+           COMMAND, ARGS...]
 Only command and args change; the rest of the file, comments and trailing
 commas included, is kept byte for byte. Remote (url) servers and entries
 already wrapped are left alone. unwrap restores the original command and
@@ -56,8 +61,12 @@ parse, is read-only, or changes while it is rewritten is refused, and
 then nothing more is written.
 `
 
+var errWrapHelp = errors.New("help requested")
+
+// wrapFlags and unwrapFlags are the commands' own flags, for suggestions.
 var (
-	errWrapHelp = errors.New("help requested")
+	wrapFlags   = []string{"config", "server", "dry-run", "check", "json", "all-projects", "remote", "ledger", "help"}
+	unwrapFlags = []string{"config", "server", "dry-run", "json", "all-projects", "help"}
 )
 
 // wrapExecutable is the path wrap writes into entries: absolute, because
@@ -134,7 +143,7 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			case hasVal:
 				err = fmt.Errorf("%s takes no value", arg)
 			case unwrap:
-				err = fmt.Errorf("unknown flag %s", arg)
+				err = fmt.Errorf("unknown flag %s: unwrap restores remote entries without it", arg)
 			}
 			o.remote = true
 		case "dry-run", "check", "json", "all-projects":
@@ -150,13 +159,13 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			o.allProjects = o.allProjects || name == "all-projects"
 		default:
 			if unwrap {
-				return o, fmt.Errorf("unknown flag %s", arg)
+				return o, fmt.Errorf("unknown flag %s%s", arg, cmdline.DidYouMean(name, unwrapFlags, "--"))
 			}
 			switch known, takesValue := shimFlag(name); {
 			case name == "name":
 				err = errors.New("--name is not baked: wrap names each server after its entry")
 			case !known:
-				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's (mcpshim -h lists them)", arg)
+				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's%s", arg, cmdline.DidYouMean(name, append(wrapFlags, shimFlagNames()...), "--"))
 			case name == "ledger":
 				var dir string
 				if dir, err = value(); err == nil {
@@ -257,7 +266,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim %s: %v\n\n%s", cmd, err, wrapUsage)
+		fmt.Fprintf(c.stderr, "mcpshim %s: %v (mcpshim %s --help lists the flags)\n", cmd, err, cmd)
 		return exitUsage
 	}
 	rep.DryRun = o.dryRun

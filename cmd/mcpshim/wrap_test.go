@@ -303,7 +303,7 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"unwrap", "--ledger", "x"}, exitUsage, "unknown flag --ledger"},
 		{[]string{"unwrap", "--check"}, exitUsage, "unknown flag --check"},
 		{[]string{"wrap", "--config", file, "--capture", "everything"}, exitUsage, `mcpshim would refuse the flags to bake (--capture everything): --capture "everything": want meta or full`},
-		{[]string{"wrap", "--config", file, "--handshake-timeout", "soon"}, exitUsage, `invalid value "soon" for flag -handshake-timeout`},
+		{[]string{"wrap", "--config", file, "--handshake-timeout", "soon"}, exitUsage, `--handshake-timeout soon: want a duration such as 2s, 500ms or 1m30s`},
 		{[]string{"wrap", "--config", file, "--restart"}, exitUsage, "--restart needs a value"},
 		{[]string{"wrap", "--config", file, "--capture-everything"}, exitUsage, "unknown flag --capture-everything: neither a wrap flag nor one of mcpshim's"},
 		{[]string{"wrap", "--config", file, "--name", "x"}, exitUsage, "--name is not baked"},
