@@ -17,7 +17,7 @@ import (
 func inPTY(t *testing.T, cols uint16, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(builtShim(t), args...)
-	cmd.Env = []string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: 60})
 	if err != nil {
 		t.Fatalf("start in a pty: %v", err)
