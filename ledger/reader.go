@@ -16,8 +16,7 @@ import (
 )
 
 // MaxLine is the longest line the reader accepts as a record; a longer line
-// is skipped whole. The writer never writes a longer one: it cuts the biggest
-// field of a record that would be (Record.fit).
+// is skipped whole. The writer never writes a longer one (Record.fit).
 const MaxLine = 16 << 20
 
 // Scanner reads ledger records from one stream. It never trusts the stream:
