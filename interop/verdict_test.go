@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -399,15 +400,16 @@ func play(t *testing.T, sc verdictScenario, lock, base string) *played {
 	return p
 }
 
-// verdictEnv is the servers' environment: no credential they look for.
+// verdictEnv is the servers' environment, as small as a GUI client's: a
+// PATH to the runtimes and a HOME, no credential they look for.
 func verdictEnv(t *testing.T) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WEATHER_API_KEY=") && !strings.HasPrefix(kv, "REPORT_API_TOKEN=") && !strings.HasPrefix(kv, "XDG_") {
-			env = append(env, kv)
+	path := []string{"/usr/local/bin", "/usr/bin", "/bin"}
+	for _, bin := range []string{bins.node, bins.python} {
+		if dir := filepath.Dir(bin); bin != "" && !slices.Contains(path, dir) {
+			path = append([]string{dir}, path...)
 		}
 	}
-	return append(env, "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	return []string{"PATH=" + strings.Join(path, ":"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 }
 
 // syncBuffer is a bytes.Buffer safe for the process writing it and the test reading it.

@@ -131,7 +131,7 @@ func checkRow(t *testing.T, table string, r runVerdict) {
 			continue
 		}
 		if strings.HasPrefix(row, "!") != r.Failed || !strings.Contains(row, "  "+r.Outcome+"  ") || !strings.Contains(row, "  "+r.LastEvent+"  ") ||
-			!strings.HasSuffix(row, "  "+report.OneLine(r.Reason, 100)) {
+			!strings.HasSuffix(row, "  "+report.OneLine(r.Reason, 160)) {
 			t.Errorf("table row of %s:\n%s\nwant mark %v, %s, %s, WHY %q", r.Short, row, r.Failed, r.Outcome, r.LastEvent, r.Reason)
 		}
 		return

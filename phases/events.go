@@ -135,7 +135,15 @@ const (
 	// while its process is gone: the shim itself was killed (SIGKILL, power
 	// loss) before it could write the end.
 	OutcomeUnrecorded = "UNRECORDED"
+	// A remote server's run (mcpshim --url, or a probe over HTTP).
+	OutcomeUnreachable  = "UNREACHABLE"
+	OutcomeAuthRequired = "AUTH_REQUIRED"
 )
+
+// Outcomes is every outcome a run can have in the ledger (package verdict
+// says which), the run states included.
+var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
+	OutcomeCrashed, OutcomeUnrecorded, OutcomeUnreachable, OutcomeAuthRequired}
 
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.

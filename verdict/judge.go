@@ -18,9 +18,9 @@ const (
 	Unrecorded    = phases.OutcomeUnrecorded
 	// Unreachable: a remote server refused the connection, did not resolve,
 	// or answered 5xx until the bridge gave up.
-	Unreachable = "UNREACHABLE"
+	Unreachable = phases.OutcomeUnreachable
 	// AuthRequired: a remote server answered 401 or 403.
-	AuthRequired = "AUTH_REQUIRED"
+	AuthRequired = phases.OutcomeAuthRequired
 )
 
 // RealWait is the shortest wait that makes a client leaving before the

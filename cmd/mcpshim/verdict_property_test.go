@@ -106,7 +106,7 @@ func agree(t *testing.T, path string, seen map[string]int) bool {
 				run["cause"], run["advice"], run["last_event"], v.Outcome, v.Failed, v.Reason, v.Cause, v.Advice, v.LastEvent)
 		}
 		row := rowOf(table, short)
-		if strings.HasPrefix(row, "!") != v.Failed || !strings.Contains(row, "  "+v.Outcome+"  ") || !strings.HasSuffix(row, report.OneLine(v.Reason, 100)) {
+		if strings.HasPrefix(row, "!") != v.Failed || !strings.Contains(row, "  "+v.Outcome+"  ") || !strings.HasSuffix(row, report.OneLine(v.Reason, 160)) {
 			fail("%s: table row %q; the verdict %s failed=%v %q", id, row, v.Outcome, v.Failed, v.Reason)
 		}
 		var why struct {
