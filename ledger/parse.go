@@ -1,11 +1,12 @@
 package ledger
 
 import (
-	"bytes"
 	"encoding/json"
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/jsonscan"
 )
 
 const (
@@ -83,11 +84,11 @@ func (s *Scanner) parse(line []byte) bool {
 	for i := range s.common {
 		s.common[i].kind = 0
 	}
-	i := skipSpace(line, 0)
+	i := jsonscan.SkipSpace(line, 0)
 	if i >= len(line) || line[i] != '{' {
 		return false
 	}
-	i = skipSpace(line, i+1)
+	i = jsonscan.SkipSpace(line, i+1)
 	if i < len(line) && line[i] == '}' {
 		return false // no ts
 	}
@@ -95,7 +96,7 @@ func (s *Scanner) parse(line []byte) bool {
 		if i >= len(line) || line[i] != '"' {
 			return false
 		}
-		kEnd, kEsc, ok := scanString(line, i)
+		kEnd, kEsc, ok := jsonscan.String(line, i)
 		if !ok {
 			return false
 		}
@@ -103,12 +104,12 @@ func (s *Scanner) parse(line []byte) bool {
 		if kEsc {
 			f.unquoted, f.keyEnd = unquote(line[i:kEnd]), -1
 		}
-		i = skipSpace(line, kEnd)
+		i = jsonscan.SkipSpace(line, kEnd)
 		if i >= len(line) || line[i] != ':' {
 			return false
 		}
-		i = skipSpace(line, i+1)
-		end, esc, ok := scanValue(line, i, 1)
+		i = jsonscan.SkipSpace(line, i+1)
+		end, esc, ok := value(line, i)
 		if !ok {
 			return false
 		}
@@ -118,7 +119,7 @@ func (s *Scanner) parse(line []byte) bool {
 		} else {
 			s.fields = append(s.fields, f)
 		}
-		i = skipSpace(line, end)
+		i = jsonscan.SkipSpace(line, end)
 		if i >= len(line) {
 			return false
 		}
@@ -128,9 +129,9 @@ func (s *Scanner) parse(line []byte) bool {
 		if line[i] != ',' {
 			return false
 		}
-		i = skipSpace(line, i+1)
+		i = jsonscan.SkipSpace(line, i+1)
 	}
-	if skipSpace(line, i+1) != len(line) {
+	if jsonscan.SkipSpace(line, i+1) != len(line) {
 		return false
 	}
 	return s.fillCommon()
@@ -227,180 +228,12 @@ func kindOf(c byte) byte {
 	return c
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
+// value validates the field value at line[i] (inside the record's object),
+// and for a string says whether it needs unescaping.
+func value(line []byte, i int) (end int, escaped, ok bool) {
+	if i < len(line) && line[i] == '"' {
+		return jsonscan.String(line, i)
 	}
-	return i
-}
-
-// maxDepth is encoding/json's nesting limit, so both reject the same lines.
-const maxDepth = 10000
-
-// scanValue validates the JSON value at b[i:] and returns where it ends, and
-// for a string whether it needs unescaping.
-func scanValue(b []byte, i, depth int) (end int, escaped, ok bool) {
-	if i >= len(b) {
-		return 0, false, false
-	}
-	switch c := b[i]; {
-	case c == '"':
-		return scanString(b, i)
-	case c == '{' || c == '[':
-		if depth+1 > maxDepth {
-			return 0, false, false
-		}
-		return scanComposite(b, i, depth+1)
-	case c == '-' || c >= '0' && c <= '9':
-		end, ok = scanNumber(b, i)
-		return end, false, ok
-	case c == 't':
-		return literal(b, i, "true")
-	case c == 'f':
-		return literal(b, i, "false")
-	case c == 'n':
-		return literal(b, i, "null")
-	}
-	return 0, false, false
-}
-
-func literal(b []byte, i int, word string) (int, bool, bool) {
-	if !bytes.HasPrefix(b[i:], []byte(word)) {
-		return 0, false, false
-	}
-	return i + len(word), false, true
-}
-
-// scanComposite validates an object or array starting at b[i].
-func scanComposite(b []byte, i, depth int) (int, bool, bool) {
-	closer := byte(']')
-	if b[i] == '{' {
-		closer = '}'
-	}
-	i = skipSpace(b, i+1)
-	if i < len(b) && b[i] == closer {
-		return i + 1, false, true
-	}
-	for {
-		if closer == '}' {
-			if i >= len(b) || b[i] != '"' {
-				return 0, false, false
-			}
-			end, _, ok := scanString(b, i)
-			if !ok {
-				return 0, false, false
-			}
-			i = skipSpace(b, end)
-			if i >= len(b) || b[i] != ':' {
-				return 0, false, false
-			}
-			i = skipSpace(b, i+1)
-		}
-		end, _, ok := scanValue(b, i, depth)
-		if !ok {
-			return 0, false, false
-		}
-		i = skipSpace(b, end)
-		if i >= len(b) {
-			return 0, false, false
-		}
-		if b[i] == closer {
-			return i + 1, false, true
-		}
-		if b[i] != ',' {
-			return 0, false, false
-		}
-		i = skipSpace(b, i+1)
-	}
-}
-
-// scanString validates the string whose opening quote is b[i]. escaped is
-// true when its text differs from its bytes: escapes or non-ASCII bytes,
-// which encoding/json may replace.
-func scanString(b []byte, i int) (end int, escaped, ok bool) {
-	for i++; i < len(b); i++ {
-		c := b[i]
-		if plain[c] {
-			continue
-		}
-		switch {
-		case c == '"':
-			return i + 1, escaped, true
-		case c < 0x20:
-			return 0, false, false
-		case c >= 0x80:
-			escaped = true
-		case c == '\\':
-			escaped = true
-			i++
-			if i >= len(b) {
-				return 0, false, false
-			}
-			switch b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(b) {
-					return 0, false, false
-				}
-				for _, h := range b[i+1 : i+5] {
-					if !isHex(h) {
-						return 0, false, false
-					}
-				}
-				i += 4
-			default:
-				return 0, false, false
-			}
-		}
-	}
-	return 0, false, false
-}
-
-// plain marks the bytes a string holds as they are: printable ASCII but the
-// quote and the backslash.
-var plain = func() (t [256]bool) {
-	for c := 0x20; c < 0x80; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-func isHex(c byte) bool {
-	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
-}
-
-// scanNumber validates a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
-func scanNumber(b []byte, i int) (int, bool) {
-	if b[i] == '-' {
-		i++
-	}
-	digits := func() bool {
-		start := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > start
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
-		return 0, false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			return 0, false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			return 0, false
-		}
-	}
-	return i, true
+	end, ok = jsonscan.Value(line, i, 1)
+	return end, false, ok
 }
