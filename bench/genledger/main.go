@@ -3,9 +3,16 @@
 // records of pairs of shims that ran at the same time (interleaved lines),
 // with restarts, crashes, timeouts, refusals, spawn failures and noise among
 // mostly healthy runs. Records are encoded by ledger.Record, the shim's own
-// encoder, so the bytes are the real format.
+// encoder, so the bytes are the real format. The same seed and flags write
+// the same bytes.
 //
 //	go run ./bench/genledger -dir /tmp/fleet -size 1073741824
+//
+// -lean gives runs of about three records each (start, handshake or failure,
+// end) instead of hundreds of tool calls: the shape of a year of short
+// sessions, many runs in few bytes. -runs stops after that many runs.
+//
+//	go run ./bench/genledger -dir /tmp/runs -lean -runs 1000000 -servers 10
 package main
 
 import (
@@ -13,6 +20,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -27,19 +35,24 @@ func main() {
 	dir := flag.String("dir", "", "write the ledgers into `DIR` (created)")
 	size := flag.Int64("size", 1<<30, "stop after about this many `BYTES`")
 	servers := flag.Int("servers", 40, "how many servers in the fleet")
+	runs := flag.Int64("runs", 0, "stop after this many `RUNS` instead (0: by -size)")
+	lean := flag.Bool("lean", false, "about three records a run: no tools/list, no tool calls")
 	seed := flag.Uint64("seed", 1, "random seed: the same seed writes the same bytes")
 	flag.Parse()
-	if *dir == "" {
-		fmt.Fprintln(os.Stderr, "usage: genledger -dir DIR [-size BYTES] [-servers N] [-seed N]")
+	if *dir == "" || *servers < 1 {
+		fmt.Fprintln(os.Stderr, "usage: genledger -dir DIR [-size BYTES | -runs N] [-lean] [-servers N] [-seed N]")
 		os.Exit(64)
 	}
-	if err := generate(*dir, *size, *servers, *seed); err != nil {
+	if *runs > 0 {
+		*size = math.MaxInt64
+	}
+	if err := generate(*dir, *size, *runs, *servers, *seed, *lean); err != nil {
 		fmt.Fprintf(os.Stderr, "genledger: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func generate(dir string, size int64, servers int, seed uint64) error {
+func generate(dir string, size, maxRuns int64, servers int, seed uint64, lean bool) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -60,11 +73,15 @@ func generate(dir string, size int64, servers int, seed uint64) error {
 	}
 	var written, runs, records int64
 	var buf bytes.Buffer
-	for written < size {
+	for written < size && (maxRuns == 0 || runs < maxRuns) {
 		i := rng.IntN(servers)
 		g := gen{rng: rng, server: fmt.Sprintf("server-%02d", i)}
+		session := g.session
+		if lean {
+			session = g.leanSession
+		}
 		// Two shims of one server at once: two clients, or a client and a probe.
-		recs := append(g.session(clocks[i]), g.session(clocks[i].Add(time.Duration(rng.IntN(500))*time.Millisecond))...)
+		recs := append(session(clocks[i]), session(clocks[i].Add(time.Duration(rng.IntN(500))*time.Millisecond))...)
 		sort.SliceStable(recs, func(a, b int) bool { return recs[a].Time.Before(recs[b].Time) })
 		buf.Reset()
 		for k := range recs {
@@ -218,4 +235,86 @@ func sha(s string) string {
 		h = (h ^ uint64(s[i])) * 1099511628211
 	}
 	return fmt.Sprintf("%016x%016x%016x%016x", h, h*31, h*37, h*41)
+}
+
+// leanSession is one shim whose runs have about three records each: the
+// start, the handshake or what stopped it, and the end. One run in twenty
+// crashes after its handshake and is restarted (up to three runs), one in
+// two hundred has no end (its shim was SIGKILLed).
+func (g *gen) leanSession(t time.Time) []ledger.Record {
+	shim := ledger.NewID("shim", t)
+	var out []ledger.Record
+	seq := uint64(0)
+	prev := ""
+	for generation := 1; generation <= 3; generation++ {
+		g.runs++
+		run := ledger.NewID("run", t)
+		pid := 1000 + g.rng.IntN(60000)
+		emit := func(dt time.Duration, phase phases.Phase, event string, fields ...ledger.Field) {
+			t = t.Add(dt)
+			seq++
+			out = append(out, ledger.Record{Time: t, Shim: shim, Run: run, Seq: seq, Server: g.server, PID: pid,
+				Phase: phase, Event: event, Fields: fields})
+		}
+		ms := func(lo, hi int) time.Duration {
+			return time.Duration(lo*1000+g.rng.IntN((hi-lo)*1000+1)) * time.Microsecond
+		}
+		start := []ledger.Field{ledger.F("command", "npx"), ledger.F("generation", generation)}
+		if prev != "" {
+			start = append(start, ledger.F("previous_run", prev))
+		}
+		emit(0, phases.Launch, phases.SpawnRequested, start...)
+		exit := func(code int, handshake bool, last string, tail ...string) {
+			fields := []ledger.Field{ledger.F("exit_code", code), ledger.F("requested_by_shim", code == 0), ledger.F("last_event", last)}
+			if len(tail) > 0 {
+				fields = append(fields, ledger.F("stderr_tail", tail))
+			}
+			if handshake {
+				fields = append(fields, ledger.F("handshake", true))
+			}
+			emit(ms(0, 5), phases.Launch, phases.Exited, fields...)
+		}
+		responded := func() {
+			emit(ms(20, 900), phases.Handshake, phases.InitializeResponded, ledger.F("protocol_version", "2025-11-25"), ledger.F("latency_ms", ms(1, 40)))
+		}
+		switch fate := g.rng.IntN(200); {
+		case fate < 1:
+			responded() // no end: the shim was SIGKILLed
+			return out
+		case fate < 5 && generation == 1:
+			emit(ms(0, 2), phases.Launch, phases.SpawnFailed, ledger.F("error_class", "not_found"),
+				ledger.F("error", `exec: "npx": executable file not found in $PATH`), ledger.F("hint", "use an absolute path"))
+			return out
+		case fate < 9:
+			emit(ms(1, 3), phases.Transport, phases.StdoutNoise, ledger.F("bytes", 25), ledger.F("sha256", sha("noise")),
+				ledger.F("preview", "Starting Acme MCP server"), ledger.F("before_handshake", true))
+			exit(0, false, phases.Spawned)
+			return out
+		case fate < 15:
+			emit(ms(1, 50), phases.Handshake, phases.InitializeReceived, ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"))
+			exit(1, false, phases.InitializeReceived, "fatal: missing API key")
+			return out
+		case fate < 19:
+			emit(ms(1, 5), phases.Handshake, phases.InitializeFailed, ledger.F("request_id", "1"), ledger.F("code", -32602),
+				ledger.F("message", "unsupported protocolVersion"), ledger.F("latency_ms", ms(1, 5)))
+			exit(0, false, phases.InitializeFailed)
+			return out
+		case fate < 23:
+			emit(30*time.Second, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", phases.InitializeReceivedNoResponse), ledger.F("timeout_ms", 30*time.Second))
+			exit(0, false, phases.InitializeReceived)
+			return out
+		case fate < 33:
+			responded()
+			exit(1, true, phases.InitializeResponded, "panic: runtime error: invalid memory address or nil pointer dereference")
+			emit(ms(0, 1), phases.Supervision, phases.RestartScheduled, ledger.F("attempt", generation), ledger.F("delay_ms", ms(100, 400)),
+				ledger.F("reason", "exit code 1"), ledger.F("previous_run", run))
+			prev = run
+			t = t.Add(ms(100, 400))
+			continue
+		}
+		responded()
+		exit(0, true, phases.InitializeResponded)
+		return out
+	}
+	return out
 }
