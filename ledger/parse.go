@@ -114,7 +114,13 @@ func (s *Scanner) parse(line []byte) bool {
 			return false
 		}
 		f.start, f.end, f.kind, f.escaped = i, end, kindOf(line[i]), esc
-		if c := commonIndex(s.key(&f)); c >= 0 {
+		c := -1
+		if f.keyEnd >= 0 {
+			c = commonIndex(line[f.keyStart:f.keyEnd])
+		} else {
+			c = commonIndex([]byte(f.unquoted))
+		}
+		if c >= 0 {
 			s.common[c] = f
 		} else {
 			s.fields = append(s.fields, f)
@@ -144,13 +150,13 @@ func (s *Scanner) fillCommon() bool {
 	if ts.kind != '"' {
 		return false
 	}
-	text := ""
+	var t time.Time
+	var err error
 	if ts.escaped {
-		text = unquote(s.line[ts.start:ts.end])
+		t, err = time.Parse(time.RFC3339Nano, unquote(s.line[ts.start:ts.end]))
 	} else {
-		text = string(s.line[ts.start+1 : ts.end-1])
+		t, err = s.clock.parse(s.line[ts.start+1 : ts.end-1])
 	}
-	t, err := time.Parse(time.RFC3339Nano, text)
 	if err != nil {
 		return false
 	}
@@ -197,8 +203,8 @@ func (s *Scanner) commonInt(k int) int64 {
 	return v
 }
 
-func commonIndex(key string) int {
-	switch key {
+func commonIndex(key []byte) int {
+	switch string(key) {
 	case "ts":
 		return kTS
 	case "shim":
@@ -236,4 +242,57 @@ func value(line []byte, i int) (end int, escaped, ok bool) {
 	}
 	end, ok = jsonscan.Value(line, i, 1)
 	return end, false, ok
+}
+
+// clock parses RFC 3339 times as time.Parse does, fast for the shim's own
+// spelling (2026-11-28T00:31:38.256557Z): the time of the hour is kept from
+// the previous record, which mostly shares it, and the rest is digits.
+// Anything else goes to time.Parse.
+type clock struct {
+	hour [13]byte // "2026-11-28T00", as time.Parse accepted it
+	at   time.Time
+}
+
+func (c *clock) parse(b []byte) (time.Time, error) {
+	const secLen = len("2006-01-02T15:04:05")
+	n := len(b)
+	if n < secLen+1 || b[n-1] != 'Z' || b[13] != ':' || b[16] != ':' {
+		return time.Parse(time.RFC3339Nano, string(b))
+	}
+	minute, ok1 := twoDigits(b[14:16])
+	second, ok2 := twoDigits(b[17:19])
+	if !ok1 || !ok2 || minute > 59 || second > 59 {
+		return time.Parse(time.RFC3339Nano, string(b))
+	}
+	frac := b[secLen : n-1] // "" or ".256557"
+	ns := 0
+	if len(frac) > 0 {
+		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
+			return time.Parse(time.RFC3339Nano, string(b))
+		}
+		for _, d := range frac[1:] {
+			if d < '0' || d > '9' {
+				return time.Parse(time.RFC3339Nano, string(b))
+			}
+			ns = ns*10 + int(d-'0')
+		}
+		for range 10 - len(frac) {
+			ns *= 10
+		}
+	}
+	if [13]byte(b[:13]) != c.hour || c.at.IsZero() {
+		at, err := time.Parse(time.RFC3339, string(b[:13])+":00:00Z")
+		if err != nil {
+			return time.Parse(time.RFC3339Nano, string(b))
+		}
+		c.hour, c.at = [13]byte(b[:13]), at
+	}
+	return c.at.Add(time.Duration(minute)*time.Minute + time.Duration(second)*time.Second + time.Duration(ns)), nil
+}
+
+func twoDigits(b []byte) (int, bool) {
+	if b[0] < '0' || b[0] > '9' || b[1] < '0' || b[1] > '9' {
+		return 0, false
+	}
+	return int(b[0]-'0')*10 + int(b[1]-'0'), true
 }

@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"hash/maphash"
 	"io"
 )
 
@@ -24,7 +25,9 @@ type Scanner struct {
 	entry   Entry
 	skipped int
 	err     error
-	intern  map[string]string
+	strs    [1 << 12]string // recent distinct short strings, by a hash of their bytes
+	seed    maphash.Seed
+	clock   clock
 
 	// The current record, which entry's accessors read.
 	line   []byte
@@ -35,7 +38,7 @@ type Scanner struct {
 
 // NewScanner reads records from r.
 func NewScanner(r io.Reader) *Scanner {
-	s := &Scanner{r: bufio.NewReaderSize(r, 1<<20), intern: make(map[string]string)}
+	s := &Scanner{r: bufio.NewReaderSize(r, 1<<20), seed: maphash.MakeSeed()}
 	s.entry.sc = s
 	return s
 }
@@ -139,19 +142,17 @@ func (s *Scanner) Skipped() int { return s.skipped }
 // Err is the read error that ended the scan, if any.
 func (s *Scanner) Err() error { return s.err }
 
-// str returns b as a string, sharing one copy per distinct short value: run
-// ids, names and event words repeat on every line.
+// str returns b as a string, sharing one copy per distinct short value while
+// it recurs: names, event words and a run's id repeat from line to line. The
+// cache is a fixed table, so a ledger of any number of distinct values costs
+// the same.
 func (s *Scanner) str(b []byte) string {
 	if len(b) > 128 {
 		return string(b)
 	}
-	if v, ok := s.intern[string(b)]; ok {
-		return v
+	slot := &s.strs[maphash.Bytes(s.seed, b)&(uint64(len(s.strs))-1)]
+	if *slot != string(b) {
+		*slot = string(b)
 	}
-	if len(s.intern) >= 1<<14 {
-		clear(s.intern) // bounded: a ledger can hold any number of distinct values
-	}
-	v := string(b)
-	s.intern[v] = v
-	return v
+	return *slot
 }
