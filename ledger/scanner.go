@@ -20,6 +20,11 @@ const MaxLine = 16 << 20
 // valid JSON and that Decode accepts, and its Entry agrees with Decode's
 // field for field. It allocates per distinct string, not per line.
 type Scanner struct {
+	// Filter, when set, passes over the lines it refuses unread: they are
+	// neither records nor skipped. A second pass after a few runs asks only
+	// for the lines that hold their ids.
+	Filter func(line []byte) bool
+
 	r       *bufio.Reader
 	long    []byte // a line longer than the bufio buffer
 	entry   Entry
@@ -51,7 +56,7 @@ func (s *Scanner) Scan() bool {
 		if !ok {
 			return false
 		}
-		if len(bytes.TrimSpace(line)) == 0 {
+		if len(bytes.TrimSpace(line)) == 0 || s.Filter != nil && !s.Filter(line) {
 			continue
 		}
 		if s.parse(line) {
