@@ -79,6 +79,19 @@ type judgement struct {
 // the backoff) may only add advice, so a reader that stops at the end (the
 // OTLP export, the shim's own line) says the same.
 func Judge(f *Fold, now time.Time, alive bool) Verdict {
+	j := judge(f, now, alive)
+	j.v.Answers = j.answers()
+	return j.v
+}
+
+// JudgeWithoutAnswers is Judge but for the Answers, which it leaves nil: a
+// reader of a million runs that shows none of them saves half of what the
+// judgement allocates.
+func JudgeWithoutAnswers(f *Fold, now time.Time, alive bool) Verdict {
+	return judge(f, now, alive).v
+}
+
+func judge(f *Fold, now time.Time, alive bool) *judgement {
 	j := &judgement{f: f}
 	j.facts(now, alive)
 	v := &j.v
@@ -98,8 +111,7 @@ func Judge(f *Fold, now time.Time, alive bool) Verdict {
 	if f.LockMode == "enforce" && len(f.LockMissing) > 0 {
 		v.Failed, v.Fixable = true, true // connected, but not the surface the agent was promised
 	}
-	j.v.Answers = j.answers()
-	return j.v
+	return j
 }
 
 // facts works out what every rule reads: times, the handshake, who ended the run.
