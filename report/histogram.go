@@ -59,3 +59,18 @@ func (h *histogram) quantile(q float64) float64 {
 	}
 	return h.max
 }
+
+func (h *histogram) merge(o *histogram) {
+	if o.total == 0 {
+		return
+	}
+	if h.counts == nil {
+		h.counts = make([]uint32, histBuckets)
+		h.min, h.max = o.min, o.max
+	}
+	h.min, h.max = min(h.min, o.min), max(h.max, o.max)
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.total += o.total
+}

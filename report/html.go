@@ -59,7 +59,7 @@ type Page struct {
 // call as bars on a time axis, failures and noise marked, restarts joined.
 // short names each run as the reader's tables do; it returns how many chains
 // failed.
-func HTML(w io.Writer, page Page, chains [][]*Run, entries map[string][]ledger.Entry, short map[string]string, loc *time.Location) (failed int, err error) {
+func HTML(w io.Writer, page Page, chains [][]*Run, entries map[string][]ledger.Entry, short func(id string) string, loc *time.Location) (failed int, err error) {
 	view := reportView{Generated: page.Generated, Files: page.Files, Skipped: page.Skipped}
 	for _, ch := range chains {
 		view.Runs += len(ch)
@@ -143,7 +143,7 @@ type svgLink struct {
 }
 
 // chainView lays one chain out: rows top to bottom, time left to right.
-func layoutChain(ch []*Run, entries map[string][]ledger.Entry, short map[string]string, loc *time.Location) chainView {
+func layoutChain(ch []*Run, entries map[string][]ledger.Entry, short func(id string) string, loc *time.Location) chainView {
 	start, end := ch[0].Start, ch[0].End
 	for _, r := range ch {
 		if es := entries[r.ID]; len(es) > 0 && es[0].Time.Before(start) {
@@ -172,14 +172,14 @@ func layoutChain(ch []*Run, entries map[string][]ledger.Entry, short map[string]
 	var prevExit *svgMark
 	var prevY int
 	for _, r := range ch {
-		cv.Runs = append(cv.Runs, runBadge{short[r.ID], r.Outcome, r.Reason, r.Advice, r.Fixable, r.Failed, r.Failed || r.Advice != ""})
+		cv.Runs = append(cv.Runs, runBadge{short(r.ID), r.Outcome, r.Reason, r.Advice, r.Fixable, r.Failed, r.Failed || r.Advice != ""})
 		if r.Failed {
 			cv.Failed = true
 		}
 		rows, dropped := runRows(r, entries[r.ID], x)
 		cv.Dropped += dropped
 		head := svgRow{Y: y, Head: true, Class: "run " + outcomeClass(r),
-			Label: OneLine(fmt.Sprintf("%s · gen %d · %s", short[r.ID], r.Generation, r.Outcome), svgLabel)}
+			Label: OneLine(fmt.Sprintf("%s · gen %d · %s", short(r.ID), r.Generation, r.Outcome), svgLabel)}
 		endMark := svgMark{X: x(r.End), Class: "exit", Glyph: "■", Title: "ended: " + ExitText(r)}
 		switch {
 		case r.Alive:
@@ -191,7 +191,7 @@ func layoutChain(ch []*Run, entries map[string][]ledger.Entry, short map[string]
 		head.Marks = []svgMark{endMark}
 		if prevExit != nil {
 			cv.Links = append(cv.Links, svgLink{X1: prevExit.X, Y1: float64(prevY + svgRowH/2), X2: x(r.Start), Y2: float64(y + svgRowH/2),
-				Title: "restarted as run " + short[r.ID]})
+				Title: "restarted as run " + short(r.ID)})
 		}
 		prevExit, prevY = &endMark, y
 		cv.Rows = append(cv.Rows, head)

@@ -8,8 +8,13 @@ import (
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
-// serverAgg holds one server's call statistics across its runs.
+// serverAgg holds one server's statistics across its runs: the runs counted
+// (Count) and their outcomes, and the calls, restarts and discoveries of the
+// records folded.
 type serverAgg struct {
+	runs      int
+	failed    int
+	outcomes  map[string]int
 	calls     callAgg
 	tools     map[string]*callAgg
 	restarts  int
@@ -24,7 +29,7 @@ type callAgg struct {
 func (s *Summary) server(name string) *serverAgg {
 	g := s.servers[name]
 	if g == nil {
-		g = &serverAgg{tools: make(map[string]*callAgg)}
+		g = &serverAgg{tools: make(map[string]*callAgg), outcomes: make(map[string]int)}
 		s.servers[name] = g
 	}
 	return g
@@ -48,6 +53,42 @@ func (g *serverAgg) add(e *ledger.Entry) {
 	case phases.RestartScheduled:
 		g.restarts++
 	}
+}
+
+// Count adds a run to its server's runs and outcomes in Stats.
+func (s *Summary) Count(r *Run) {
+	g := s.server(r.Server)
+	g.runs++
+	g.outcomes[r.Outcome]++
+	if r.Failed {
+		g.failed++
+	}
+}
+
+func (g *serverAgg) merge(o *serverAgg) {
+	g.runs += o.runs
+	g.failed += o.failed
+	for k, n := range o.outcomes {
+		g.outcomes[k] += n
+	}
+	g.calls.merge(&o.calls)
+	for name, t := range o.tools {
+		if g.tools[name] == nil {
+			g.tools[name] = &callAgg{}
+		}
+		g.tools[name].merge(t)
+	}
+	g.restarts += o.restarts
+	g.zeroTools += o.zeroTools
+}
+
+func (c *callAgg) merge(o *callAgg) {
+	c.n.Received += o.n.Received
+	c.n.OK += o.n.OK
+	c.n.IsError += o.n.IsError
+	c.n.Error += o.n.Error
+	c.n.InputRequired += o.n.InputRequired
+	c.latency.merge(&o.latency)
 }
 
 func (g *serverAgg) call(tool, outcome string, ms float64, hasLatency bool) {
@@ -104,37 +145,17 @@ type Percentiles struct {
 }
 
 // Stats returns per-server statistics, by server name, with their tools by
-// name; runs (from Runs) supply the outcome counts.
-func (s *Summary) Stats(runs []Run) []ServerStats {
-	byName := make(map[string]*ServerStats)
-	get := func(name string) *ServerStats {
-		st := byName[name]
-		if st == nil {
-			st = &ServerStats{Server: name, Outcomes: make(map[string]int), Tools: []ToolStats{}}
-			byName[name] = st
-		}
-		return st
-	}
-	for _, r := range runs {
-		st := get(r.Server)
-		st.Runs++
-		st.Outcomes[r.Outcome]++
-		if r.Failed {
-			st.Failed++
-		}
-	}
+// name: the runs Count counted, and the calls of the records folded.
+func (s *Summary) Stats() []ServerStats {
+	out := make([]ServerStats, 0, len(s.servers))
 	for name, g := range s.servers {
-		st := get(name)
-		st.Restarts, st.ZeroToolDiscoveries = g.restarts, g.zeroTools
-		st.CallStats = g.calls.stats()
+		st := ServerStats{Server: name, Runs: g.runs, Outcomes: g.outcomes, Failed: g.failed, Tools: []ToolStats{},
+			Restarts: g.restarts, ZeroToolDiscoveries: g.zeroTools, CallStats: g.calls.stats()}
 		for tool, t := range g.tools {
 			st.Tools = append(st.Tools, ToolStats{Tool: tool, CallStats: t.stats()})
 		}
 		sort.Slice(st.Tools, func(i, j int) bool { return st.Tools[i].Tool < st.Tools[j].Tool })
-	}
-	out := make([]ServerStats, 0, len(byName))
-	for _, st := range byName {
-		out = append(out, *st)
+		out = append(out, st)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Server < out[j].Server })
 	return out

@@ -84,10 +84,24 @@ func ValueText(v any) string {
 
 // OneLine is s on one line, safe for a terminal, cut to width runes.
 func OneLine(s string, width int) string {
+	if len(s) <= width && plainLine(s) {
+		return s // what the rest would give back: the common case, without copies
+	}
 	s = termsafe.String(strings.Join(strings.Fields(s), " "))
 	if utf8.RuneCountInString(s) <= width {
 		return s
 	}
 	r := []rune(s)
 	return string(r[:width-1]) + "…"
+}
+
+// plainLine reports whether s is printable ASCII words with one space
+// between them: a line OneLine leaves as it is.
+func plainLine(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == ' ' && (i == 0 || i == len(s)-1 || s[i-1] == ' ') {
+			return false
+		}
+	}
+	return true
 }

@@ -173,13 +173,13 @@ func valuesOf(c *cli, name string, words []string) []string {
 // first, as `mcpshim ledger` shows them.
 func runIDs(c *cli) []string {
 	l := &ledgerCmd{c: &cli{env: c.env, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}}
-	d, err := l.load(nil)
+	d, err := l.load(nil, nil)
 	if err != nil || d == nil {
 		return nil
 	}
 	var out []string
-	for i := len(d.runs) - 1; i >= 0 && len(out) < 200; i-- {
-		out = append(out, d.short[d.runs[i].ID])
+	for i := d.runs.Len() - 1; i >= 0 && len(out) < 200; i-- {
+		out = append(out, d.short(d.runs.ID(i)))
 	}
 	return out
 }

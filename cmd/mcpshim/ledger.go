@@ -54,9 +54,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
@@ -236,12 +237,14 @@ func (l *ledgerCmd) keep(r *report.Run) bool {
 
 // ledgerData is what one pass over the ledger files found.
 type ledgerData struct {
-	files   []string
-	sum     *report.Summary
-	runs    []report.Run // every run, oldest first
-	skipped int
-	short   map[string]string // run id -> shortest unique prefix, for display
+	files []string
+	*report.Result
+	runs            *report.Store // the kept runs, oldest first (load)
+	failed, running int64         // of the kept runs: marked !, still alive
 }
+
+// short is a run's short id, as the tables show it.
+func (d *ledgerData) short(id string) string { return d.IDs.Short(id) }
 
 // files resolves the paths, or the default directory when there are none.
 // A missing default directory is no ledger yet, not an error.
@@ -258,143 +261,68 @@ func (l *ledgerCmd) files(paths []string) ([]string, error) {
 	return files, err
 }
 
-// load folds every record of the files into per-run aggregates, streaming:
-// memory grows with the runs, not with the records.
-func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
+// read folds every record of the files, streaming: opts says what is kept
+// besides the counts, and memory grows with that, not with the records. Every
+// run's id is collected, for the short ids.
+func (l *ledgerCmd) read(paths []string, opts report.ReadOptions) (*ledgerData, error) {
 	files, err := l.files(paths)
 	if err != nil {
 		return nil, err
 	}
-	d := &ledgerData{files: files, sum: report.NewSummary()}
-	d.sum.StatsSince = l.since
-	for _, path := range files {
-		n, err := scanFile(path, func(s *ledger.Scanner) { d.sum.Add(s.Entry()) })
-		d.skipped += n
-		if err != nil {
-			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
-		}
+	// The runs kept and the ids take about 230 bytes a run; past this the
+	// collector works harder rather than let the heap double.
+	debug.SetMemoryLimit(384 << 20)
+	opts.Now, opts.Alive, opts.StatsSince, opts.IDs = l.now, proc.Alive, l.since, true
+	d := &ledgerData{files: files, Result: report.Read(files, opts)}
+	for _, err := range d.Errors {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 	}
-	d.runs = d.sum.Runs(l.now, proc.Alive)
-	d.short = shortIDs(d.runs)
 	return d, nil
 }
 
-// scanFile calls fn at every record of path and returns how many lines
-// were skipped.
-func scanFile(path string, fn func(s *ledger.Scanner)) (int, error) {
-	f, err := os.Open(path)
+// load reads the ledgers and keeps the runs keep keeps (nil: all), oldest
+// first.
+func (l *ledgerCmd) load(paths []string, keep func(*report.Run) bool) (*ledgerData, error) {
+	runs := &report.Store{}
+	var failed, running atomic.Int64
+	d, err := l.read(paths, report.ReadOptions{Keep: keep, Links: true, Run: func(r *report.Run) {
+		runs.Add(r)
+		if r.Failed {
+			failed.Add(1)
+		}
+		if r.Alive {
+			running.Add(1)
+		}
+	}})
 	if err != nil {
-		return 0, fmt.Errorf("read %s: %w", path, err)
+		return nil, err
 	}
-	defer f.Close()
-	s := ledger.NewScanner(f)
-	for s.Scan() {
-		fn(s)
-	}
-	if s.Err() != nil {
-		return s.Skipped(), fmt.Errorf("read %s: %w", path, s.Err())
-	}
-	return s.Skipped(), nil
+	d.runs = runs
+	d.failed, d.running = failed.Load(), running.Load()
+	runs.Sort()
+	return d, nil
 }
 
-// loadKept reads the ledgers and returns the runs the filters keep.
-func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []report.Run, error) {
-	d, err := l.load(paths)
-	if err != nil {
-		return nil, nil, err
+// run is the i-th kept run, with the run restarted from it.
+func (d *ledgerData) run(i int, r *report.Run) {
+	d.runs.Run(i, r)
+	r.NextRun = d.Next[r.ID]
+}
+
+// find is the kept run with the id, if there is one.
+func (d *ledgerData) find(id string) (report.Run, bool) {
+	var r report.Run
+	i := d.runs.Index(id)
+	if i >= 0 {
+		d.run(i, &r)
 	}
-	var runs []report.Run
-	for i := range d.runs {
-		if l.keep(&d.runs[i]) {
-			runs = append(runs, d.runs[i])
-		}
-	}
-	return d, runs, nil
+	return r, i >= 0
 }
 
 // entries reads the records of the wanted runs, each run's in order. It is
 // the second pass of show, why and report: only their runs are kept whole.
 func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]ledger.Entry {
 	return l.entriesCapped(d, want, math.MaxInt)
-}
-
-// minShort is the shortest run prefix shown: the ULID's time part.
-const minShort = 10
-
-// shortIDs gives every run the shortest prefix (without "run_") that tells it
-// apart from all others, the same length for all so the column lines up.
-func shortIDs(runs []report.Run) map[string]string {
-	ids := make([]string, len(runs))
-	for i, r := range runs {
-		ids[i] = strings.TrimPrefix(r.ID, "run_")
-	}
-	sort.Strings(ids)
-	n := minShort
-	for i := 1; i < len(ids); i++ {
-		n = max(n, commonPrefix(ids[i-1], ids[i])+1)
-	}
-	out := make(map[string]string, len(runs))
-	for _, r := range runs {
-		id := strings.TrimPrefix(r.ID, "run_")
-		out[r.ID] = id[:min(n, len(id))]
-	}
-	return out
-}
-
-func commonPrefix(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-// errNoRun and errAmbiguousRun are resolve's failures.
-var (
-	errNoRun        = errors.New("no such run")
-	errAmbiguousRun = errors.New("ambiguous run prefix")
-)
-
-// resolve finds the run arg names: a unique prefix of its id (with or without
-// "run_"), or else a unique suffix as the shim prints it (…A4N8).
-func resolve(runs []report.Run, arg string) (*report.Run, error) {
-	want := strings.TrimPrefix(arg, "run_")
-	suffix := strings.TrimPrefix(strings.TrimPrefix(want, "…"), "...")
-	for _, match := range []func(id string) bool{
-		func(id string) bool { return strings.HasPrefix(id, want) },
-		func(id string) bool { return strings.HasSuffix(id, suffix) },
-	} {
-		var found []*report.Run
-		for i := range runs {
-			if match(strings.TrimPrefix(runs[i].ID, "run_")) {
-				found = append(found, &runs[i])
-			}
-		}
-		switch {
-		case len(found) == 1:
-			return found[0], nil
-		case len(found) > 1:
-			ids := make([]string, 0, 5)
-			for _, r := range found[:min(len(found), 5)] {
-				ids = append(ids, r.ID)
-			}
-			return nil, fmt.Errorf("%w %q: %d runs match (%s…)", errAmbiguousRun, arg, len(found), strings.Join(ids, ", "))
-		}
-	}
-	// A typo: the run whose id, cut to arg's length, is nearest.
-	best, bestD := "", 3
-	for i := range runs {
-		id := strings.TrimPrefix(runs[i].ID, "run_")
-		for _, p := range [][2]string{{want, id[:min(len(want), len(id))]}, {suffix, id[max(0, len(id)-len(suffix)):]}} {
-			if d := cmdline.Distance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
-				best, bestD = runs[i].ID, d
-			}
-		}
-	}
-	if best != "" {
-		return nil, fmt.Errorf("%w %q; did you mean %s?", errNoRun, arg, best)
-	}
-	return nil, fmt.Errorf("%w %q", errNoRun, arg)
 }
 
 // parseSince reads an age back from now (2h, 3d) or a time: RFC 3339, or

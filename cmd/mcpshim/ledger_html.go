@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -34,18 +35,21 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger report: --html FILE is required")
 		return exitUsage
 	}
-	d, err := l.load(paths)
+	d, err := l.load(paths, nil)
 	if err != nil {
 		return l.fail(err)
 	}
+	// Every run, for the chains of restarts through runs the filters leave out.
+	all := make([]report.Run, d.runs.Len())
 	var picked []*report.Run
-	for i := range d.runs {
-		if l.keep(&d.runs[i]) {
-			picked = append(picked, &d.runs[i])
+	for i := range all {
+		d.run(i, &all[i])
+		if l.keep(&all[i]) {
+			picked = append(picked, &all[i])
 		}
 	}
 	picked = picked[max(0, len(picked)-limit):]
-	chains := report.Chains(d.runs, picked)
+	chains := report.Chains(all, picked)
 	want := map[string]bool{}
 	for _, ch := range chains {
 		for _, r := range ch {
@@ -53,7 +57,7 @@ func (l *ledgerCmd) report(args []string) int {
 		}
 	}
 	entries := l.entriesCapped(d, want, reportEvents)
-	page := report.Page{Generated: l.now.In(l.loc).Format("2006-01-02 15:04:05 MST"), Files: len(d.files), Skipped: d.skipped}
+	page := report.Page{Generated: l.now.In(l.loc).Format("2006-01-02 15:04:05 MST"), Files: len(d.files), Skipped: d.Skipped}
 	var buf bytes.Buffer
 	failed, err := report.HTML(&buf, page, chains, entries, d.short, l.loc)
 	if err != nil {
@@ -77,22 +81,62 @@ func (l *ledgerCmd) report(args []string) int {
 // entriesCapped is entries with at most max records per run: the report
 // draws at most report.RowsPerRun rows of a run anyway.
 func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]ledger.Entry {
+	out, _ := l.records(d, want, limit)
+	return out
+}
+
+// records reads the records of the wanted runs, at most limit a run (and
+// the end), each run's in order, and which run restarted from each: a second
+// pass over the files that parses only the lines holding a wanted id (or an
+// escape, which could spell one).
+func (l *ledgerCmd) records(d *ledgerData, want map[string]bool, limit int) (map[string][]ledger.Entry, map[string]string) {
 	out := map[string][]ledger.Entry{}
+	next := map[string]string{}
+	nextAt := map[string]time.Time{}
+	var needles [][]byte
+	for id := range want {
+		needles = append(needles, []byte(id))
+	}
+	filter := func(line []byte) bool {
+		if bytes.IndexByte(line, '\\') >= 0 {
+			return true
+		}
+		for _, n := range needles {
+			if bytes.Contains(line, n) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, path := range d.files {
-		_, err := scanFile(path, func(s *ledger.Scanner) {
+		f, err := os.Open(path)
+		if err != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger: read %s: %v\n", path, err)
+			continue
+		}
+		s := ledger.NewScanner(f)
+		s.Filter = filter
+		for s.Scan() {
 			cur := s.Entry()
+			switch cur.Event {
+			case phases.SpawnRequested, phases.Connected, phases.ConnectFailed: // where a run names its previous one
+				if prev := cur.Str("previous_run"); want[prev] && cur.Run != prev && !cur.Time.Before(nextAt[prev]) {
+					next[prev], nextAt[prev] = cur.Run, cur.Time // as Summary.Runs: the later one
+				}
+			}
 			if want[cur.Run] && (len(out[cur.Run]) < limit || cur.Event == phases.Exited) {
 				if e, err := s.Decode(); err == nil {
 					out[cur.Run] = append(out[cur.Run], e)
 				}
 			}
-		})
-		if err != nil {
-			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		}
+		if s.Err() != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger: read %s: %v\n", path, s.Err())
+		}
+		f.Close()
 	}
 	for _, es := range out {
 		report.SortEntries(es)
 	}
-	return out
+	return out, next
 }

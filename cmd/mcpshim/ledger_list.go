@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -17,22 +20,15 @@ func (l *ledgerCmd) list(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	d, runs, err := l.loadKept(paths)
+	d, err := l.load(paths, l.keep)
 	if err != nil {
 		return l.fail(err)
 	}
 	if l.json {
-		out := struct {
-			Files   []string  `json:"files"`
-			Records int       `json:"records"`
-			Skipped int       `json:"skipped_lines"`
-			Lost    int       `json:"records_lost"`
-			Runs    []runJSON `json:"runs"`
-		}{nonNil(d.files), d.sum.Records, d.skipped, d.sum.Lost, make([]runJSON, 0, len(runs))}
-		for _, r := range runs {
-			out.Runs = append(out.Runs, runJSON{r, d.short[r.ID]})
+		if err := d.writeJSON(l.c.stdout); err != nil {
+			return l.fail(err)
 		}
-		return l.writeJSON(out)
+		return 0
 	}
 	p := painter(l.color)
 	// On a narrow terminal: the noise count, the generation, the date, the
@@ -40,19 +36,18 @@ func (l *ledgerCmd) list(args []string) int {
 	// duration give way, in that order, and WHY goes under its row when it
 	// would be cut short in it. --wide and pipes get them all on one line.
 	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
-	t.add(cell{text: ""}, cell{text: "STARTED"}, cell{text: "SERVER"}, cell{text: "RUN"}, cell{text: "GEN", right: true},
-		cell{text: "DURATION", right: true}, cell{text: "OUTCOME"}, cell{text: "LAST EVENT"}, cell{text: "TOOLS", right: true},
-		cell{text: "CALLS ok/isErr/err"}, cell{text: "NOISE", right: true}, cell{text: "EXIT"}, cell{text: "WHY"})
-	failed, running := 0, 0
-	for i := range runs {
-		r := &runs[i]
+	t.n = d.runs.Len() + 1
+	t.row = func(i int) []cell {
+		if i == 0 {
+			return []cell{{text: ""}, {text: "STARTED"}, {text: "SERVER"}, {text: "RUN"}, {text: "GEN", right: true},
+				{text: "DURATION", right: true}, {text: "OUTCOME"}, {text: "LAST EVENT"}, {text: "TOOLS", right: true},
+				{text: "CALLS ok/isErr/err"}, {text: "NOISE", right: true}, {text: "EXIT"}, {text: "WHY"}}
+		}
+		var r report.Run
+		d.runs.Run(i-1, &r) // the table shows no next run
 		mark := ""
 		if r.Failed {
 			mark = "!"
-			failed++
-		}
-		if r.Alive {
-			running++
 		}
 		gen := "-"
 		if r.Generation > 0 {
@@ -62,29 +57,33 @@ func (l *ledgerCmd) list(args []string) int {
 		if r.Origin == phases.OriginProbe {
 			server += " (probe)"
 		}
-		t.add(cell{text: mark, style: styleBoldRed},
-			cell{text: r.Start.In(l.loc).Format("2006-01-02 15:04:05"), short: r.Start.In(l.loc).Format("01-02 15:04")},
-			cell{text: server},
-			cell{text: d.short[r.ID]},
-			cell{text: gen, right: true},
-			cell{text: verdict.FormatMS(r.DurationMS), right: true},
-			cell{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
-			cell{text: r.LastEvent},
-			cell{text: toolsText(r), right: true},
-			cell{text: callsText(r)},
-			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
-			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
-			cell{text: report.OneLine(r.Reason, 160)})
+		start := r.Start.In(l.loc).Format("2006-01-02 15:04:05")
+		return []cell{{text: mark, style: styleBoldRed},
+			{text: start, short: start[5:16]}, // 01-02 15:04
+			{text: server},
+			{text: d.short(r.ID)},
+			{text: gen, right: true},
+			{text: verdict.FormatMS(r.DurationMS), right: true},
+			{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
+			{text: r.LastEvent},
+			{text: toolsText(&r), right: true},
+			{text: callsText(&r)},
+			{text: strconv.Itoa(r.Noise), right: true, style: styleIf(r.Noise > 0, styleYellow)},
+			{text: report.ExitText(&r), style: styleIf(r.Alive, styleCyan)},
+			{text: report.OneLine(r.Reason, 160)}}
 	}
-	if len(runs) > 0 {
-		t.write(l.c.stdout, p, l.width)
+	out := bufio.NewWriterSize(l.c.stdout, 1<<16)
+	if d.runs.Len() > 0 {
+		if err := t.write(out, p, l.width); err != nil {
+			return l.fail(err)
+		}
 	}
-	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))}
-	if d.skipped > 0 {
-		parts = append(parts, plural(d.skipped, "line")+" skipped (torn or not ledger records)")
+	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", d.runs.Len(), d.failed, d.running, len(d.files))}
+	if d.Skipped > 0 {
+		parts = append(parts, plural(d.Skipped, "line")+" skipped (torn or not ledger records)")
 	}
-	if d.sum.Lost > 0 {
-		parts = append(parts, plural(d.sum.Lost, "record")+" lost by the shims (records_lost)")
+	if d.Lost > 0 {
+		parts = append(parts, plural(d.Lost, "record")+" lost by the shims (records_lost)")
 	}
 	sep := "; "
 	if l.width > 0 && utf8.RuneCountInString(strings.Join(parts, sep)) > l.width {
@@ -93,8 +92,37 @@ func (l *ledgerCmd) list(args []string) int {
 	for i := 1; i < len(parts); i++ {
 		parts[i] = p.paint(styleYellow, parts[i])
 	}
-	fmt.Fprintln(l.c.stdout, strings.Join(parts, sep))
+	fmt.Fprintln(out, strings.Join(parts, sep))
+	if err := out.Flush(); err != nil {
+		return l.fail(err)
+	}
 	return 0
+}
+
+// writeJSON prints the runs as --json does, one at a time: the document
+// printJSON would write of {files, records, skipped_lines, records_lost,
+// runs}, byte for byte, without a million runs in memory at once.
+func (d *ledgerData) writeJSON(w io.Writer) error {
+	out := bufio.NewWriterSize(w, 1<<20)
+	files, err := json.MarshalIndent(nonNil(d.files), "  ", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "{\n  \"files\": %s,\n  \"records\": %d,\n  \"skipped_lines\": %d,\n  \"records_lost\": %d,\n  \"runs\": [",
+		files, d.Records, d.Skipped, d.Lost)
+	err = report.Ordered(out, d.runs.Len(), func(dst []byte, i int) ([]byte, error) {
+		var r report.Run
+		d.run(i, &r)
+		return report.AppendJSON(append(dst, ",\n    "[1-min(i, 1):]...), &r, d.short(r.ID), 2)
+	})
+	if err != nil {
+		return err
+	}
+	if d.runs.Len() > 0 {
+		out.WriteString("\n  ")
+	}
+	out.WriteString("]\n}\n")
+	return out.Flush()
 }
 
 // runJSON is a run as --json prints it.

@@ -24,17 +24,18 @@ func (l *ledgerCmd) show(args []string) int {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger show: which run? (mcpshim ledger lists them)")
 		return exitUsage
 	}
-	d, err := l.load(pos[1:])
+	d, err := l.load(pos[1:], nil)
 	if err != nil {
 		return l.fail(err)
 	}
-	r, err := resolve(d.runs, pos[0])
+	id, err := d.IDs.Resolve(pos[0])
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger show: %v\n", err)
 		return 1
 	}
+	run, _ := d.find(id)
+	r := &run
 	es := l.entries(d, map[string]bool{r.ID: true})[r.ID]
-	byID := report.IndexRuns(d.runs)
 	if l.json {
 		out := struct {
 			Run       runJSON     `json:"run"`
@@ -42,7 +43,7 @@ func (l *ledgerCmd) show(args []string) int {
 			Advice    string      `json:"advice"`
 			Events    []eventJSON `json:"events"`
 			Skipped   int         `json:"skipped_lines"`
-		}{runJSON{*r, d.short[r.ID]}, r.Reason, r.Advice, make([]eventJSON, 0, len(es)), d.skipped}
+		}{runJSON{*r, d.short(r.ID)}, r.Reason, r.Advice, make([]eventJSON, 0, len(es)), d.Skipped}
 		for i := range es {
 			out.Events = append(out.Events, toEventJSON(&es[i], es[0].Time))
 		}
@@ -61,12 +62,12 @@ func (l *ledgerCmd) show(args []string) int {
 		if link.id == "" {
 			continue
 		}
-		if o, ok := byID[link.id]; ok {
+		if o, ok := d.find(link.id); ok {
 			about := p.paint(outcomeStyle(&o.Verdict), o.Outcome)
 			if o.Reason != "" {
 				about += ", " + report.OneLine(o.Reason, 80)
 			}
-			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
+			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short(link.id)), about)
 		} else {
 			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
@@ -99,8 +100,8 @@ func (l *ledgerCmd) show(args []string) int {
 			fmt.Fprintf(w, "  | %s\n", termsafe.String(s))
 		}
 	}
-	if d.skipped > 0 {
-		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
+	if d.Skipped > 0 {
+		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.Skipped, "line"))
 	}
 	fmt.Fprintf(w, "\n%s %s: %s\n", p.paint(styleBold, "diagnosis:"), p.paint(outcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
 	if r.Advice != "" {

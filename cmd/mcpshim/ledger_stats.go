@@ -17,13 +17,14 @@ func (l *ledgerCmd) stats(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	d, runs, err := l.loadKept(paths)
+	// --since counts the runs started since and the calls made since. No
+	// run is kept: memory grows with the servers and tools.
+	d, err := l.read(paths, report.ReadOptions{Keep: l.keep})
 	if err != nil {
 		return l.fail(err)
 	}
-	// --since counts the runs started since and the calls made since.
 	var servers []report.ServerStats
-	for _, st := range d.sum.Stats(runs) {
+	for _, st := range d.Stats() {
 		if (l.server == "" || st.Server == l.server) && (st.Runs > 0 || st.Calls > 0 || st.Restarts > 0) {
 			servers = append(servers, st)
 		}
@@ -33,7 +34,7 @@ func (l *ledgerCmd) stats(args []string) int {
 			Records int                  `json:"records"`
 			Skipped int                  `json:"skipped_lines"`
 			Servers []report.ServerStats `json:"servers"`
-		}{d.sum.Records, d.skipped, nonNil(servers)})
+		}{d.Records, d.Skipped, nonNil(servers)})
 	}
 	p := painter(l.color)
 	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS, P50 and P95 give way, in that order.
@@ -57,9 +58,9 @@ func (l *ledgerCmd) stats(args []string) int {
 	if len(servers) > 0 {
 		t.write(l.c.stdout, p, l.width)
 	}
-	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", plural(len(servers), "server"), plural(d.sum.Records, "record"), len(d.files))
-	if d.skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s skipped", plural(d.skipped, "line"))
+	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", plural(len(servers), "server"), plural(d.Records, "record"), len(d.files))
+	if d.Skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "; %s skipped", plural(d.Skipped, "line"))
 	}
 	fmt.Fprintln(l.c.stdout, "; latency percentiles within 3%")
 	return 0

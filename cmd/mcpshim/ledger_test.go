@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +21,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
-	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // lt0 is when the synthetic ledgers start.
@@ -546,35 +547,6 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 	}
 }
 
-func TestShortIDsAndResolve(t *testing.T) {
-	runs := []report.Run{{Facts: verdict.Facts{ID: "run_01KB3F0000AAAA"}}, {Facts: verdict.Facts{ID: "run_01KB3F0000AAAB"}}, {Facts: verdict.Facts{ID: "run_01KB3F9999ZZZZ"}}, {Facts: verdict.Facts{ID: "odd"}}}
-	short := shortIDs(runs)
-	if short["run_01KB3F0000AAAA"] != "01KB3F0000AAAA" || short["run_01KB3F9999ZZZZ"] != "01KB3F9999ZZZZ" || short["odd"] != "odd" {
-		t.Errorf("shortIDs: got %v, want 14 characters (one past the longest shared prefix)", short)
-	}
-	tests := []struct {
-		arg, want string
-		err       error
-	}{
-		{"01KB3F0000AAAA", "run_01KB3F0000AAAA", nil},
-		{"run_01KB3F99", "run_01KB3F9999ZZZZ", nil},
-		{"…ZZZZ", "run_01KB3F9999ZZZZ", nil},
-		{"AAAB", "run_01KB3F0000AAAB", nil},
-		{"01KB3F0000", "", errAmbiguousRun},
-		{"01XX", "", errNoRun},
-	}
-	for _, tc := range tests {
-		r, err := resolve(runs, tc.arg)
-		got := ""
-		if r != nil {
-			got = r.ID
-		}
-		if got != tc.want || (tc.err == nil) != (err == nil) || tc.err != nil && !strings.Contains(err.Error(), tc.err.Error()) {
-			t.Errorf("resolve(%q): got %q, %v, want %q, %v", tc.arg, got, err, tc.want, tc.err)
-		}
-	}
-}
-
 func TestParseSince(t *testing.T) {
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 	cet := time.FixedZone("CET", 3600)
@@ -776,5 +748,71 @@ func TestLedgerOnRealShims(t *testing.T) {
 	out, _, _ = runLedgerCmd(t, "why", "--server", "killed", dir)
 	if !strings.Contains(out, "UNRECORDED") || !strings.Contains(out, "answered initialize with protocol 2025-11-25") {
 		t.Errorf("why --server killed:\n%s", out)
+	}
+}
+
+// TestLedgerJSONStreamed: --json, written a run at a time from the packed
+// runs, is byte for byte the document printJSON made of every run judged in
+// memory (report.Summary), on the scripted fleet and the hostile ledger; but
+// for the end and duration, which of a run still going are now's
+// (report.TestReadAsSummary holds them with a fixed now).
+func TestLedgerJSONStreamed(t *testing.T) {
+	dir := writeFleet(t)
+	hostile, err := os.ReadFile("../../ledger/testdata/reader/hostile.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "hostile.jsonl"), hostile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	files, err := ledger.Files([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := report.NewSummary()
+	skipped := 0
+	for _, path := range files {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := ledger.NewScanner(f)
+		for sc.Scan() {
+			sum.Add(sc.Entry())
+		}
+		skipped += sc.Skipped()
+		f.Close()
+	}
+	// The alive column asks the pids: none of the fleet's is this process's.
+	runs := sum.Runs(time.Now(), proc.Alive)
+	ids := &report.IDs{}
+	for _, r := range runs {
+		ids.Add(r.ID)
+	}
+	ids.Done()
+	doc := struct {
+		Files   []string  `json:"files"`
+		Records int       `json:"records"`
+		Skipped int       `json:"skipped_lines"`
+		Lost    int       `json:"records_lost"`
+		Runs    []runJSON `json:"runs"`
+	}{files, sum.Records, skipped, sum.Lost, []runJSON{}}
+	for _, r := range runs {
+		doc.Runs = append(doc.Runs, runJSON{r, ids.Short(r.ID)})
+	}
+	var want bytes.Buffer
+	if err := printJSON(&want, doc); err != nil {
+		t.Fatal(err)
+	}
+	got, errs, code := runLedgerCmd(t, "--json", dir)
+	now := regexp.MustCompile(`"ended": "[^"]*",\n( *)"duration_ms": [-0-9.e+]+`)
+	got = now.ReplaceAllString(got, "${1}NOW")
+	if want := now.ReplaceAllString(want.String(), "${1}NOW"); code != 0 || got != want {
+		t.Errorf("ledger --json: exit %d, stderr %s\ngot  %s\nwant %s", code, errs, got, want)
+	}
+	empty := t.TempDir()
+	got, _, _ = runLedgerCmd(t, "--json", empty)
+	if want := "{\n  \"files\": [],\n  \"records\": 0,\n  \"skipped_lines\": 0,\n  \"records_lost\": 0,\n  \"runs\": []\n}\n"; got != want {
+		t.Errorf("ledger --json of an empty directory:\ngot  %q\nwant %q", got, want)
 	}
 }

@@ -2,10 +2,13 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
@@ -25,39 +28,60 @@ func (l *ledgerCmd) why(args []string) int {
 			runArg, pos = pos[0], pos[1:]
 		}
 	}
-	d, err := l.load(pos)
+	// The first pass keeps no run: every run's id (for the short ids and a
+	// typed run) and, with no RUN, the latest run of each server the filters
+	// keep. The second reads the records of the runs picked, and judges them.
+	var mu sync.Mutex
+	latest := map[string]*report.Run{}
+	opts := report.ReadOptions{Keep: func(*report.Run) bool { return false }}
+	if runArg == "" {
+		opts.Keep = l.keep
+		opts.Run = func(r *report.Run) {
+			mu.Lock()
+			defer mu.Unlock()
+			if cur := latest[r.Server]; cur == nil || cur.Start.Before(r.Start) || cur.Start.Equal(r.Start) && cur.ID < r.ID {
+				latest[r.Server] = &report.Run{Facts: verdict.Facts{ID: r.ID}, Verdict: verdict.Verdict{Start: r.Start}}
+			}
+		}
+	}
+	d, err := l.read(pos, opts)
 	if err != nil {
 		return l.fail(err)
 	}
-	var picked []*report.Run
+	var ids []string
 	if runArg != "" {
-		r, err := resolve(d.runs, runArg)
+		id, err := d.IDs.Resolve(runArg)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger why: %v\n", err)
 			return 1
 		}
-		picked = append(picked, r)
+		ids = append(ids, id)
 	} else {
-		latest := map[string]*report.Run{}
-		for i := range d.runs {
-			if r := &d.runs[i]; l.keep(r) {
-				latest[r.Server] = r // runs are oldest first
-			}
-		}
 		for _, r := range latest {
-			picked = append(picked, r)
+			ids = append(ids, r.ID)
 		}
-		sort.Slice(picked, func(i, j int) bool { return picked[i].Server < picked[j].Server })
 	}
-	if len(picked) == 0 {
+	if len(ids) == 0 {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger why: no run matches")
 		return 1
 	}
 	want := map[string]bool{}
-	for _, r := range picked {
-		want[r.ID] = true
+	for _, id := range ids {
+		want[id] = true
 	}
-	entries := l.entries(d, want)
+	entries, next := l.records(d, want, math.MaxInt)
+	var picked []*report.Run
+	for _, id := range ids {
+		s := report.NewSummary()
+		for i := range entries[id] {
+			s.Add(&entries[id][i])
+		}
+		for _, r := range s.Runs(l.now, proc.Alive) {
+			r.NextRun = next[r.ID]
+			picked = append(picked, &r)
+		}
+	}
+	sort.Slice(picked, func(i, j int) bool { return picked[i].Server < picked[j].Server })
 	type runAnswers struct {
 		Run     runJSON      `json:"run"`
 		Answers []answerJSON `json:"answers"`
@@ -65,13 +89,13 @@ func (l *ledgerCmd) why(args []string) int {
 	out := struct {
 		Runs    []runAnswers `json:"runs"`
 		Skipped int          `json:"skipped_lines"`
-	}{Skipped: d.skipped}
+	}{Skipped: d.Skipped}
 	p := painter(l.color)
 	for n, r := range picked {
 		es := entries[r.ID]
 		answers := r.Answers
 		if l.json {
-			ra := runAnswers{Run: runJSON{*r, d.short[r.ID]}}
+			ra := runAnswers{Run: runJSON{*r, d.short(r.ID)}}
 			for _, a := range answers {
 				aj := answerJSON{Answer: a}
 				if e := a.Evidence.Find(es); e != nil {
@@ -86,7 +110,7 @@ func (l *ledgerCmd) why(args []string) int {
 		if n > 0 {
 			fmt.Fprintln(l.c.stdout)
 		}
-		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short(r.ID)),
 			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(&r.Verdict), r.Outcome))
 		// A narrow terminal gets the reason and the evidence on lines of
 		// their own under the answer, cut to its width.
@@ -113,8 +137,8 @@ func (l *ledgerCmd) why(args []string) int {
 	if l.json {
 		return l.writeJSON(out)
 	}
-	if d.skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
+	if d.Skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.Skipped, "line"))
 	}
 	return 0
 }

@@ -1,10 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"io"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
@@ -52,6 +54,14 @@ func outcomeStyle(v *verdict.Verdict) string {
 	return styleGreen
 }
 
+// styleIf is style when cond holds.
+func styleIf(cond bool, style string) string {
+	if cond {
+		return style
+	}
+	return ""
+}
+
 func answerStyle(a string) string {
 	switch a {
 	case "yes":
@@ -92,8 +102,14 @@ func eventStyle(e *ledger.Entry) string {
 // each row instead (folded, at most two lines), and the other columns fit
 // without it: at 80 columns a row keeps its start time and its WHY whole
 // rather than losing the one and cutting the other to 30 characters.
+//
+// Its rows are the ones added, or else n made by row: a million runs are not
+// held as cells (three times the runs themselves) but made twice, for the
+// widths and to print, on every CPU.
 type table struct {
 	rows  [][]cell
+	n     int
+	row   func(i int) []cell // safe to call from several goroutines
 	steps []fitStep
 	below bool
 }
@@ -113,91 +129,169 @@ type fitStep struct {
 
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
+func (t *table) len() int {
+	if t.row != nil {
+		return t.n
+	}
+	return len(t.rows)
+}
+
+// cells is row i, its texts made safe to print (before the widths: escapes
+// are wider).
+func (t *table) cells(i int) []cell {
+	var row []cell
+	if t.row != nil {
+		row = t.row(i)
+	} else {
+		row = slices.Clone(t.rows[i])
+	}
+	for k := range row {
+		row[k].text, row[k].short = termsafe.String(row[k].text), termsafe.String(row[k].short)
+	}
+	return row
+}
+
+// widths are a table's column widths, in full and shortened.
+type widths struct{ full, short []int }
+
+func (w *widths) add(row []cell) {
+	for i, c := range row {
+		if i >= len(w.full) {
+			w.full, w.short = append(w.full, 0), append(w.short, 0)
+		}
+		w.full[i] = max(w.full[i], utf8.RuneCountInString(c.text))
+		w.short[i] = max(w.short[i], utf8.RuneCountInString(c.shown(true)))
+	}
+}
+
+// measure is the widths of all rows, a share of them on each CPU.
+func (t *table) measure() widths {
+	n := t.len()
+	parts := make([]widths, min(runtime.GOMAXPROCS(0), max(n/4096, 1)))
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Add(1)
+		go func() { // exits when its share is measured
+			defer wg.Done()
+			for i := k * n / len(parts); i < (k+1)*n/len(parts); i++ {
+				parts[k].add(t.cells(i))
+			}
+		}()
+	}
+	wg.Wait()
+	w := parts[0]
+	for _, p := range parts[1:] {
+		for i := range p.full {
+			if i >= len(w.full) {
+				w.full, w.short = append(w.full, 0), append(w.short, 0)
+			}
+			w.full[i], w.short[i] = max(w.full[i], p.full[i]), max(w.short[i], p.short[i])
+		}
+	}
+	return w
+}
+
 // write prints the table; width 0 is unlimited.
-func (t *table) write(w io.Writer, p painter, width int) {
-	for _, row := range t.rows {
-		for i := range row { // before the widths: escapes are wider
-			row[i].text, row[i].short = termsafe.String(row[i].text), termsafe.String(row[i].short)
-		}
+func (t *table) write(w io.Writer, p painter, width int) error {
+	if t.len() == 0 {
+		return nil
 	}
-	if len(t.rows) == 0 {
-		return
-	}
-	last := len(t.rows[0]) - 1
-	l := t.fit(width, -1)
+	ws := t.measure()
+	last := len(ws.full) - 1
+	l := fit(ws, t.steps, width, -1)
 	if t.below && width > 0 && l.cut > 0 {
-		l = t.fit(width, last)
+		l = fit(ws, t.steps, width, last)
 	}
-	var b strings.Builder
-	for _, row := range t.rows {
-		b.Reset()
-		end := len(row) - 1
-		if l.under {
-			end--
+	return report.Ordered(w, t.len(), func(dst []byte, i int) ([]byte, error) {
+		return l.appendRow(dst, t.cells(i), p, width), nil
+	})
+}
+
+// appendRow appends a row's line, and the lines of its last column when it
+// goes under the row.
+func (l *layout) appendRow(dst []byte, row []cell, p painter, width int) []byte {
+	last := len(l.ws) - 1
+	start := len(dst)
+	end := len(row) - 1
+	if l.under {
+		end--
+	}
+	for i, c := range row[:end+1] {
+		if l.dropped[i] {
+			continue
 		}
-		for i, c := range row[:end+1] {
-			if l.dropped[i] {
-				continue
-			}
-			text := c.shown(l.short[i])
-			if i == last && l.cut > 0 {
-				text = report.OneLine(text, l.cut)
-			}
-			pad := strings.Repeat(" ", max(l.ws[i]-utf8.RuneCountInString(text), 0))
-			if i == end && !c.right {
-				pad = ""
-			}
-			if c.right {
-				b.WriteString(pad + p.paint(c.style, text))
-			} else {
-				b.WriteString(p.paint(c.style, text) + pad)
-			}
-			if i < end && l.ws[i] > 0 {
-				b.WriteString("  ")
-			}
+		text := c.shown(l.short[i])
+		if i == last && l.cut > 0 {
+			text = report.OneLine(text, l.cut)
 		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-		if l.under && row[last].text != "" {
-			// Folded under the row, two lines at most.
-			const indent = "    "
-			folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].text, width, indent), "\n"), "\n")
-			if len(folded) > 2 {
-				folded = []string{folded[0], indent + report.OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
-			}
-			for _, f := range folded {
-				fmt.Fprintln(w, indent+p.paint(row[last].style, strings.TrimPrefix(f, indent)))
-			}
+		pad := max(l.ws[i]-utf8.RuneCountInString(text), 0)
+		if i == end && !c.right {
+			pad = 0
+		}
+		if c.right {
+			dst = appendSpaces(dst, pad)
+			dst = append(dst, p.paint(c.style, text)...)
+		} else {
+			dst = append(dst, p.paint(c.style, text)...)
+			dst = appendSpaces(dst, pad)
+		}
+		if i < end && l.ws[i] > 0 {
+			dst = append(dst, "  "...)
 		}
 	}
+	for len(dst) > start && dst[len(dst)-1] == ' ' {
+		dst = dst[:len(dst)-1]
+	}
+	dst = append(dst, '\n')
+	if l.under && row[last].text != "" {
+		// Folded under the row, two lines at most.
+		const indent = "    "
+		folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].text, width, indent), "\n"), "\n")
+		if len(folded) > 2 {
+			folded = []string{folded[0], indent + report.OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
+		}
+		for _, f := range folded {
+			dst = append(dst, indent...)
+			dst = append(dst, p.paint(row[last].style, strings.TrimPrefix(f, indent))...)
+			dst = append(dst, '\n')
+		}
+	}
+	return dst
+}
+
+func appendSpaces(dst []byte, n int) []byte {
+	for range n {
+		dst = append(dst, ' ')
+	}
+	return dst
 }
 
 // layout is how a table fits: each column's width, which are shortened or
 // dropped, the room of a cut last column, and whether it goes below.
 type layout struct {
 	ws             []int
-	dropped, short map[int]bool
+	dropped, short []bool
 	cut            int
 	under          bool
 }
 
 // fit takes the steps until the columns fit width; under, when not -1, is
 // the last column, set aside to go below the rows.
-func (t *table) fit(width, under int) layout {
+func fit(w widths, steps []fitStep, width, under int) layout {
 	const lastRoom = 32 // what an inline last column keeps before the others give way
-	l := layout{dropped: map[int]bool{}, short: map[int]bool{}, under: under >= 0}
+	l := layout{dropped: make([]bool, len(w.full)), short: make([]bool, len(w.full)), under: under >= 0}
 	if l.under {
 		l.dropped[under] = true
 	}
-	widths := func() ([]int, int) {
-		var ws []int
-		for _, row := range t.rows {
-			for i, c := range row {
-				if i >= len(ws) {
-					ws = append(ws, 0)
-				}
-				if !l.dropped[i] {
-					ws[i] = max(ws[i], utf8.RuneCountInString(c.shown(l.short[i])))
-				}
+	sizes := func() ([]int, int) {
+		ws := make([]int, len(w.full))
+		for i := range ws {
+			switch {
+			case l.dropped[i]:
+			case l.short[i]:
+				ws[i] = w.short[i]
+			default:
+				ws[i] = w.full[i]
 			}
 		}
 		total := 0
@@ -211,8 +305,8 @@ func (t *table) fit(width, under int) layout {
 		}
 		return ws, total - 2
 	}
-	ws, total := widths()
-	for _, st := range t.steps {
+	ws, total := sizes()
+	for _, st := range steps {
 		if width <= 0 || total <= width {
 			break
 		}
@@ -221,7 +315,7 @@ func (t *table) fit(width, under int) layout {
 		} else {
 			l.short[st.col] = true
 		}
-		ws, total = widths()
+		ws, total = sizes()
 	}
 	l.ws = ws
 	if last := len(ws) - 1; last >= 0 && !l.under {
