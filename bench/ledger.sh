@@ -1,26 +1,61 @@
 #!/bin/sh
-# ledger.sh generates the ledgers of a synthetic fleet (SIZE bytes, default
-# 1 GiB: 40 servers, pairs of shims interleaved per file, millions of records)
-# and times, side by side in one run over the same files warm in the page
-# cache, `mcpshim ledger --json`, `mcpshim ledger stats --json` and jq
-# computing the same per-run summary (the program below). Wall time and peak
-# RSS come from GNU time; the outcome counts of mcpshim and jq are compared.
-# Needs jq and GNU time (apt-get install -y jq time).
+# ledger.sh measures `mcpshim ledger` on generated ledgers (bench/genledger,
+# seed 1: the same bytes every time), warm in the page cache, with GNU time:
+# wall time, CPU (user+sys) and peak RSS, and the load average before and after
+# (read the wall times of a shared machine with it). Needs GNU time, and jq for
+# the first fleet (apt-get install -y jq time).
+#
+#   sh bench/ledger.sh                 a 1 GiB fleet of long runs (40 servers,
+#     pairs of shims interleaved per file, hundreds of calls a run): ledger
+#     --json, ledger stats --json, and jq computing the same per-run summary
+#     (the program below); the outcome counts of mcpshim and jq are compared.
+#   RUNS=1000000 sh bench/ledger.sh    that many short runs (genledger -lean:
+#     about three records a run, 10 servers; 794 MB for a million): every
+#     inspection command, against issue 28's goal of 512 MiB and 12 s each.
 set -eu
 cd "$(dirname "$0")/.."
 SIZE=${SIZE:-1073741824}
+RUNS=${RUNS:-}
 OUT=${OUT:-${TMPDIR:-/tmp}/mcpshim-ledgerbench}
-FLEET="$OUT/fleet-$SIZE"
 mkdir -p "$OUT/bin"
-go build -o "$OUT/bin/mcpshim" ./cmd/mcpshim
+CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$OUT/bin/mcpshim" ./cmd/mcpshim
 go build -o "$OUT/bin/genledger" ./bench/genledger
+shim=${MCPSHIM:-$OUT/bin/mcpshim}
+
+# measure NAME CMD... runs CMD with stdout to $OUT/NAME.json and prints its
+# wall time, CPU and peak RSS; the seconds are left in $secs.
+measure() {
+	name=$1
+	shift
+	/usr/bin/time -f '%e %U %S %M' -o "$OUT/time" "$@" >"$OUT/$name.json"
+	read -r secs user sys kib <"$OUT/time"
+	printf '%-40s %7.2f s %7.2f s CPU %6d MiB peak RSS\n' "$name" "$secs" "$(echo "$user $sys" | awk '{ print $1 + $2 }')" $((kib / 1024))
+}
+
+if [ -n "$RUNS" ]; then
+	FLEET="$OUT/runs-$RUNS"
+	[ -d "$FLEET" ] || "$OUT/bin/genledger" -dir "$FLEET" -lean -runs "$RUNS" -servers 10
+	cat "$FLEET"/*.jsonl >/dev/null
+	printf 'ledger: %s bytes in %s files, %s runs; %s CPUs, load %s\n' "$(cat "$FLEET"/*.jsonl | wc -c)" "$(ls "$FLEET" | wc -l)" \
+		"$RUNS" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+	measure "ledger" "$shim" ledger "$FLEET"
+	measure "ledger --json" "$shim" ledger --json "$FLEET"
+	measure "ledger stats --json" "$shim" ledger stats --json "$FLEET"
+	measure "ledger why --server server-03" "$shim" ledger why --server server-03 "$FLEET"
+	measure "ledger --server server-03 --failed" "$shim" ledger --server server-03 --failed "$FLEET"
+	measure "ledger --outcome TIMEOUT,CRASHED" "$shim" ledger --outcome TIMEOUT,CRASHED "$FLEET"
+	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+	exit 0
+fi
+
+FLEET="$OUT/fleet-$SIZE"
 [ -d "$FLEET" ] || "$OUT/bin/genledger" -dir "$FLEET" -size "$SIZE"
 
 # The per-run summary `mcpshim ledger --json` gives, in jq: slurp every record,
 # group by run, order each run by seq, and fold it. (A streaming
 # `reduce inputs` keyed by run is slower still in jq 1.6: it copies the
 # accumulator on every record.)
-cat > "$OUT/runs.jq" <<'EOF'
+cat > "$OUT/runs.jq" <<'JQ'
 def count(f): map(select(f)) | length;
 group_by(.run) | map(
   sort_by(.seq) as $e
@@ -49,24 +84,14 @@ group_by(.run) | map(
         elif $exit != null then "EXITED"
         else "RUNNING" end)
     })
-EOF
+JQ
 
 cat "$FLEET"/*.jsonl >/dev/null # warm the cache for every contender alike
 printf 'ledger: %s bytes in %s files, %s; %s\n' "$(cat "$FLEET"/*.jsonl | wc -c)" "$(ls "$FLEET" | wc -l)" \
 	"$(jq --version)" "$(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo ?)"
-
-# measure NAME CMD... runs CMD with stdout to $OUT/NAME.json and prints its
-# wall time and peak RSS; the seconds are left in $secs.
-measure() {
-	name=$1
-	shift
-	/usr/bin/time -f '%e %M' -o "$OUT/time" "$@" >"$OUT/$name.json"
-	read -r secs kib <"$OUT/time"
-	printf '%-28s %8.2f s %7d MiB peak RSS\n' "$name" "$secs" $((kib / 1024))
-}
-measure "mcpshim ledger --json" "$OUT/bin/mcpshim" ledger --json "$FLEET"
+measure "mcpshim ledger --json" "$shim" ledger --json "$FLEET"
 list=$secs
-measure "mcpshim ledger stats --json" "$OUT/bin/mcpshim" ledger stats --json "$FLEET"
+measure "mcpshim ledger stats --json" "$shim" ledger stats --json "$FLEET"
 stats=$secs
 measure "jq -s per-run summary" jq -s -f "$OUT/runs.jq" "$FLEET"/*.jsonl
 jq=$secs

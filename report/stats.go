@@ -27,10 +27,15 @@ type callAgg struct {
 }
 
 func (s *Summary) server(name string) *serverAgg {
+	if s.last != nil && s.lastName == name {
+		return s.last // a ledger is mostly one server's: a map lookup a record saved
+	}
 	g := s.servers[name]
+	s.lastName, s.last = name, g
 	if g == nil {
 		g = &serverAgg{tools: make(map[string]*callAgg), outcomes: make(map[string]int)}
 		s.servers[name] = g
+		s.last = g
 	}
 	return g
 }

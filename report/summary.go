@@ -34,8 +34,10 @@ type Summary struct {
 	// restarts and discoveries (runs are still folded whole).
 	StatsSince time.Time
 
-	runs    map[string]*open
-	servers map[string]*serverAgg
+	runs     map[string]*open
+	servers  map[string]*serverAgg
+	lastName string     // the server last looked up
+	last     *serverAgg // and its statistics
 
 	// What sealing needs (Read): the latest record time seen, the runs with
 	// an end record in the order of their last records, the folds of runs

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -37,14 +38,16 @@ func (l *ledgerCmd) list(args []string) int {
 	// would be cut short in it. --wide and pipes get them all on one line.
 	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
 	t.n = d.runs.Len() + 1
-	t.row = func(i int) []cell {
+	runs := sync.Pool{New: func() any { return new(report.Run) }}
+	t.row = func(i int, row []cell) []cell {
 		if i == 0 {
-			return []cell{{text: ""}, {text: "STARTED"}, {text: "SERVER"}, {text: "RUN"}, {text: "GEN", right: true},
+			return append(row, []cell{{text: ""}, {text: "STARTED"}, {text: "SERVER"}, {text: "RUN"}, {text: "GEN", right: true},
 				{text: "DURATION", right: true}, {text: "OUTCOME"}, {text: "LAST EVENT"}, {text: "TOOLS", right: true},
-				{text: "CALLS ok/isErr/err"}, {text: "NOISE", right: true}, {text: "EXIT"}, {text: "WHY"}}
+				{text: "CALLS ok/isErr/err"}, {text: "NOISE", right: true}, {text: "EXIT"}, {text: "WHY"}}...)
 		}
-		var r report.Run
-		d.runs.Run(i-1, &r) // the table shows no next run
+		r := runs.Get().(*report.Run)
+		defer runs.Put(r)
+		d.runs.Run(i-1, r) // the table shows no next run
 		mark := ""
 		if r.Failed {
 			mark = "!"
@@ -58,7 +61,7 @@ func (l *ledgerCmd) list(args []string) int {
 			server += " (probe)"
 		}
 		start := r.Start.In(l.loc).Format("2006-01-02 15:04:05")
-		return []cell{{text: mark, style: styleBoldRed},
+		return append(row, []cell{{text: mark, style: styleBoldRed},
 			{text: start, short: start[5:16]}, // 01-02 15:04
 			{text: server},
 			{text: d.short(r.ID)},
@@ -66,11 +69,11 @@ func (l *ledgerCmd) list(args []string) int {
 			{text: verdict.FormatMS(r.DurationMS), right: true},
 			{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
 			{text: r.LastEvent},
-			{text: toolsText(&r), right: true},
-			{text: callsText(&r)},
+			{text: toolsText(r), right: true},
+			{text: callsText(r)},
 			{text: strconv.Itoa(r.Noise), right: true, style: styleIf(r.Noise > 0, styleYellow)},
-			{text: report.ExitText(&r), style: styleIf(r.Alive, styleCyan)},
-			{text: report.OneLine(r.Reason, 160)}}
+			{text: report.ExitText(r), style: styleIf(r.Alive, styleCyan)},
+			{text: report.OneLine(r.Reason, 160)}}...)
 	}
 	out := bufio.NewWriterSize(l.c.stdout, 1<<16)
 	if d.runs.Len() > 0 {

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +108,7 @@ func eventStyle(e *ledger.Entry) string {
 type table struct {
 	rows  [][]cell
 	n     int
-	row   func(i int) []cell // safe to call from several goroutines
+	row   func(i int, dst []cell) []cell // appends row i to dst; safe to call from several goroutines
 	steps []fitStep
 	below bool
 }
@@ -136,14 +135,14 @@ func (t *table) len() int {
 	return len(t.rows)
 }
 
-// cells is row i, its texts made safe to print (before the widths: escapes
-// are wider).
-func (t *table) cells(i int) []cell {
+// cells is row i in dst, its texts made safe to print (before the widths:
+// escapes are wider).
+func (t *table) cells(i int, dst []cell) []cell {
 	var row []cell
 	if t.row != nil {
-		row = t.row(i)
+		row = t.row(i, dst[:0])
 	} else {
-		row = slices.Clone(t.rows[i])
+		row = append(dst[:0], t.rows[i]...)
 	}
 	for k := range row {
 		row[k].text, row[k].short = termsafe.String(row[k].text), termsafe.String(row[k].short)
@@ -173,8 +172,10 @@ func (t *table) measure() widths {
 		wg.Add(1)
 		go func() { // exits when its share is measured
 			defer wg.Done()
+			var row []cell
 			for i := k * n / len(parts); i < (k+1)*n/len(parts); i++ {
-				parts[k].add(t.cells(i))
+				row = t.cells(i, row)
+				parts[k].add(row)
 			}
 		}()
 	}
@@ -202,8 +203,13 @@ func (t *table) write(w io.Writer, p painter, width int) error {
 	if t.below && width > 0 && l.cut > 0 {
 		l = fit(ws, t.steps, width, last)
 	}
+	rows := sync.Pool{New: func() any { return new([]cell) }}
 	return report.Ordered(w, t.len(), func(dst []byte, i int) ([]byte, error) {
-		return l.appendRow(dst, t.cells(i), p, width), nil
+		row := rows.Get().(*[]cell)
+		*row = t.cells(i, *row)
+		dst = l.appendRow(dst, *row, p, width)
+		rows.Put(row)
+		return dst, nil
 	})
 }
 
