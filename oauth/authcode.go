@@ -1,0 +1,177 @@
+package oauth
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// callbackPath is the path of the loopback redirect URI.
+const callbackPath = "/callback"
+
+// redirectListener listens for the authorization response on the loopback
+// interface (RFC 8252 §7.3: "Loopback Interface Redirection"; §8.3: "It is
+// RECOMMENDED that clients attempting to bind to the loopback interface use
+// the IP literal rather than localhost"). It tries the port asked for
+// first, which a registration or a metadata document may name, then any.
+func redirectListener(want string) (net.Listener, string, error) {
+	if want != "" {
+		if u, err := url.Parse(want); err == nil {
+			if ln, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), u.Port())); err == nil {
+				return ln, want, nil
+			}
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", fmt.Errorf("listening on the loopback interface for the browser's redirect: %w", err)
+	}
+	return ln, "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + callbackPath, nil
+}
+
+// authResponse is the query of the redirect (RFC 6749 §4.1.2, RFC 9207 §2).
+type authResponse struct {
+	code, state, iss    string
+	err, desc, errorURI string
+	hasIss              bool
+}
+
+// waitRedirect serves the redirect URI, calls ready (which sends the person
+// to the authorization URL), and waits until an authorization response with
+// the expected state arrives. A response with another state
+// is answered 400 and ignored: "discard any results that do not include or
+// have a mismatch with the original state" (2025-11-25, Open Redirection).
+func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, ready func()) (authResponse, error) {
+	ru, _ := url.Parse(redirect)
+	got := make(chan authResponse, 1)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != ru.Path {
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		if q.Get("state") != state {
+			http.Error(w, "mcpshim: this sign-in response does not carry the state mcpshim sent; it was ignored.", http.StatusBadRequest)
+			return
+		}
+		resp := authResponse{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss"), hasIss: q.Has("iss"),
+			err: q.Get("error"), desc: q.Get("error_description"), errorURI: q.Get("error_uri")}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if resp.err != "" || resp.code == "" {
+			fmt.Fprint(w, "<!doctype html><title>mcpshim</title><p>mcpshim: the sign-in did not complete. The terminal running mcpshim says why.</p>")
+		} else {
+			fmt.Fprint(w, "<!doctype html><title>mcpshim</title><p>mcpshim: signed in. You can close this tab.</p>")
+		}
+		select {
+		case got <- resp:
+		default:
+		}
+	})}
+	// The server: returns when it is shut down below.
+	go srv.Serve(ln)
+	defer srv.Close()
+	ready()
+	select {
+	case r := <-got:
+		return r, nil
+	case <-ctx.Done():
+		return authResponse{}, ctx.Err()
+	}
+}
+
+// checkIss applies RFC 9207 §2.4 as the 2026-07-28 table says: a present iss
+// is compared to the recorded issuer by simple string comparison whether or
+// not the server advertises it; an absent one is refused only when the server
+// advertises authorization_response_iss_parameter_supported. "on mismatch the
+// client MUST NOT act on or display error, error_description, or error_uri",
+// so this runs before the error is read.
+func checkIss(r authResponse, m *ServerMetadata) error {
+	switch {
+	case r.hasIss && r.iss != m.Issuer:
+		return fmt.Errorf("the authorization response came from issuer %q, not %q: refused (RFC 9207)", r.iss, m.Issuer)
+	case !r.hasIss && m.IssParameterSupported:
+		return fmt.Errorf("the authorization server %s advertises the iss parameter but its response has none: refused (RFC 9207)", m.Issuer)
+	}
+	return nil
+}
+
+// randomState is an unguessable state value.
+func randomState() string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// authorizationURL is the authorization request (RFC 6749 §4.1.1) with PKCE
+// S256 (RFC 7636) and the resource indicator (RFC 8707).
+func authorizationURL(tg *target, c *Client, scopes []string, state, verifier string) (string, error) {
+	u, err := url.Parse(tg.as.AuthorizationEndpoint)
+	if err != nil {
+		return "", fmt.Errorf("authorization_endpoint %q: %w", tg.as.AuthorizationEndpoint, err)
+	}
+	q := u.Query()
+	q.Set("response_type", "code")
+	q.Set("client_id", c.ID)
+	q.Set("redirect_uri", c.RedirectURI)
+	q.Set("state", state)
+	q.Set("code_challenge", oauth2.S256ChallengeFromVerifier(verifier))
+	q.Set("code_challenge_method", "S256")
+	if len(scopes) > 0 {
+		q.Set("scope", strings.Join(scopes, " "))
+	}
+	if tg.resource != "" {
+		q.Set("resource", tg.resource)
+	}
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// authorizeCode runs the browser step and the code exchange. ln is already
+// listening on c.RedirectURI.
+func (s *Session) authorizeCode(ctx context.Context, tg *target, c *Client, ln net.Listener, scopes []string) (*Token, error) {
+	state := randomState()
+	verifier := oauth2.GenerateVerifier()
+	authURL, err := authorizationURL(tg, c, scopes, state, verifier)
+	if err != nil {
+		return nil, err
+	}
+	wait, cancel := context.WithTimeout(ctx, s.cfg.BrowserWait)
+	defer cancel()
+	r, err := waitRedirect(wait, ln, c.RedirectURI, state, func() { s.show(wait, authURL) })
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, &FlowError{Stage: StageAuthorization, Err: fmt.Errorf("no answer from the browser within %v: open the URL printed above, or run mcpshim auth login --url %s", s.cfg.BrowserWait, s.cfg.Server)}
+		}
+		return nil, &FlowError{Stage: StageAuthorization, Err: err}
+	}
+	if err := checkIss(r, tg.as); err != nil {
+		return nil, &FlowError{Stage: StageAuthorization, Code: "iss_mismatch", Err: err}
+	}
+	if r.err != "" {
+		return nil, &FlowError{Stage: StageAuthorization, Code: r.err, Description: r.desc, Err: fmt.Errorf("the authorization server refused: %s", r.err)}
+	}
+	if r.code == "" {
+		return nil, &FlowError{Stage: StageAuthorization, Err: errors.New("the authorization response carries no code")}
+	}
+	form := url.Values{"grant_type": {"authorization_code"}, "code": {r.code}, "redirect_uri": {c.RedirectURI}, "code_verifier": {verifier}}
+	t, err := s.tokenRequest(ctx, tg, c, form)
+	if err != nil {
+		return nil, &FlowError{Stage: StageToken, Err: err}
+	}
+	// RFC 6749 §4.1.3 has no scope on the code exchange: when the server
+	// does not say what it granted, the token has what was asked for.
+	if t.Scope == "" {
+		t.Scope = strings.Join(scopes, " ")
+	}
+	return t, nil
+}

@@ -1,0 +1,241 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// target is where a sign-in goes: the authorization server and the
+// resource indicator.
+type target struct {
+	as       *ServerMetadata
+	prm      *ResourceMetadata // nil for a 2025-03-26 server
+	resource string
+}
+
+// discover finds the authorization server for the challenge: the protected
+// resource metadata's first authorization server whose metadata is valid,
+// or, for a server that publishes no resource metadata (2025-03-26), its own
+// origin's metadata and then the default endpoints.
+func (s *Session) discover(ctx context.Context, ch Challenge) (*target, error) {
+	prm, err := s.resourceMetadata(ctx, ch.Param("resource_metadata"))
+	if errors.Is(err, errNoResourceMetadata) {
+		as, err := s.serverMetadata(ctx, origin(s.cfg.Server))
+		if errors.Is(err, errNoServerMetadata) {
+			return &target{as: fallbackMetadata(s.cfg.Server), resource: canonicalResource(s.cfg.Server)}, nil
+		}
+		if err != nil {
+			return nil, &FlowError{Stage: StageServerMetadata, Err: err}
+		}
+		return &target{as: as, resource: canonicalResource(s.cfg.Server)}, nil
+	}
+	if err != nil {
+		return nil, &FlowError{Stage: StageResourceMetadata, Err: err}
+	}
+	var first error
+	for _, issuer := range prm.AuthorizationServers {
+		as, err := s.serverMetadata(ctx, issuer)
+		if err == nil {
+			// "use the canonical URI ... exactly as published": the resource
+			// indicator is the metadata's resource, byte for byte.
+			return &target{as: as, prm: prm, resource: prm.Resource}, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, &FlowError{Stage: StageServerMetadata, Err: first}
+}
+
+// authorize signs in: discovery, the client's identity, then the grant. It
+// holds the store's lock throughout, so that two shims of the same server
+// open one browser: the second finds the first one's token and takes it.
+func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepUp bool) error {
+	before := s.record()
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return &FlowError{Stage: StageStore, Err: err}
+	}
+	defer unlock()
+	if !stepUp && s.cfg.Store != nil {
+		if kept, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey); err == nil && kept.Token != nil &&
+			(before.Token == nil || kept.Token.AccessToken != before.Token.AccessToken) && !kept.Token.expired(s.now()) {
+			s.setRecord(kept)
+			return nil
+		}
+	}
+	tg, err := s.discover(ctx, ch)
+	if err != nil {
+		return err
+	}
+	rec := s.record()
+	scopes := chooseScopes(ch.Param("scope"), tg.prm, tg.as, rec.Scopes)
+	kept := rec.Clients[tg.as.Issuer]
+	var c *Client
+	var t *Token
+	if s.cfg.Grant == GrantClientCredentials {
+		c = &Client{ID: s.cfg.ClientID, Secret: s.cfg.ClientSecret, Kind: KindPreRegistered, Issuer: tg.as.Issuer}
+		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
+		form := url.Values{"grant_type": {GrantClientCredentials}}
+		if len(scopes) > 0 {
+			form.Set("scope", strings.Join(scopes, " "))
+		}
+		if t, err = s.tokenRequest(ctx, tg, c, form); err != nil {
+			return &FlowError{Stage: StageToken, Err: err}
+		}
+	} else {
+		if err := checkPKCE(tg.as); err != nil {
+			return &FlowError{Stage: StageServerMetadata, Err: err}
+		}
+		want := s.cfg.RedirectURI
+		if want == "" && kept != nil {
+			want = kept.RedirectURI
+		}
+		if want == "" && s.cfg.ClientMetadataURL != "" && tg.as.ClientIDMetadataDocumentSupported {
+			want, _ = s.metadataDocumentRedirect(ctx)
+		}
+		ln, redirect, err := redirectListener(want)
+		if err != nil {
+			return &FlowError{Stage: StageAuthorization, Err: err}
+		}
+		defer ln.Close()
+		if c, err = s.client(ctx, tg.as, redirect, kept); err != nil {
+			return &FlowError{Stage: StageRegistration, Err: err}
+		}
+		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
+		if t, err = s.authorizeCode(ctx, tg, c, ln, scopes); err != nil {
+			return err
+		}
+	}
+	next := *rec
+	next.Issuer, next.Resource, next.Grant, next.Token = tg.as.Issuer, tg.resource, s.cfg.Grant, t
+	next.AS = tg.as
+	next.Scopes = union(rec.Scopes, scopes)
+	next.Clients = map[string]*Client{}
+	for k, v := range rec.Clients {
+		next.Clients[k] = v
+	}
+	kc := *c
+	if kc.Kind == KindPreRegistered {
+		kc.Secret = "" // the flag gives it each time; it is not the store's to keep
+	}
+	next.Clients[tg.as.Issuer] = &kc
+	next.Updated = s.now()
+	if err := s.save(&next); err != nil {
+		return &FlowError{Stage: StageStore, Err: err}
+	}
+	s.notify(Step{Event: StepAuthorized, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: t.Scope,
+		ClientKind: c.Kind, ClientID: c.ID, ExpiresIn: expiresIn(t, s.now()), Refresh: t.RefreshToken != ""})
+	return nil
+}
+
+// refresh replaces an expired or refused token: a refresh_token grant, or a
+// new client_credentials grant. Under the store's lock it first reads the
+// store again: when another shim has refreshed meanwhile its token is taken
+// as it is, since a rotated refresh token works once.
+func (s *Session) refresh(ctx context.Context, status int) error {
+	before := s.record()
+	unlock, err := s.lock(ctx)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.cfg.Store != nil {
+		if kept, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey); err == nil && kept.Token != nil &&
+			before.Token != nil && kept.Token.AccessToken != before.Token.AccessToken && !kept.Token.expired(s.now()) {
+			s.setRecord(kept)
+			return nil
+		}
+	}
+	rec := s.record()
+	if rec.Token == nil || rec.AS == nil {
+		return errors.New("nothing to refresh")
+	}
+	c := rec.Clients[rec.Issuer]
+	if c == nil {
+		return errors.New("no client identity kept for " + rec.Issuer)
+	}
+	cc := *c
+	if cc.Kind == KindPreRegistered {
+		cc.Secret = s.cfg.ClientSecret
+	}
+	tg := &target{as: rec.AS, resource: rec.Resource}
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rec.Token.RefreshToken}}
+	if rec.Grant == GrantClientCredentials {
+		form = url.Values{"grant_type": {GrantClientCredentials}}
+		if len(rec.Scopes) > 0 {
+			form.Set("scope", strings.Join(rec.Scopes, " "))
+		}
+	}
+	t, err := s.tokenRequest(ctx, tg, &cc, form)
+	if err != nil {
+		var te *TokenError
+		fe := &FlowError{Stage: StageRefresh, Err: fmt.Errorf("refreshing the token at %s: %w", rec.AS.TokenEndpoint, err)}
+		if errors.As(err, &te) {
+			fe.Code, fe.Description = te.Code, te.Description
+			if te.Code == "invalid_grant" {
+				// Revoked or expired: the stored token is dead. Forget it, so
+				// that the next run signs in instead of failing the same way.
+				next := *rec
+				next.Token = nil
+				next.Updated = s.now()
+				s.save(&next)
+				fe.Err = fmt.Errorf("the authorization server %s refused the stored refresh token (revoked or expired): sign in again with mcpshim auth login --url %s", rec.Issuer, s.cfg.Server)
+			}
+		}
+		return s.failed(status, fe)
+	}
+	if t.RefreshToken == "" {
+		t.RefreshToken = rec.Token.RefreshToken // RFC 6749 §6: the old one stays valid
+	}
+	if t.Scope == "" {
+		t.Scope = rec.Token.Scope
+	}
+	next := *rec
+	next.Token = t
+	next.Updated = s.now()
+	if err := s.save(&next); err != nil {
+		return s.failed(status, &FlowError{Stage: StageStore, Err: err})
+	}
+	s.mu.Lock()
+	s.refreshed = t.AccessToken
+	s.mu.Unlock()
+	s.notify(Step{Event: StepRefreshed, Status: status, Issuer: rec.Issuer, Resource: rec.Resource, Scope: t.Scope,
+		ExpiresIn: expiresIn(t, s.now()), Rotated: t.RefreshToken != rec.Token.RefreshToken})
+	return nil
+}
+
+func expiresIn(t *Token, now time.Time) time.Duration {
+	if t.Expiry.IsZero() {
+		return 0
+	}
+	return t.Expiry.Sub(now).Round(time.Second)
+}
+
+func (s *Session) setRecord(r *Record) {
+	s.mu.Lock()
+	s.rec = r
+	s.mu.Unlock()
+}
+
+// save keeps r in memory and in the store.
+func (s *Session) save(r *Record) error {
+	s.setRecord(r)
+	if s.cfg.Store == nil {
+		return nil
+	}
+	return s.cfg.Store.Save(r)
+}
+
+// lock takes the store's lock for this server and client; without a store
+// there is no one to share with.
+func (s *Session) lock(ctx context.Context) (func(), error) {
+	if s.cfg.Store == nil {
+		return func() {}, nil
+	}
+	return s.cfg.Store.Lock(ctx, s.cfg.Server.String(), s.clientKey)
+}
