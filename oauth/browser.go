@@ -11,15 +11,18 @@ import (
 // show prints the authorization URL, so that a person on a headless machine
 // can open it elsewhere, and opens it in a browser.
 func (s *Session) show(ctx context.Context, authURL string) {
-	if s.cfg.Prompt != nil {
-		fmt.Fprintf(s.cfg.Prompt, "mcpshim: to sign in to %s, open this URL in a browser (waiting up to %v):\n%s\n", origin(s.cfg.Server), s.cfg.BrowserWait, authURL)
+	s.mu.Lock()
+	prompt := s.cfg.Prompt
+	s.mu.Unlock()
+	if prompt != nil {
+		fmt.Fprintf(prompt, "mcpshim: to sign in to %s, open this URL in a browser (waiting up to %v):\n%s\n", origin(s.cfg.Server), s.cfg.BrowserWait, authURL)
 	}
 	open := s.cfg.Open
 	if open == nil {
 		open = func(ctx context.Context, u string) error { return OpenBrowser(s.getenv, u) }
 	}
-	if err := open(ctx, authURL); err != nil && s.cfg.Prompt != nil {
-		fmt.Fprintf(s.cfg.Prompt, "mcpshim: could not open a browser (%v); open the URL above by hand\n", err)
+	if err := open(ctx, authURL); err != nil && prompt != nil {
+		fmt.Fprintf(prompt, "mcpshim: could not open a browser (%v); open the URL above by hand\n", err)
 	}
 }
 

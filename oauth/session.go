@@ -214,8 +214,11 @@ func (s *Session) notify(st Step) {
 	if st.Grant == "" {
 		st.Grant = s.cfg.Grant
 	}
-	if s.cfg.Notify != nil {
-		s.cfg.Notify(st)
+	s.mu.Lock()
+	notify := s.cfg.Notify
+	s.mu.Unlock()
+	if notify != nil {
+		notify(st)
 	}
 }
 
@@ -379,4 +382,13 @@ func subset(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// Observe sends the steps to notify and the authorization URL to prompt from
+// now on: the bridge, made after the Session, records them in order with
+// its own events.
+func (s *Session) Observe(notify func(Step), prompt io.Writer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Notify, s.cfg.Prompt = notify, prompt
 }

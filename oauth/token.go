@@ -99,26 +99,10 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 	if tg.resource != "" {
 		form.Set("resource", tg.resource)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.TokenEndpoint, nil)
+	req, err := s.formRequest(ctx, m.TokenEndpoint, c, m, form)
 	if err != nil {
 		return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, err)
 	}
-	switch authMethod(c, m) {
-	case AuthBasic:
-		// RFC 6749 §2.3.1: the id and secret are form-encoded, then joined.
-		cred := url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)
-		req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
-	case AuthPost:
-		form.Set("client_id", c.ID)
-		form.Set("client_secret", c.Secret)
-	default:
-		form.Set("client_id", c.ID)
-	}
-	body := form.Encode()
-	req.Body = io.NopCloser(strings.NewReader(body))
-	req.ContentLength = int64(len(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
 	resp, err := s.postClient().Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, unwrapURLError(err))
@@ -150,6 +134,37 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 		t.Scope = form.Get("scope")
 	}
 	return t, nil
+}
+
+// formRequest is a POST of form to an endpoint of the authorization server,
+// with the client's authentication by its method.
+func (s *Session) formRequest(ctx context.Context, endpoint string, c *Client, m *ServerMetadata, form url.Values) (*http.Request, error) {
+	switch authMethod(c, m) {
+	case AuthBasic:
+		req, err := newForm(ctx, endpoint, form)
+		if err == nil {
+			// RFC 6749 §2.3.1: the id and secret are form-encoded, then joined.
+			cred := url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)
+			req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+		}
+		return req, err
+	case AuthPost:
+		form.Set("client_id", c.ID)
+		form.Set("client_secret", c.Secret)
+	default:
+		form.Set("client_id", c.ID)
+	}
+	return newForm(ctx, endpoint, form)
+}
+
+func newForm(ctx context.Context, endpoint string, form url.Values) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	return req, nil
 }
 
 // tokenFields reads a token answer: JSON, or the form encoding some servers

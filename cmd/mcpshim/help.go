@@ -25,6 +25,7 @@ Commands:
   mcpshim ledger [show|why|stats|tail|report|prune|export] ...   inspect what the ledgers recorded
   mcpshim probe [--config FILE] ...       shake hands with every server of the client configs
   mcpshim lock [--out FILE] ...           pin the expected tool surface
+  mcpshim auth login|status|logout ...    sign in to a remote server ahead of time, list or forget sign-ins
   mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
   mcpshim demo                            a scripted tour against built-in fixture servers
   mcpshim completion bash|zsh|fish        a shell completion script
@@ -40,7 +41,7 @@ Exit statuses: 64 a usage error, 78 a configuration a person must fix,
 func runHelp(c *cli, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion", "version":
+		case "ledger", "probe", "lock", "auth", "wrap", "unwrap", "demo", "completion", "version":
 			// The command prints its usage for --help; here it goes to stdout.
 			out := *c
 			out.stderr = c.stdout

@@ -9,7 +9,7 @@ import (
 
 // subcommands are the words mcpshim takes before anything else, in the order
 // help lists them.
-var subcommands = []string{"ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion", "help", "version"}
+var subcommands = []string{"ledger", "probe", "lock", "auth", "wrap", "unwrap", "demo", "completion", "help", "version"}
 
 // editDistance is the optimal string alignment distance between a and b, in
 // runes: insertions, deletions, substitutions and swaps of two neighbours

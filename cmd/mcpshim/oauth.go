@@ -1,0 +1,86 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/oauth"
+	"github.com/mcpshim-dev/mcpshim/remote"
+)
+
+// oauthFlags are the OAuth flags of --url and of mcpshim auth login.
+type oauthFlags struct {
+	clientID     string
+	clientSecret string
+	metadataURL  string
+	grant        string
+	redirectURI  string
+	timeout      time.Duration
+}
+
+func (f *oauthFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.clientID, "oauth-client-id", "", "with --url: a client `ID` registered with the server's authorization server (else a client ID metadata document, else dynamic registration)")
+	fs.StringVar(&f.clientSecret, "oauth-client-secret", "", "with --url: the pre-registered client's `SECRET`; write ${VAR} and set VAR in the entry's env; never logged")
+	fs.StringVar(&f.metadataURL, "oauth-client-metadata-url", "", "with --url: the https `URL` of this client's metadata document, used as its client_id where the authorization server accepts one")
+	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser) or client_credentials (a machine client with --oauth-client-id and --oauth-client-secret)")
+	fs.StringVar(&f.redirectURI, "oauth-redirect-uri", "", "with --url: the loopback redirect `URI` a pre-registered client was registered with, e.g. http://127.0.0.1:8765/callback (default: a free port)")
+	fs.DurationVar(&f.timeout, "oauth-timeout", 5*time.Minute, "with --url: how long a sign-in may wait for the browser")
+}
+
+// config builds the sign-in's settings: the secret's ${VAR} expanded, the
+// store under the user's config directory. The error says what to fix.
+func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
+	secret := f.clientSecret
+	if secret != "" {
+		// The secret's ${VAR} are expanded as a --header value's are.
+		h, err := remote.ParseHeader("X-Secret: "+secret, c.lookupEnv)
+		if err != nil {
+			return oauth.Config{}, fmt.Errorf("--oauth-client-secret: %s", strings.TrimPrefix(err.Error(), "--header X-Secret: "))
+		}
+		secret = h.Value
+	}
+	if secret != "" && f.clientID == "" {
+		return oauth.Config{}, fmt.Errorf("--oauth-client-secret without --oauth-client-id: give the client's id too")
+	}
+	if f.timeout <= 0 || f.timeout > maxDelay {
+		return oauth.Config{}, fmt.Errorf("--oauth-timeout %v: want more than 0, at most 24h", f.timeout)
+	}
+	dir, err := oauth.DefaultDir(c.getenv)
+	if err != nil {
+		return oauth.Config{}, err
+	}
+	return oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
+		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Store: &oauth.Store{Dir: dir},
+		Getenv: c.getenv, Prompt: c.stderr}, nil
+}
+
+// set tells whether any OAuth flag was given.
+func (f *oauthFlags) set() bool {
+	return f.clientID != "" || f.clientSecret != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
+}
+
+// args are the flags as given, to print in a command the user can run.
+func (f *oauthFlags) args() string {
+	var b strings.Builder
+	add := func(name, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " --%s %s", name, v)
+		}
+	}
+	add("oauth-client-id", f.clientID)
+	switch {
+	case strings.Contains(f.clientSecret, "${"):
+		add("oauth-client-secret", "'"+f.clientSecret+"'")
+	case f.clientSecret != "":
+		add("oauth-client-secret", "'${SECRET}'") // never the secret itself
+	}
+	add("oauth-client-metadata-url", f.metadataURL)
+	if f.grant != oauth.GrantAuthorizationCode {
+		add("oauth-grant", f.grant)
+	}
+	add("oauth-redirect-uri", f.redirectURI)
+	return b.String()
+}
