@@ -315,6 +315,9 @@ func (s *Session) headerLocked() string {
 // when it gave one.
 func (s *Session) Login(ctx context.Context, status int, wwwAuthenticate []string) error {
 	ch, _ := Bearer(wwwAuthenticate)
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		s.notify(Step{Event: StepRequired, Status: status, Scope: ch.Param("scope"), Error: ch.Param("error"), Description: ch.Param("error_description")})
+	}
 	if err := s.authorize(ctx, status, ch, false); err != nil {
 		return s.failed(status, err)
 	}

@@ -93,7 +93,7 @@ func TestBashCompletion(t *testing.T) {
 	}
 	for _, sh := range []string{"zsh", "fish"} {
 		code, stdout, _ := runBuilt(t, t.TempDir(), nil, "completion", sh)
-		if code != 0 || !strings.Contains(stdout, "ledger probe lock wrap unwrap demo completion help version") {
+		if code != 0 || !strings.Contains(stdout, "ledger probe lock auth wrap unwrap demo completion help version") {
 			t.Errorf("completion %s: exit %d, script lacks the subcommands:\n%s", sh, code, stdout)
 		}
 		if path, err := exec.LookPath(sh); err == nil && sh == "zsh" {

@@ -513,3 +513,17 @@ func (s *Servers) DenyScope(scope string) {
 	defer s.mu.Unlock()
 	s.denied = append(s.denied, scope)
 }
+
+// Issued are the access and refresh tokens issued so far.
+func (s *Servers) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for t := range s.access {
+		out = append(out, t)
+	}
+	for t := range s.refresh {
+		out = append(out, t)
+	}
+	return out
+}
