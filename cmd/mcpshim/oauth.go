@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -55,6 +56,31 @@ func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
 	return oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
 		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Store: &oauth.Store{Dir: dir},
 		Getenv: c.getenv, Prompt: c.stderr}, nil
+}
+
+// checkOAuthArgs checks --oauth-* flags to be baked into entries as the
+// shim will, the secret's ${VAR} aside (it is expanded in the entry's
+// environment, not wrap's).
+func checkOAuthArgs(args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var f oauthFlags
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if f.clientSecret != "" {
+		f.clientSecret = "placeholder"
+	}
+	_, err := oauth.New(oauth.Config{Server: &url.URL{Scheme: "https", Host: "example.com", Path: "/mcp"}, ClientID: f.clientID,
+		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, RedirectURI: f.redirectURI})
+	if err == nil && f.clientSecret != "" && f.clientID == "" {
+		err = fmt.Errorf("--oauth-client-secret without --oauth-client-id: give the client's id too")
+	}
+	return err
 }
 
 // set tells whether any OAuth flag was given.

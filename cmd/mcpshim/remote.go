@@ -112,7 +112,7 @@ func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self 
 	if unwrap {
 		out, mine, err = clientconfig.UnwrapRemote(file, data, scope)
 	} else {
-		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, scope)
+		out, mine, err = clientconfig.WrapRemote(file, data, self, append(slices.Clone(o.baked), o.oauth...), scope)
 	}
 	if err != nil {
 		return nil, nil, err
