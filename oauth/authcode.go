@@ -1,6 +1,7 @@
 package oauth
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -48,38 +49,38 @@ type authResponse struct {
 
 // waitRedirect serves the redirect URI, calls ready (which sends the person
 // to the authorization URL), and waits until an authorization response with
-// the expected state arrives. A response with another state
-// is answered 400 and ignored: "discard any results that do not include or
-// have a mismatch with the original state" (2025-11-25, Open Redirection).
+// the expected state arrives. A response with another state is answered 400
+// and ignored: "discard any results that do not include or have a mismatch
+// with the original state" (2025-11-25, Open Redirection).
+//
+// It reads each request with http.ReadRequest and writes the answer by hand:
+// an http.Server would add ~0.9 MB (its HTTP/2 server) to the binary for
+// one GET.
 func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, ready func()) (authResponse, error) {
 	ru, _ := url.Parse(redirect)
 	got := make(chan authResponse, 1)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != ru.Path {
-			http.NotFound(w, r)
-			return
+	// The accept loop: returns when the listener is closed below.
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			// One request per connection: returns when it is answered.
+			go func() {
+				defer conn.Close()
+				conn.SetDeadline(time.Now().Add(10 * time.Second))
+				r, err := http.ReadRequest(bufio.NewReader(conn))
+				if err != nil {
+					return
+				}
+				status, page := callback(r, ru.Path, state, got)
+				fmt.Fprintf(conn, "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n%s",
+					status, http.StatusText(status), len(page), page)
+			}()
 		}
-		q := r.URL.Query()
-		if q.Get("state") != state {
-			http.Error(w, "mcpshim: this sign-in response does not carry the state mcpshim sent; it was ignored.", http.StatusBadRequest)
-			return
-		}
-		resp := authResponse{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss"), hasIss: q.Has("iss"),
-			err: q.Get("error"), desc: q.Get("error_description"), errorURI: q.Get("error_uri")}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		if resp.err != "" || resp.code == "" {
-			fmt.Fprint(w, "<!doctype html><title>mcpshim</title><p>mcpshim: the sign-in did not complete. The terminal running mcpshim says why.</p>")
-		} else {
-			fmt.Fprint(w, "<!doctype html><title>mcpshim</title><p>mcpshim: signed in. You can close this tab.</p>")
-		}
-		select {
-		case got <- resp:
-		default:
-		}
-	})}
-	// The server: returns when it is shut down below.
-	go srv.Serve(ln)
-	defer srv.Close()
+	}()
+	defer ln.Close()
 	ready()
 	select {
 	case r := <-got:
@@ -87,6 +88,29 @@ func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, 
 	case <-ctx.Done():
 		return authResponse{}, ctx.Err()
 	}
+}
+
+// callback answers one request to the redirect listener, and hands an
+// authorization response with the right state to got.
+func callback(r *http.Request, path, state string, got chan<- authResponse) (int, string) {
+	const page = "<!doctype html><title>mcpshim</title><p>mcpshim: %s</p>"
+	if r.Method != http.MethodGet || r.URL.Path != path {
+		return http.StatusNotFound, fmt.Sprintf(page, "nothing here.")
+	}
+	q := r.URL.Query()
+	if q.Get("state") != state {
+		return http.StatusBadRequest, fmt.Sprintf(page, "this sign-in response does not carry the state mcpshim sent; it was ignored.")
+	}
+	resp := authResponse{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss"), hasIss: q.Has("iss"),
+		err: q.Get("error"), desc: q.Get("error_description"), errorURI: q.Get("error_uri")}
+	select {
+	case got <- resp:
+	default:
+	}
+	if resp.err != "" || resp.code == "" {
+		return http.StatusOK, fmt.Sprintf(page, "the sign-in did not complete. The terminal running mcpshim says why.")
+	}
+	return http.StatusOK, fmt.Sprintf(page, "signed in. You can close this tab.")
 }
 
 // checkIss applies RFC 9207 §2.4 as the 2026-07-28 table says: a present iss
