@@ -152,6 +152,9 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 		}
 	}
 	rec := s.record()
+	if rec.Token != nil && before.Token != nil && rec.Token.AccessToken != before.Token.AccessToken && !rec.Token.expired(s.now()) {
+		return nil // refreshed by another request of this process meanwhile
+	}
 	if rec.Token == nil || rec.AS == nil {
 		return errors.New("nothing to refresh")
 	}
@@ -232,10 +235,15 @@ func (s *Session) save(r *Record) error {
 }
 
 // lock takes the store's lock for this server and client; without a store
-// there is no one to share with.
+// only this process shares the token, and a lock of its own serializes it.
 func (s *Session) lock(ctx context.Context) (func(), error) {
-	if s.cfg.Store == nil {
-		return func() {}, nil
+	if s.cfg.Store != nil {
+		return s.cfg.Store.Lock(ctx, s.cfg.Server.String(), s.clientKey)
 	}
-	return s.cfg.Store.Lock(ctx, s.cfg.Server.String(), s.clientKey)
+	select {
+	case s.local <- struct{}{}:
+		return func() { <-s.local }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -132,6 +132,8 @@ type Session struct {
 	// refreshed is the access token the last refresh produced: a 401 for it
 	// means a refresh does not help.
 	refreshed string
+	// local is the lock of a Session without a store.
+	local chan struct{}
 }
 
 type flowRun struct {
@@ -174,7 +176,7 @@ func New(cfg Config) (*Session, error) {
 	if cfg.BrowserWait <= 0 {
 		cfg.BrowserWait = 5 * time.Minute
 	}
-	s := &Session{cfg: cfg, clientKey: ClientKey(cfg.ClientID, cfg.ClientMetadataURL)}
+	s := &Session{cfg: cfg, clientKey: ClientKey(cfg.ClientID, cfg.ClientMetadataURL), local: make(chan struct{}, 1)}
 	s.hc = cfg.HTTP
 	if s.hc == nil {
 		s.hc = &http.Client{Timeout: cfg.Timeout}

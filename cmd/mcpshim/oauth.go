@@ -49,13 +49,13 @@ func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
 	if f.timeout <= 0 || f.timeout > maxDelay {
 		return oauth.Config{}, fmt.Errorf("--oauth-timeout %v: want more than 0, at most 24h", f.timeout)
 	}
-	dir, err := oauth.DefaultDir(c.getenv)
-	if err != nil {
-		return oauth.Config{}, err
+	cfg := oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
+		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
+	// With no config directory (no HOME) tokens live as long as the process.
+	if dir, err := oauth.DefaultDir(c.getenv); err == nil {
+		cfg.Store = &oauth.Store{Dir: dir}
 	}
-	return oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
-		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Store: &oauth.Store{Dir: dir},
-		Getenv: c.getenv, Prompt: c.stderr}, nil
+	return cfg, nil
 }
 
 // checkOAuthArgs checks --oauth-* flags to be baked into entries as the
