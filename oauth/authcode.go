@@ -42,9 +42,8 @@ func redirectListener(want string) (net.Listener, string, error) {
 
 // authResponse is the query of the redirect (RFC 6749 §4.1.2, RFC 9207 §2).
 type authResponse struct {
-	code, state, iss    string
-	err, desc, errorURI string
-	hasIss              bool
+	code, iss, err, desc string
+	hasIss               bool
 }
 
 // waitRedirect serves the redirect URI, calls ready (which sends the person
@@ -101,8 +100,7 @@ func callback(r *http.Request, path, state string, got chan<- authResponse) (int
 	if q.Get("state") != state {
 		return http.StatusBadRequest, fmt.Sprintf(page, "this sign-in response does not carry the state mcpshim sent; it was ignored.")
 	}
-	resp := authResponse{code: q.Get("code"), state: q.Get("state"), iss: q.Get("iss"), hasIss: q.Has("iss"),
-		err: q.Get("error"), desc: q.Get("error_description"), errorURI: q.Get("error_uri")}
+	resp := authResponse{code: q.Get("code"), iss: q.Get("iss"), hasIss: q.Has("iss"), err: q.Get("error"), desc: q.Get("error_description")}
 	select {
 	case got <- resp:
 	default:

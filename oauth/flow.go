@@ -40,8 +40,9 @@ func (s *Session) discover(ctx context.Context, ch Challenge) (*target, error) {
 	for _, issuer := range prm.AuthorizationServers {
 		as, err := s.serverMetadata(ctx, issuer)
 		if err == nil {
-			// "use the canonical URI ... exactly as published": the resource
-			// indicator is the metadata's resource, byte for byte.
+			// The resource indicator is the metadata's resource byte for
+			// byte: a slash added to a pathless URL names another resource
+			// to a server that compares strings.
 			return &target{as: as, prm: prm, resource: prm.Resource}, nil
 		}
 		if first == nil {
