@@ -3,6 +3,7 @@ package oauth
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,6 +27,8 @@ type Client struct {
 	// Authorization Server Binding: credentials are "keyed by the
 	// authorization server's issuer identifier").
 	Issuer string `json:"issuer"`
+	// key signs a private_key_jwt client's assertions; never stored.
+	key crypto.Signer
 }
 
 // Where a client identity came from.
@@ -48,7 +51,7 @@ const clientName = "mcpshim"
 // for client credentials.
 func (s *Session) client(ctx context.Context, m *ServerMetadata, redirect string, kept *Client) (*Client, error) {
 	if s.cfg.ClientID != "" {
-		return &Client{ID: s.cfg.ClientID, Secret: s.cfg.ClientSecret, Kind: KindPreRegistered, Issuer: m.Issuer, RedirectURI: redirect}, nil
+		return s.preRegistered(m.Issuer, redirect), nil
 	}
 	if s.cfg.ClientMetadataURL != "" && m.ClientIDMetadataDocumentSupported {
 		return &Client{ID: s.cfg.ClientMetadataURL, Kind: KindMetadataDocument, Issuer: m.Issuer, RedirectURI: redirect}, nil
@@ -64,6 +67,11 @@ func (s *Session) client(ctx context.Context, m *ServerMetadata, redirect string
 		return nil, fmt.Errorf("the authorization server %s offers no dynamic client registration: %s", m.Issuer, hint)
 	}
 	return s.register(ctx, m, redirect)
+}
+
+// preRegistered is the client the flags name, with its secret or key.
+func (s *Session) preRegistered(issuer, redirect string) *Client {
+	return &Client{ID: s.cfg.ClientID, Secret: s.cfg.ClientSecret, key: s.cfg.ClientKey, Kind: KindPreRegistered, Issuer: issuer, RedirectURI: redirect}
 }
 
 // registration is an RFC 7591 §2 registration request.

@@ -79,7 +79,7 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 	var c *Client
 	var t *Token
 	if s.cfg.Grant == GrantClientCredentials {
-		c = &Client{ID: s.cfg.ClientID, Secret: s.cfg.ClientSecret, Kind: KindPreRegistered, Issuer: tg.as.Issuer}
+		c = s.preRegistered(tg.as.Issuer, "")
 		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
 		form := url.Values{"grant_type": {GrantClientCredentials}}
 		if len(scopes) > 0 {
@@ -165,7 +165,7 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	}
 	cc := *c
 	if cc.Kind == KindPreRegistered {
-		cc.Secret = s.cfg.ClientSecret
+		cc.Secret, cc.key = s.cfg.ClientSecret, s.cfg.ClientKey
 	}
 	tg := &target{as: rec.AS, resource: rec.Resource}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rec.Token.RefreshToken}}

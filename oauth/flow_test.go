@@ -2,6 +2,11 @@ package oauth_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"net/http"
 	"net/url"
@@ -284,5 +289,30 @@ func TestClientCredentials(t *testing.T) {
 	}
 	if srv.Grants("client_credentials") != 1 || len(srv.Authorize) != 0 {
 		t.Errorf("grants = %d client_credentials, %d authorization requests; want 1 and 0", srv.Grants("client_credentials"), len(srv.Authorize))
+	}
+}
+
+func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	path := filepath.Join(t.TempDir(), "client.pem")
+	os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	signer, err := oauth.ReadClientKey(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := oauthtest.Start(t, oauthtest.Options{KeyClients: map[string]*ecdsa.PublicKey{"machine": &key.PublicKey}, NoRegistration: true})
+	var st steps
+	s := session(t, srv, nil, &st, func(c *oauth.Config) {
+		c.Grant, c.ClientID, c.ClientKey = oauth.GrantClientCredentials, "machine", signer
+	})
+	if got := signIn(t, srv, s); got != http.StatusOK {
+		t.Fatalf("client_credentials with private_key_jwt: %d\n%s", got, srv.Log())
+	}
+	if f := srv.Tokens[0]; f.Get("client_secret") != "" || f.Get("client_assertion") == "" {
+		t.Errorf("token request %v, want an assertion and no secret", f)
 	}
 }

@@ -2,6 +2,7 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,9 @@ type Config struct {
 	// client's metadata document (--oauth-client-metadata-url); RedirectURI
 	// is the loopback redirect a pre-registered client was registered with.
 	ClientID, ClientSecret, ClientMetadataURL, RedirectURI string
+	// ClientKey signs private_key_jwt assertions for a pre-registered client
+	// (--oauth-client-key).
+	ClientKey crypto.Signer
 	// Grant is GrantAuthorizationCode (the default) or GrantClientCredentials.
 	Grant string
 	// Store keeps tokens across runs; nil keeps them in memory only.
@@ -151,8 +155,8 @@ func New(cfg Config) (*Session, error) {
 		cfg.Grant = GrantAuthorizationCode
 	case GrantAuthorizationCode:
 	case GrantClientCredentials:
-		if cfg.ClientID == "" || cfg.ClientSecret == "" {
-			return nil, errors.New("--oauth-grant client_credentials needs a pre-registered client: --oauth-client-id and --oauth-client-secret")
+		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
+			return nil, errors.New("--oauth-grant client_credentials needs a pre-registered client: --oauth-client-id, and --oauth-client-secret or --oauth-client-key")
 		}
 	default:
 		return nil, fmt.Errorf("--oauth-grant %q: want authorization_code or client_credentials", cfg.Grant)

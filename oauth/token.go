@@ -74,6 +74,9 @@ func authMethod(c *Client, m *ServerMetadata) string {
 	if c.AuthMethod != "" {
 		return c.AuthMethod
 	}
+	if c.key != nil {
+		return AuthPrivateKeyJWT
+	}
 	if c.Secret == "" {
 		return AuthNone
 	}
@@ -151,6 +154,14 @@ func (s *Session) formRequest(ctx context.Context, endpoint string, c *Client, m
 	case AuthPost:
 		form.Set("client_id", c.ID)
 		form.Set("client_secret", c.Secret)
+	case AuthPrivateKeyJWT:
+		jwt, err := assertion(c.key, c.ID, m.Issuer, time.Now())
+		if err != nil {
+			return nil, err
+		}
+		form.Set("client_id", c.ID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", jwt)
 	default:
 		form.Set("client_id", c.ID)
 	}

@@ -16,6 +16,7 @@ import (
 type oauthFlags struct {
 	clientID     string
 	clientSecret string
+	clientKey    string
 	metadataURL  string
 	grant        string
 	redirectURI  string
@@ -25,6 +26,7 @@ type oauthFlags struct {
 func (f *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientID, "oauth-client-id", "", "with --url: a client `ID` registered with the server's authorization server (else a client ID metadata document, else dynamic registration)")
 	fs.StringVar(&f.clientSecret, "oauth-client-secret", "", "with --url: the pre-registered client's `SECRET`; write ${VAR} and set VAR in the entry's env; never logged")
+	fs.StringVar(&f.clientKey, "oauth-client-key", "", "with --url: a PEM `FILE` with the pre-registered client's private key (PKCS #8: EC P-256, RSA or Ed25519): private_key_jwt instead of a secret")
 	fs.StringVar(&f.metadataURL, "oauth-client-metadata-url", "", "with --url: the https `URL` of this client's metadata document, used as its client_id where the authorization server accepts one")
 	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser) or client_credentials (a machine client with --oauth-client-id and --oauth-client-secret)")
 	fs.StringVar(&f.redirectURI, "oauth-redirect-uri", "", "with --url: the loopback redirect `URI` a pre-registered client was registered with, e.g. http://127.0.0.1:8765/callback (default: a free port)")
@@ -43,14 +45,21 @@ func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
 		}
 		secret = h.Value
 	}
-	if secret != "" && f.clientID == "" {
-		return oauth.Config{}, fmt.Errorf("--oauth-client-secret without --oauth-client-id: give the client's id too")
+	if (secret != "" || f.clientKey != "") && f.clientID == "" {
+		return oauth.Config{}, fmt.Errorf("--oauth-client-secret or --oauth-client-key without --oauth-client-id: give the client's id too")
 	}
 	if f.timeout <= 0 || f.timeout > maxDelay {
 		return oauth.Config{}, fmt.Errorf("--oauth-timeout %v: want more than 0, at most 24h", f.timeout)
 	}
 	cfg := oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
 		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
+	if f.clientKey != "" {
+		key, err := oauth.ReadClientKey(f.clientKey)
+		if err != nil {
+			return oauth.Config{}, err
+		}
+		cfg.ClientKey = key
+	}
 	// With no config directory (no HOME) tokens live as long as the process.
 	if dir, err := oauth.DefaultDir(c.getenv); err == nil {
 		cfg.Store = &oauth.Store{Dir: dir}
@@ -75,17 +84,22 @@ func checkOAuthArgs(args []string) error {
 	if f.clientSecret != "" {
 		f.clientSecret = "placeholder"
 	}
+	if f.clientKey != "" {
+		if _, err := oauth.ReadClientKey(f.clientKey); err != nil {
+			return err
+		}
+	}
 	_, err := oauth.New(oauth.Config{Server: &url.URL{Scheme: "https", Host: "example.com", Path: "/mcp"}, ClientID: f.clientID,
 		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, RedirectURI: f.redirectURI})
-	if err == nil && f.clientSecret != "" && f.clientID == "" {
-		err = fmt.Errorf("--oauth-client-secret without --oauth-client-id: give the client's id too")
+	if err == nil && (f.clientSecret != "" || f.clientKey != "") && f.clientID == "" {
+		err = fmt.Errorf("--oauth-client-secret or --oauth-client-key without --oauth-client-id: give the client's id too")
 	}
 	return err
 }
 
 // set tells whether any OAuth flag was given.
 func (f *oauthFlags) set() bool {
-	return f.clientID != "" || f.clientSecret != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
+	return f.clientID != "" || f.clientSecret != "" || f.clientKey != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
 }
 
 // args are the flags as given, to print in a command the user can run.
@@ -103,6 +117,7 @@ func (f *oauthFlags) args() string {
 	case f.clientSecret != "":
 		add("oauth-client-secret", "'${SECRET}'") // never the secret itself
 	}
+	add("oauth-client-key", f.clientKey)
 	add("oauth-client-metadata-url", f.metadataURL)
 	if f.grant != oauth.GrantAuthorizationCode {
 		add("oauth-grant", f.grant)

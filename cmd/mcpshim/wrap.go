@@ -159,6 +159,9 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 					if name == "oauth-client-secret" && !strings.Contains(v, "${") {
 						err = errors.New("--oauth-client-secret: write ${VAR} (and set VAR in the entry's env or your shell): a secret written into a config file is a secret on disk")
 					}
+					if name == "oauth-client-key" && !filepath.IsAbs(v) {
+						v = filepath.Join(cwd, v)
+					}
 					o.oauth = append(o.oauth, "--"+name, v)
 				}
 			case name == "name":

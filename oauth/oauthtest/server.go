@@ -8,11 +8,13 @@
 package oauthtest
 
 import (
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -47,6 +49,9 @@ type Options struct {
 	AuthMethods []string
 	// PreRegistered clients: id to secret ("" for a public client).
 	PreRegistered map[string]string
+	// KeyClients are pre-registered private_key_jwt clients: id to the
+	// public half of their ES256 key.
+	KeyClients map[string]*ecdsa.PublicKey
 	// NoRegistration hides the registration endpoint.
 	NoRegistration bool
 	// IssuerPath is the issuer's path (e.g. "/tenant1"); default none.
@@ -78,6 +83,7 @@ type Servers struct {
 type client struct {
 	id, secret, method string
 	redirects          []string
+	key                *ecdsa.PublicKey
 }
 
 type grant struct {
@@ -106,6 +112,9 @@ func Start(t testing.TB, o Options) *Servers {
 			m = "client_secret_basic"
 		}
 		s.clients[id] = &client{id: id, secret: secret, method: m}
+	}
+	for id, key := range o.KeyClients {
+		s.clients[id] = &client{id: id, method: "private_key_jwt", key: key}
 	}
 	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
 	s.RS = httptest.NewServer(http.HandlerFunc(s.serveRS))
@@ -317,6 +326,9 @@ func (s *Servers) authorize(w http.ResponseWriter, r *http.Request) {
 
 // authenticate checks the client's authentication by its method.
 func (s *Servers) authenticate(r *http.Request) (*client, string) {
+	if r.PostForm.Get("client_assertion_type") != "" {
+		return s.assertion(r.PostForm)
+	}
 	id, secret, basic := r.BasicAuth()
 	if basic {
 		id, _ = url.QueryUnescape(id)
@@ -336,6 +348,38 @@ func (s *Servers) authenticate(r *http.Request) (*client, string) {
 		return nil, "a public client sends no secret"
 	case c.secret != secret:
 		return nil, "wrong secret"
+	}
+	return c, ""
+}
+
+// assertion checks a private_key_jwt client assertion (RFC 7523 §3): the
+// signature, iss and sub the client, aud the issuer, not expired.
+func (s *Servers) assertion(f url.Values) (*client, string) {
+	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+		return nil, "client_assertion_type"
+	}
+	parts := strings.Split(f.Get("client_assertion"), ".")
+	if len(parts) != 3 {
+		return nil, "client_assertion is not a JWT"
+	}
+	var claims struct {
+		Iss, Sub, Aud string
+		Exp           int64
+	}
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	if json.Unmarshal(payload, &claims) != nil || len(sig) != 64 {
+		return nil, "a malformed client_assertion"
+	}
+	c := s.clients[claims.Iss]
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	switch {
+	case c == nil || c.key == nil:
+		return nil, "unknown key client " + claims.Iss
+	case !ecdsa.Verify(c.key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])):
+		return nil, "the client_assertion's signature does not verify"
+	case claims.Sub != claims.Iss || claims.Aud != s.Issuer() || time.Now().Unix() > claims.Exp:
+		return nil, "the client_assertion's sub, aud or exp is wrong"
 	}
 	return c, ""
 }
