@@ -57,23 +57,32 @@ func ReadClientKey(path string) (crypto.Signer, error) {
 // §3 as updated by RFC 7523bis: the issuer identifier), short-lived, with a
 // fresh "jti".
 func assertion(key crypto.Signer, clientID, audience string, now time.Time) (string, error) {
-	var alg string
+	return signJWT(key, map[string]any{"typ": "JWT"}, map[string]any{"iss": clientID, "sub": clientID, "aud": audience,
+		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "jti": newJTI()})
+}
+
+func newJTI() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// signJWT signs a JWS in the compact serialization with the key's
+// algorithm (ES256, RS256, EdDSA), set in the header.
+func signJWT(key crypto.Signer, header, claims map[string]any) (string, error) {
 	switch k := key.(type) {
 	case *ecdsa.PrivateKey:
-		alg = "ES256"
+		header["alg"] = "ES256"
 	case *rsa.PrivateKey:
-		alg = "RS256"
+		header["alg"] = "RS256"
 	case ed25519.PrivateKey:
-		alg = "EdDSA"
+		header["alg"] = "EdDSA"
 	default:
 		return "", fmt.Errorf("an unsupported key type %T", k)
 	}
-	jti := make([]byte, 16)
-	rand.Read(jti)
-	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{"iss": clientID, "sub": clientID, "aud": audience,
-		"iat": now.Unix(), "exp": now.Add(5 * time.Minute).Unix(), "jti": base64.RawURLEncoding.EncodeToString(jti)})
-	input := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
+	h, _ := json.Marshal(header)
+	c, _ := json.Marshal(claims)
+	input := base64.RawURLEncoding.EncodeToString(h) + "." + base64.RawURLEncoding.EncodeToString(c)
 	sum := sha256.Sum256([]byte(input))
 	var sig []byte
 	var err error
@@ -90,7 +99,7 @@ func assertion(key crypto.Signer, clientID, audience string, now time.Time) (str
 		sig = ed25519.Sign(k, []byte(input))
 	}
 	if err != nil {
-		return "", errors.New("signing the client assertion: " + err.Error())
+		return "", errors.New("signing a JWT: " + err.Error())
 	}
 	return input + "." + base64.RawURLEncoding.EncodeToString(sig), nil
 }

@@ -19,13 +19,24 @@ func (c Challenge) Param(name string) string { return c.Params[name] }
 //
 // RFC 9728 §5.1: "resource_metadata: The URL of the protected resource
 // metadata." RFC 6750 §3: the scope and error attributes.
+//
+// A server that binds tokens to keys may challenge with the DPoP scheme
+// alone (RFC 9449 §7.1), with the same parameters: it is taken when there is
+// no Bearer challenge.
 func Bearer(headers []string) (Challenge, bool) {
+	var dpop *Challenge
 	for _, h := range headers {
 		for _, c := range ParseChallenges(h) {
 			if strings.EqualFold(c.Scheme, "Bearer") {
 				return c, true
 			}
+			if strings.EqualFold(c.Scheme, "DPoP") && dpop == nil {
+				dpop = &c
+			}
 		}
+	}
+	if dpop != nil {
+		return *dpop, true
 	}
 	return Challenge{}, false
 }

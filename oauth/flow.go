@@ -15,6 +15,7 @@ type target struct {
 	as       *ServerMetadata
 	prm      *ResourceMetadata // nil for a 2025-03-26 server
 	resource string
+	dpopKey  []byte // the key to bind the token to (DPoP), nil for Bearer
 }
 
 // discover finds the authorization server for the challenge: the protected
@@ -72,6 +73,11 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 	tg, err := s.discover(ctx, ch)
 	if err != nil {
 		return err
+	}
+	if dpopUsable(tg.as) {
+		if tg.dpopKey, err = newDPoPKey(); err != nil {
+			return &FlowError{Stage: StageToken, Err: err}
+		}
 	}
 	rec := s.record()
 	scopes := chooseScopes(ch.Param("scope"), tg.prm, tg.as, rec.Scopes)
@@ -167,7 +173,7 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	if cc.Kind == KindPreRegistered {
 		cc.Secret, cc.key = s.cfg.ClientSecret, s.cfg.ClientKey
 	}
-	tg := &target{as: rec.AS, resource: rec.Resource}
+	tg := &target{as: rec.AS, resource: rec.Resource, dpopKey: rec.Token.DPoPKey}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rec.Token.RefreshToken}}
 	if rec.Grant == GrantClientCredentials {
 		form = url.Values{"grant_type": {GrantClientCredentials}}

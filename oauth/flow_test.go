@@ -69,19 +69,22 @@ func session(t *testing.T, srv *oauthtest.Servers, store *oauth.Store, st *steps
 }
 
 // call sends a request to the protected endpoint with the session's header.
-func call(t *testing.T, srv *oauthtest.Servers, s *oauth.Session) (int, []string, string) {
+func call(t *testing.T, srv *oauthtest.Servers, s *oauth.Session) (int, http.Header, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, srv.MCPURL(), strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	h := s.Header(context.Background())
 	if h != "" {
 		req.Header.Set("Authorization", h)
 	}
+	if p := s.Proof(req.Method, req.URL.String()); p != "" {
+		req.Header.Set("DPoP", p)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Values("WWW-Authenticate"), h
+	return resp.StatusCode, resp.Header, h
 }
 
 // signIn sends a request, and on a challenge lets the session answer it and
@@ -314,5 +317,30 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	}
 	if f := srv.Tokens[0]; f.Get("client_secret") != "" || f.Get("client_assertion") == "" {
 		t.Errorf("token request %v, want an assertion and no secret", f)
+	}
+}
+
+// TestDPoP: a token bound to the shim's key (RFC 9449): a proof at the token
+// endpoint and on every request, the DPoP scheme, both servers' nonces, and
+// a refresh with the same key.
+func TestDPoP(t *testing.T) {
+	srv := oauthtest.Start(t, oauthtest.Options{DPoP: true, DPoPNonce: true})
+	store := &oauth.Store{Dir: t.TempDir()}
+	var st steps
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	s := session(t, srv, store, &st, func(c *oauth.Config) { c.Now = clock })
+	if got := signIn(t, srv, s); got != http.StatusOK {
+		t.Fatalf("DPoP sign-in: %d\nsteps %s\n%s", got, st.events(), srv.Log())
+	}
+	if h := s.Header(context.Background()); !strings.HasPrefix(h, "DPoP ") {
+		t.Errorf("Authorization = %q, want the DPoP scheme", h)
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if got := signIn(t, srv, s); got != http.StatusOK || srv.Grants("refresh_token") < 1 {
+		t.Fatalf("after a refresh: %d, %d refreshes\n%s", got, srv.Grants("refresh_token"), srv.Log())
 	}
 }

@@ -24,6 +24,8 @@ type ServerMetadata struct {
 	ClientIDMetadataDocumentSupported bool     `json:"client_id_metadata_document_supported,omitempty"`
 	// RFC 9207 §2.3.
 	IssParameterSupported bool `json:"authorization_response_iss_parameter_supported,omitempty"`
+	// RFC 9449 §5.1.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
 	// URL is where the document was read; empty for the 2025-03-26 default
 	// endpoints, used when the server publishes no metadata at all.
 	URL string `json:"-"`

@@ -138,6 +138,20 @@ type Session struct {
 	refreshed string
 	// local is the lock of a Session without a store.
 	local chan struct{}
+	// asNonce and rsNonce are the DPoP nonces the servers gave last.
+	asNonce, rsNonce string
+}
+
+func (s *Session) nonce(n *string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return *n
+}
+
+func (s *Session) setNonce(n *string, v string) {
+	s.mu.Lock()
+	*n = v
+	s.mu.Unlock()
 }
 
 type flowRun struct {
@@ -265,7 +279,25 @@ func (s *Session) Header(ctx context.Context) string {
 	if t == nil {
 		return ""
 	}
-	return "Bearer " + t.AccessToken
+	return scheme(t) + " " + t.AccessToken
+}
+
+func scheme(t *Token) string {
+	if t.TokenType == "DPoP" {
+		return "DPoP"
+	}
+	return "Bearer"
+}
+
+// Proof is the DPoP header for a request to the MCP server with method
+// and URL, "" unless the token is DPoP-bound (RFC 9449 §7.1): a fresh
+// proof per request, with the token's hash and the server's last nonce.
+func (s *Session) Proof(method, target string) string {
+	t := s.record().Token
+	if t == nil || t.DPoPKey == nil {
+		return ""
+	}
+	return dpopProof(t.DPoPKey, method, target, s.nonce(&s.rsNonce), t.AccessToken, time.Now())
 }
 
 // Challenged handles a 401 or 403 answer to a request sent with the
@@ -273,8 +305,14 @@ func (s *Session) Header(ctx context.Context) string {
 // up, and returns nil when the request may be sent again with Header. One
 // sign-in runs at a time; it goes on when ctx ends, until its own deadline,
 // so that a client that gave up finds the token the next time.
-func (s *Session) Challenged(ctx context.Context, status int, wwwAuthenticate []string, sent string) error {
-	ch, _ := Bearer(wwwAuthenticate)
+func (s *Session) Challenged(ctx context.Context, status int, h http.Header, sent string) error {
+	ch, _ := Bearer(h.Values("Www-Authenticate"))
+	// RFC 9449 §9: a DPoP server asks for its nonce; the request is sent
+	// again with a proof that carries it.
+	if n := h.Get("DPoP-Nonce"); n != "" && ch.Param("error") == "use_dpop_nonce" && s.nonce(&s.rsNonce) != n {
+		s.setNonce(&s.rsNonce, n)
+		return nil
+	}
 	s.notify(Step{Event: StepRequired, Status: status, Scope: ch.Param("scope"), Error: ch.Param("error"), Description: ch.Param("error_description")})
 	s.mu.Lock()
 	if cur := s.headerLocked(); cur != sent && cur != "" {
@@ -313,7 +351,7 @@ func (s *Session) headerLocked() string {
 	if s.rec.Token == nil {
 		return ""
 	}
-	return "Bearer " + s.rec.Token.AccessToken
+	return scheme(s.rec.Token) + " " + s.rec.Token.AccessToken
 }
 
 // Login signs in afresh whatever the store holds: mcpshim auth login.
@@ -355,7 +393,7 @@ func (s *Session) reauthorize(ctx context.Context, status int, ch Challenge, sen
 	}
 	// A 401 for a token: try a refresh when the authorization server is
 	// still the one that issued it and this token is not a refresh's own.
-	if sent != "" && rec.Token != nil && (rec.Token.RefreshToken != "" || rec.Grant == GrantClientCredentials) && sent != "Bearer "+s.refreshedToken() {
+	if sent != "" && rec.Token != nil && (rec.Token.RefreshToken != "" || rec.Grant == GrantClientCredentials) && !strings.HasSuffix(sent, " "+s.refreshedToken()) {
 		if s.sameIssuer(ctx, ch) {
 			if err := s.refresh(ctx, status); err == nil {
 				return nil

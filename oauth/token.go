@@ -23,6 +23,8 @@ type Token struct {
 	Obtained     time.Time `json:"obtained,omitzero"`
 	// Scope is the granted scope when the server said, else the requested one.
 	Scope string `json:"scope,omitempty"`
+	// DPoPKey is the key a DPoP-bound token is bound to (PKCS #8 DER).
+	DPoPKey []byte `json:"dpop_key,omitempty"`
 }
 
 // expired tells whether the token should be refreshed before use: within 30
@@ -102,20 +104,38 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 	if tg.resource != "" {
 		form.Set("resource", tg.resource)
 	}
-	req, err := s.formRequest(ctx, m.TokenEndpoint, c, m, form)
-	if err != nil {
-		return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, err)
+	var resp *http.Response
+	var raw []byte
+	var fields map[string]string
+	var err error
+	// A DPoP server may ask for its nonce once: "use_dpop_nonce" with the
+	// DPoP-Nonce header (RFC 9449 §8), and the request is made again.
+	for try := 0; try < 2; try++ {
+		req, err := s.formRequest(ctx, m.TokenEndpoint, c, m, cloneForm(form))
+		if err != nil {
+			return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, err)
+		}
+		if tg.dpopKey != nil {
+			req.Header.Set("DPoP", dpopProof(tg.dpopKey, http.MethodPost, m.TokenEndpoint, s.nonce(&s.asNonce), "", time.Now()))
+		}
+		if resp, err = s.postClient().Do(req); err != nil {
+			return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, unwrapURLError(err))
+		}
+		raw, err = io.ReadAll(io.LimitReader(resp.Body, maxDocument))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("token endpoint %s: reading the answer: %w", m.TokenEndpoint, err)
+		}
+		fields, err = tokenFields(resp.Header.Get("Content-Type"), raw)
+		n := resp.Header.Get("DPoP-Nonce")
+		if tg.dpopKey == nil || n == "" {
+			break
+		}
+		s.setNonce(&s.asNonce, n)
+		if resp.StatusCode != http.StatusBadRequest || fields["error"] != "use_dpop_nonce" {
+			break
+		}
 	}
-	resp, err := s.postClient().Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, unwrapURLError(err))
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxDocument))
-	if err != nil {
-		return nil, fmt.Errorf("token endpoint %s: reading the answer: %w", m.TokenEndpoint, err)
-	}
-	fields, err := tokenFields(resp.Header.Get("Content-Type"), raw)
 	if resp.StatusCode != http.StatusOK {
 		return nil, &TokenError{Endpoint: m.TokenEndpoint, Status: resp.StatusCode, Code: fields["error"], Description: fields["error_description"]}
 	}
@@ -126,8 +146,11 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 	if t.AccessToken == "" {
 		return nil, fmt.Errorf("token endpoint %s: the answer has no access_token", m.TokenEndpoint)
 	}
-	if t.TokenType != "" && !strings.EqualFold(t.TokenType, "Bearer") {
-		return nil, fmt.Errorf("token endpoint %s: token_type %q: only Bearer tokens are supported", m.TokenEndpoint, t.TokenType)
+	switch {
+	case tg.dpopKey != nil && strings.EqualFold(t.TokenType, "DPoP"):
+		t.TokenType, t.DPoPKey = "DPoP", tg.dpopKey
+	case t.TokenType != "" && !strings.EqualFold(t.TokenType, "Bearer"):
+		return nil, fmt.Errorf("token endpoint %s: token_type %q: only Bearer and DPoP tokens are supported", m.TokenEndpoint, t.TokenType)
 	}
 	t.Obtained = s.now()
 	if secs, err := strconv.ParseFloat(fields["expires_in"], 64); err == nil && secs > 0 {
@@ -166,6 +189,14 @@ func (s *Session) formRequest(ctx context.Context, endpoint string, c *Client, m
 		form.Set("client_id", c.ID)
 	}
 	return newForm(ctx, endpoint, form)
+}
+
+func cloneForm(f url.Values) url.Values {
+	out := url.Values{}
+	for k, v := range f {
+		out[k] = append([]string(nil), v...)
+	}
+	return out
 }
 
 func newForm(ctx context.Context, endpoint string, form url.Values) (*http.Request, error) {

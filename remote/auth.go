@@ -47,7 +47,7 @@ func (b *bridge) challenged(ctx context.Context, resp *http.Response, tries int)
 	}
 	wait, cancel := context.WithTimeout(ctx, authWait)
 	defer cancel()
-	err := b.cfg.Auth.Challenged(wait, resp.StatusCode, resp.Header.Values("Www-Authenticate"), resp.Request.Header.Get("Authorization"))
+	err := b.cfg.Auth.Challenged(wait, resp.StatusCode, resp.Header, resp.Request.Header.Get("Authorization"))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
 		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", b.cfg.URL)
 	}

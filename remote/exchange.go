@@ -207,6 +207,9 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	}
 	if a := b.authorizationHeader(req.Context()); a != "" {
 		req.Header.Set("Authorization", a)
+		if p := b.cfg.Auth.Proof(req.Method, req.URL.String()); p != "" {
+			req.Header.Set("DPoP", p)
+		}
 	}
 	if req.Method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")

@@ -59,6 +59,10 @@ type Options struct {
 	// Handler answers authorized requests to the MCP endpoint; default an
 	// echo of the body.
 	Handler http.Handler
+	// DPoP binds tokens to the client's key (RFC 9449): proofs are required
+	// at the token endpoint and on every request; DPoPNonce makes both
+	// servers demand their nonce first.
+	DPoP, DPoPNonce bool
 }
 
 // Servers are the authorization server and the protected resource.
@@ -78,6 +82,7 @@ type Servers struct {
 	Tokens    []url.Values // every token request (secrets and codes as sent)
 	Registers []map[string]any
 	denied    []string
+	jtis      map[string]bool // DPoP proofs seen
 }
 
 type client struct {
@@ -88,6 +93,7 @@ type client struct {
 
 type grant struct {
 	clientID, redirect, challenge, resource, scope string
+	dpopKey                                        string
 	family                                         int
 	expiry                                         time.Time
 	used                                           bool
@@ -96,7 +102,7 @@ type grant struct {
 // Start runs both servers until the test ends.
 func Start(t testing.TB, o Options) *Servers {
 	s := &Servers{opts: o, clients: map[string]*client{}, codes: map[string]*grant{}, access: map[string]*grant{},
-		refresh: map[string]*grant{}, families: map[int]bool{}}
+		refresh: map[string]*grant{}, families: map[int]bool{}, jtis: map[string]bool{}}
 	if s.opts.ResourcePath == "" {
 		s.opts.ResourcePath = "/mcp"
 	}
@@ -223,6 +229,9 @@ func (s *Servers) metadata(w http.ResponseWriter) {
 	}
 	if s.opts.ASScopes != nil {
 		m["scopes_supported"] = s.opts.ASScopes
+	}
+	if s.opts.DPoP {
+		m["dpop_signing_alg_values_supported"] = []string{"ES256"}
 	}
 	writeJSON(w, http.StatusOK, m)
 }
@@ -404,6 +413,23 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "invalid_target", "resource must be "+s.opts.Resource)
 		return
 	}
+	// The proof and its nonce come before the grant: a code is not spent on
+	// a request that will be made again.
+	var dpopKey string
+	if s.opts.DPoP {
+		key, claims, why := s.proof(r, s.Issuer()+"/token")
+		if why != "" {
+			s.logf("token: %s", why)
+			oauthError(w, http.StatusBadRequest, "invalid_dpop_proof", why)
+			return
+		}
+		if s.opts.DPoPNonce && claims["nonce"] != asNonce {
+			w.Header().Set("DPoP-Nonce", asNonce)
+			oauthError(w, http.StatusBadRequest, "use_dpop_nonce", "the authorization server requires a nonce")
+			return
+		}
+		dpopKey = key
+	}
 	var g *grant
 	switch f.Get("grant_type") {
 	case "authorization_code":
@@ -446,7 +472,7 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		old.used = true
-		g = &grant{clientID: c.id, resource: old.resource, scope: old.scope, family: old.family}
+		g = &grant{clientID: c.id, resource: old.resource, scope: old.scope, family: old.family, dpopKey: old.dpopKey}
 	case "client_credentials":
 		s.family++
 		g = &grant{clientID: c.id, resource: f.Get("resource"), scope: f.Get("scope"), family: s.family}
@@ -454,16 +480,24 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
 		return
 	}
+	tokenType := "Bearer"
+	if s.opts.DPoP {
+		if f.Get("grant_type") == "refresh_token" && dpopKey != g.dpopKey {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is bound to another key")
+			return
+		}
+		g.dpopKey, tokenType = dpopKey, "DPoP"
+	}
 	at := "at-" + random()
 	g.expiry = time.Now().Add(s.opts.TokenLife)
 	s.access[at] = g
-	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(s.opts.TokenLife / time.Second)}
+	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(s.opts.TokenLife / time.Second)}
 	if g.scope != "" {
 		resp["scope"] = g.scope
 	}
 	if !s.opts.NoRefresh && f.Get("grant_type") != "client_credentials" {
 		rt := "rt-" + random()
-		s.refresh[rt] = &grant{clientID: c.id, resource: g.resource, scope: g.scope, family: g.family}
+		s.refresh[rt] = &grant{clientID: c.id, resource: g.resource, scope: g.scope, family: g.family, dpopKey: g.dpopKey}
 		resp["refresh_token"] = rt
 	}
 	s.logf("token: %s ok for %s", f.Get("grant_type"), c.id)
@@ -514,10 +548,29 @@ func (s *Servers) protected(w http.ResponseWriter, r *http.Request, prm string) 
 		w.Header().Set("WWW-Authenticate", v+extra)
 		http.Error(w, http.StatusText(status), status)
 	}
-	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	prefix := "Bearer "
+	if s.opts.DPoP {
+		prefix = "DPoP "
+	}
+	tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), prefix)
 	s.mu.Lock()
 	g := s.access[tok]
 	live := ok && g != nil && time.Now().Before(g.expiry) && !s.families[g.family] && g.resource == s.opts.Resource
+	if live && s.opts.DPoP {
+		key, claims, why := s.proof(r, s.MCPURL())
+		sum := sha256.Sum256([]byte(tok))
+		switch {
+		case why != "" || key != g.dpopKey || claims["ath"] != base64.RawURLEncoding.EncodeToString(sum[:]):
+			s.logf("resource: DPoP proof refused: %s", why)
+			live = false
+		case s.opts.DPoPNonce && claims["nonce"] != rsNonce:
+			s.mu.Unlock()
+			w.Header().Set("DPoP-Nonce", rsNonce)
+			w.Header().Set("WWW-Authenticate", `DPoP error="use_dpop_nonce"`)
+			http.Error(w, "use_dpop_nonce", http.StatusUnauthorized)
+			return
+		}
+	}
 	var scope string
 	if g != nil {
 		scope = g.scope
