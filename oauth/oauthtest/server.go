@@ -122,13 +122,16 @@ func Start(t testing.TB, o Options) *Servers {
 	for id, key := range o.KeyClients {
 		s.clients[id] = &client{id: id, method: "private_key_jwt", key: key}
 	}
-	s.AS = httptest.NewServer(http.HandlerFunc(s.serveAS))
-	s.RS = httptest.NewServer(http.HandlerFunc(s.serveRS))
+	// Everything the handlers read is set before they start serving.
+	s.AS = httptest.NewUnstartedServer(http.HandlerFunc(s.serveAS))
+	s.RS = httptest.NewUnstartedServer(http.HandlerFunc(s.serveRS))
+	if s.opts.Resource == "" {
+		s.opts.Resource = "http://" + s.RS.Listener.Addr().String() + s.opts.ResourcePath
+	}
+	s.AS.Start()
+	s.RS.Start()
 	t.Cleanup(s.AS.Close)
 	t.Cleanup(s.RS.Close)
-	if s.opts.Resource == "" {
-		s.opts.Resource = s.RS.URL + s.opts.ResourcePath
-	}
 	return s
 }
 
@@ -540,10 +543,13 @@ func (s *Servers) serveRS(w http.ResponseWriter, r *http.Request) {
 // holds the required scopes: 401 without one, 403 insufficient_scope with
 // too few.
 func (s *Servers) protected(w http.ResponseWriter, r *http.Request, prm string) {
+	s.mu.Lock()
+	required := s.opts.Scopes // SetScopes changes it
+	s.mu.Unlock()
 	challenge := func(status int, extra string) {
 		v := fmt.Sprintf(`Bearer resource_metadata="%s%s"`, s.RS.URL, prm)
-		if s.opts.ScopeInChallenge && len(s.opts.Scopes) > 0 {
-			v += fmt.Sprintf(`, scope="%s"`, strings.Join(s.opts.Scopes, " "))
+		if s.opts.ScopeInChallenge && len(required) > 0 {
+			v += fmt.Sprintf(`, scope="%s"`, strings.Join(required, " "))
 		}
 		w.Header().Set("WWW-Authenticate", v+extra)
 		http.Error(w, http.StatusText(status), status)
@@ -580,7 +586,7 @@ func (s *Servers) protected(w http.ResponseWriter, r *http.Request, prm string) 
 		challenge(http.StatusUnauthorized, `, error="invalid_token"`)
 		return
 	}
-	for _, need := range s.opts.Scopes {
+	for _, need := range required {
 		if !slices.Contains(strings.Fields(scope), need) {
 			challenge(http.StatusForbidden, `, error="insufficient_scope"`)
 			return
