@@ -217,16 +217,16 @@ func runAuthLogout(ctx context.Context, c *cli, args []string) int {
 	fs := flag.NewFlagSet("auth logout", flag.ContinueOnError)
 	var of oauthFlags
 	of.register(fs)
+	// The URL goes first or last: `logout URL [flags]`, `logout [flags] URL`.
 	var rest []string
-	for i := 0; i < len(args); i++ {
-		if !strings.HasPrefix(args[i], "-") {
-			rest = append(rest, args[i])
-			continue
-		}
-		if code := parseFlags(c, fs, authUsage, args[i:]); code >= 0 {
-			return code
-		}
-		break
+	switch {
+	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
+		rest, args = args[:1], args[1:]
+	case len(args) > 0 && !strings.HasPrefix(args[len(args)-1], "-"):
+		rest, args = args[len(args)-1:], args[:len(args)-1]
+	}
+	if code := parseFlags(c, fs, authUsage, args); code >= 0 {
+		return code
 	}
 	if len(rest) != 1 {
 		fmt.Fprint(c.stderr, "mcpshim auth logout: want the server's URL, as mcpshim auth status lists it\n")
