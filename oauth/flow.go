@@ -80,6 +80,13 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 		}
 	}
 	rec := s.record()
+	// 2026-07-28, Authorization Server Binding: "If the authorization server
+	// indicated by protected resource metadata no longer matches the one the
+	// credentials were registered with, clients SHOULD surface an error
+	// rather than silently attempting to use mismatched credentials."
+	if s.cfg.ClientID != "" && rec.Issuer != "" && rec.Issuer != tg.as.Issuer {
+		return &FlowError{Stage: StageRegistration, Err: fmt.Errorf("the server now names the authorization server %s, not %s where client %s signed in before: if the move is right, register a client there (or run mcpshim auth logout %s to forget the old one)", tg.as.Issuer, rec.Issuer, s.cfg.ClientID, s.cfg.Server)}
+	}
 	scopes := chooseScopes(ch.Param("scope"), tg.prm, tg.as, rec.Scopes)
 	kept := rec.Clients[tg.as.Issuer]
 	var c *Client

@@ -344,3 +344,29 @@ func TestDPoP(t *testing.T) {
 		t.Fatalf("after a refresh: %d, %d refreshes\n%s", got, srv.Grants("refresh_token"), srv.Log())
 	}
 }
+
+// TestPreRegisteredClientBoundToIssuer: a pre-registered client is not
+// presented to another authorization server the resource moves to.
+func TestPreRegisteredClientBoundToIssuer(t *testing.T) {
+	first := oauthtest.Start(t, oauthtest.Options{PreRegistered: map[string]string{"app": "s3cret-one"}})
+	store := &oauth.Store{Dir: t.TempDir()}
+	var st steps
+	s := session(t, first, store, &st, func(c *oauth.Config) { c.ClientID, c.ClientSecret = "app", "s3cret-one" })
+	if got := signIn(t, first, s); got != http.StatusOK {
+		t.Fatalf("sign-in: %d\n%s", got, first.Log())
+	}
+	// The same server URL, its metadata now naming another issuer: a
+	// record for that URL says where the client signed in before.
+	rec, _ := store.Load(first.MCPURL(), oauth.ClientKey("app", ""))
+	rec.Issuer = "https://old-issuer.example"
+	rec.Token = nil
+	store.Save(rec)
+	s2 := session(t, first, store, &st, func(c *oauth.Config) { c.ClientID, c.ClientSecret = "app", "s3cret-one" })
+	before := len(first.Authorize)
+	if got := signIn(t, first, s2); got != http.StatusUnauthorized {
+		t.Errorf("status %d, want 401: the client must not be presented to another issuer", got)
+	}
+	if f := st.last("auth_failed"); f.Stage != oauth.StageRegistration || !strings.Contains(f.Message, "https://old-issuer.example") || len(first.Authorize) != before {
+		t.Errorf("auth_failed = %+v, %d new authorization requests; want a registration failure naming the old issuer and none", f, len(first.Authorize)-before)
+	}
+}
