@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 )
@@ -91,12 +92,12 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 	kept := rec.Clients[tg.as.Issuer]
 	var c *Client
 	var t *Token
-	if s.cfg.Grant == GrantClientCredentials {
+	if machine(s.cfg.Grant) {
 		c = s.preRegistered(tg.as.Issuer, "")
 		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
-		form := url.Values{"grant_type": {GrantClientCredentials}}
-		if len(scopes) > 0 {
-			form.Set("scope", strings.Join(scopes, " "))
+		form, err := s.machineGrant(scopes)
+		if err != nil {
+			return &FlowError{Stage: StageToken, Err: err}
 		}
 		if t, err = s.tokenRequest(ctx, tg, c, form); err != nil {
 			return &FlowError{Stage: StageToken, Err: err}
@@ -182,10 +183,10 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	}
 	tg := &target{as: rec.AS, resource: rec.Resource, dpopKey: rec.Token.DPoPKey}
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rec.Token.RefreshToken}}
-	if rec.Grant == GrantClientCredentials {
-		form = url.Values{"grant_type": {GrantClientCredentials}}
-		if len(rec.Scopes) > 0 {
-			form.Set("scope", strings.Join(rec.Scopes, " "))
+	if machine(rec.Grant) {
+		var err error
+		if form, err = s.machineGrant(rec.Scopes); err != nil {
+			return s.failed(status, &FlowError{Stage: StageRefresh, Err: err})
 		}
 	}
 	t, err := s.tokenRequest(ctx, tg, &cc, form)
@@ -194,7 +195,9 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 		fe := &FlowError{Stage: StageRefresh, Err: fmt.Errorf("refreshing the token at %s: %w", rec.AS.TokenEndpoint, err)}
 		if errors.As(err, &te) {
 			fe.Code, fe.Description = te.Code, te.Description
-			if te.Code == "invalid_grant" {
+			if te.Code == "invalid_grant" && machine(rec.Grant) {
+				fe.Err = fmt.Errorf("the authorization server %s refused the %s grant (invalid_grant): check the client's credentials or the workload's token", rec.Issuer, grantName(rec.Grant))
+			} else if te.Code == "invalid_grant" {
 				// Revoked or expired: the stored token is dead. Forget it, so
 				// that the next run signs in instead of failing the same way.
 				next := *rec
@@ -224,6 +227,36 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	s.notify(Step{Event: StepRefreshed, Status: status, Issuer: rec.Issuer, Resource: rec.Resource, Scope: t.Scope,
 		ExpiresIn: expiresIn(t, s.now()), Rotated: t.RefreshToken != rec.Token.RefreshToken})
 	return nil
+}
+
+// grantName is a grant as --oauth-grant spells it.
+func grantName(g string) string {
+	if g == GrantJWTBearer {
+		return "jwt-bearer"
+	}
+	return g
+}
+
+// machine tells whether a grant gets its token with no person: asked for
+// again instead of refreshed.
+func machine(grant string) bool { return grant == GrantClientCredentials || grant == GrantJWTBearer }
+
+// machineGrant is the token request of a machine grant: client_credentials,
+// or the JWT-bearer grant (RFC 7523 §2.1) with the workload's token read
+// afresh from its file (workload identity tokens rotate).
+func (s *Session) machineGrant(scopes []string) (url.Values, error) {
+	form := url.Values{"grant_type": {s.cfg.Grant}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	if s.cfg.Grant == GrantJWTBearer {
+		b, err := os.ReadFile(s.cfg.AssertionFile)
+		if err != nil {
+			return nil, fmt.Errorf("--oauth-assertion-file: %w", err)
+		}
+		form.Set("assertion", strings.TrimSpace(string(b)))
+	}
+	return form, nil
 }
 
 func expiresIn(t *Token, now time.Time) time.Duration {

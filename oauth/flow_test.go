@@ -5,9 +5,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -368,5 +371,51 @@ func TestPreRegisteredClientBoundToIssuer(t *testing.T) {
 	}
 	if f := st.last("auth_failed"); f.Stage != oauth.StageRegistration || !strings.Contains(f.Message, "https://old-issuer.example") || len(first.Authorize) != before {
 		t.Errorf("auth_failed = %+v, %d new authorization requests; want a registration failure naming the old issuer and none", f, len(first.Authorize)-before)
+	}
+}
+
+// TestJWTBearerGrant: a workload's identity token from a file is the grant
+// (RFC 7523 §2.1), read afresh each time a token is needed.
+func TestJWTBearerGrant(t *testing.T) {
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	srv := oauthtest.Start(t, oauthtest.Options{WorkloadKey: &key.PublicKey, PreRegistered: map[string]string{"workload": ""}, NoRegistration: true, TokenLife: time.Hour})
+	file := filepath.Join(t.TempDir(), "token")
+	writeWorkloadJWT(t, file, key, srv.Issuer())
+	now := time.Now()
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	var st steps
+	s := session(t, srv, nil, &st, func(c *oauth.Config) {
+		c.Grant, c.ClientID, c.AssertionFile, c.Now = "jwt-bearer", "workload", file, clock
+	})
+	if got := signIn(t, srv, s); got != http.StatusOK {
+		t.Fatalf("jwt-bearer: %d\n%s", got, srv.Log())
+	}
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	if got, _, _ := call(t, srv, s); got != http.StatusOK || srv.Grants(oauth.GrantJWTBearer) != 2 {
+		t.Errorf("after expiry: %d, %d jwt-bearer grants; want 200 and the grant asked for again", got, srv.Grants(oauth.GrantJWTBearer))
+	}
+	// Another audience is refused by the server and the refusal reported.
+	writeWorkloadJWT(t, file, key, "https://wrong.example")
+	mu.Lock()
+	now = now.Add(2 * time.Hour)
+	mu.Unlock()
+	s.Header(context.Background())
+	if f := st.last("auth_failed"); f.Error != "invalid_grant" || !strings.Contains(f.Message, "refused the jwt-bearer grant") {
+		t.Errorf("a refused assertion: auth_failed %+v", f)
+	}
+}
+
+func writeWorkloadJWT(t *testing.T, file string, key *ecdsa.PrivateKey, aud string) {
+	b64 := base64.RawURLEncoding.EncodeToString
+	h := b64([]byte(`{"alg":"ES256","typ":"JWT"}`))
+	c := b64(fmt.Appendf(nil, `{"iss":"https://ci.example","sub":"repo:x","aud":%q,"exp":%d}`, aud, time.Now().Add(time.Hour).Unix()))
+	sum := sha256.Sum256([]byte(h + "." + c))
+	r, s, _ := ecdsa.Sign(rand.Reader, key, sum[:])
+	sig := append(r.FillBytes(make([]byte, 32)), s.FillBytes(make([]byte, 32))...)
+	if err := os.WriteFile(file, []byte(h+"."+c+"."+b64(sig)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

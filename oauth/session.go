@@ -19,6 +19,10 @@ import (
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	// GrantJWTBearer is RFC 7523 §2.1: a workload's own identity token,
+	// issued by another party, as the grant (the MCP workload identity
+	// federation extension).
+	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
 
 // Config is what a Session is given.
@@ -33,8 +37,11 @@ type Config struct {
 	// ClientKey signs private_key_jwt assertions for a pre-registered client
 	// (--oauth-client-key).
 	ClientKey crypto.Signer
-	// Grant is GrantAuthorizationCode (the default) or GrantClientCredentials.
+	// Grant is GrantAuthorizationCode (the default), GrantClientCredentials
+	// or GrantJWTBearer.
 	Grant string
+	// AssertionFile holds the workload's token for GrantJWTBearer.
+	AssertionFile string
 	// Store keeps tokens across runs; nil keeps them in memory only.
 	Store *Store
 	// Timeout bounds each HTTP request to the servers (default 30 s).
@@ -172,8 +179,13 @@ func New(cfg Config) (*Session, error) {
 		if cfg.ClientID == "" || (cfg.ClientSecret == "" && cfg.ClientKey == nil) {
 			return nil, errors.New("--oauth-grant client_credentials needs a pre-registered client: --oauth-client-id, and --oauth-client-secret or --oauth-client-key")
 		}
+	case "jwt-bearer", GrantJWTBearer:
+		cfg.Grant = GrantJWTBearer
+		if cfg.ClientID == "" || cfg.AssertionFile == "" {
+			return nil, errors.New("--oauth-grant jwt-bearer needs --oauth-client-id and --oauth-assertion-file (the workload's identity token)")
+		}
 	default:
-		return nil, fmt.Errorf("--oauth-grant %q: want authorization_code or client_credentials", cfg.Grant)
+		return nil, fmt.Errorf("--oauth-grant %q: want authorization_code, client_credentials or jwt-bearer", cfg.Grant)
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)
@@ -272,7 +284,7 @@ func (s *Session) Header(ctx context.Context) string {
 	if t == nil {
 		return ""
 	}
-	if t.expired(s.now()) && (t.RefreshToken != "" || rec.Grant == GrantClientCredentials) {
+	if t.expired(s.now()) && (t.RefreshToken != "" || machine(rec.Grant)) {
 		s.refresh(ctx, 0) // a failure is reported; a refused token is forgotten
 		t = s.record().Token
 	}
@@ -393,7 +405,7 @@ func (s *Session) reauthorize(ctx context.Context, status int, ch Challenge, sen
 	}
 	// A 401 for a token: try a refresh when the authorization server is
 	// still the one that issued it and this token is not a refresh's own.
-	if sent != "" && rec.Token != nil && (rec.Token.RefreshToken != "" || rec.Grant == GrantClientCredentials) && !strings.HasSuffix(sent, " "+s.refreshedToken()) {
+	if sent != "" && rec.Token != nil && (rec.Token.RefreshToken != "" || machine(rec.Grant)) && !strings.HasSuffix(sent, " "+s.refreshedToken()) {
 		if s.sameIssuer(ctx, ch) {
 			if err := s.refresh(ctx, status); err == nil {
 				return nil

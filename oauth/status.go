@@ -19,7 +19,7 @@ func State(r *Record, now time.Time) string {
 		return "valid"
 	case !t.expired(now):
 		return "valid for " + t.Expiry.Sub(now).Round(time.Minute).String()
-	case t.RefreshToken != "" || r.Grant == GrantClientCredentials:
+	case t.RefreshToken != "" || machine(r.Grant):
 		return "expired, renewed on next use"
 	}
 	return "expired: sign in with mcpshim auth login"

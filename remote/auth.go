@@ -106,7 +106,7 @@ func (b *bridge) authStep(st oauth.Step) {
 	b.emit(phases.Handshake, st.Event, fields...)
 	switch st.Event {
 	case oauth.StepStarted:
-		if st.Grant == oauth.GrantClientCredentials {
+		if st.Grant != oauth.GrantAuthorizationCode {
 			b.say("signing in to %s as client %s", st.Issuer, st.ClientID)
 		} else {
 			b.say("signing in at %s: a browser opens; if none does, open the URL below", st.Issuer)

@@ -17,6 +17,7 @@ type oauthFlags struct {
 	clientID     string
 	clientSecret string
 	clientKey    string
+	assertion    string
 	metadataURL  string
 	grant        string
 	redirectURI  string
@@ -28,7 +29,8 @@ func (f *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientSecret, "oauth-client-secret", "", "with --url: the pre-registered client's `SECRET`; write ${VAR} and set VAR in the entry's env; never logged")
 	fs.StringVar(&f.clientKey, "oauth-client-key", "", "with --url: a PEM `FILE` with the pre-registered client's private key (PKCS #8: EC P-256, RSA or Ed25519): private_key_jwt instead of a secret")
 	fs.StringVar(&f.metadataURL, "oauth-client-metadata-url", "", "with --url: the https `URL` of this client's metadata document, used as its client_id where the authorization server accepts one")
-	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser) or client_credentials (a machine client with --oauth-client-id and --oauth-client-secret)")
+	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser), client_credentials (a machine client with --oauth-client-id and --oauth-client-secret or --oauth-client-key) or jwt-bearer (a workload's identity token, --oauth-assertion-file)")
+	fs.StringVar(&f.assertion, "oauth-assertion-file", "", "with --url and --oauth-grant jwt-bearer: the `FILE` holding the workload's identity token (a JWT from Kubernetes, a CI system, a cloud), read afresh for each token")
 	fs.StringVar(&f.redirectURI, "oauth-redirect-uri", "", "with --url: the loopback redirect `URI` a pre-registered client was registered with, e.g. http://127.0.0.1:8765/callback (default: a free port)")
 	fs.DurationVar(&f.timeout, "oauth-timeout", 5*time.Minute, "with --url: how long a sign-in may wait for the browser")
 }
@@ -52,7 +54,7 @@ func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
 		return oauth.Config{}, fmt.Errorf("--oauth-timeout %v: want more than 0, at most 24h", f.timeout)
 	}
 	cfg := oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
-		Grant: f.grant, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
+		Grant: f.grant, AssertionFile: f.assertion, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
 	if f.clientKey != "" {
 		key, err := oauth.ReadClientKey(f.clientKey)
 		if err != nil {
@@ -90,7 +92,7 @@ func checkOAuthArgs(args []string) error {
 		}
 	}
 	_, err := oauth.New(oauth.Config{Server: &url.URL{Scheme: "https", Host: "example.com", Path: "/mcp"}, ClientID: f.clientID,
-		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, RedirectURI: f.redirectURI})
+		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, AssertionFile: f.assertion, RedirectURI: f.redirectURI})
 	if err == nil && (f.clientSecret != "" || f.clientKey != "") && f.clientID == "" {
 		err = fmt.Errorf("--oauth-client-secret or --oauth-client-key without --oauth-client-id: give the client's id too")
 	}
@@ -99,7 +101,7 @@ func checkOAuthArgs(args []string) error {
 
 // set tells whether any OAuth flag was given.
 func (f *oauthFlags) set() bool {
-	return f.clientID != "" || f.clientSecret != "" || f.clientKey != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
+	return f.clientID != "" || f.clientSecret != "" || f.clientKey != "" || f.assertion != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
 }
 
 // args are the flags as given, to print in a command the user can run.
@@ -118,6 +120,7 @@ func (f *oauthFlags) args() string {
 		add("oauth-client-secret", "'${SECRET}'") // never the secret itself
 	}
 	add("oauth-client-key", f.clientKey)
+	add("oauth-assertion-file", f.assertion)
 	add("oauth-client-metadata-url", f.metadataURL)
 	if f.grant != oauth.GrantAuthorizationCode {
 		add("oauth-grant", f.grant)

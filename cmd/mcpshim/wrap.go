@@ -159,7 +159,7 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 					if name == "oauth-client-secret" && !strings.Contains(v, "${") {
 						err = errors.New("--oauth-client-secret: write ${VAR} (and set VAR in the entry's env or your shell): a secret written into a config file is a secret on disk")
 					}
-					if name == "oauth-client-key" && !filepath.IsAbs(v) {
+					if (name == "oauth-client-key" || name == "oauth-assertion-file") && !filepath.IsAbs(v) {
 						v = filepath.Join(cwd, v)
 					}
 					o.oauth = append(o.oauth, "--"+name, v)

@@ -52,6 +52,9 @@ type Options struct {
 	// KeyClients are pre-registered private_key_jwt clients: id to the
 	// public half of their ES256 key.
 	KeyClients map[string]*ecdsa.PublicKey
+	// WorkloadKey verifies the workload identity tokens of the JWT-bearer
+	// grant (ES256, aud the issuer).
+	WorkloadKey *ecdsa.PublicKey
 	// NoRegistration hides the registration endpoint.
 	NoRegistration bool
 	// IssuerPath is the issuer's path (e.g. "/tenant1"); default none.
@@ -370,30 +373,42 @@ func (s *Servers) assertion(f url.Values) (*client, string) {
 	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
 		return nil, "client_assertion_type"
 	}
-	parts := strings.Split(f.Get("client_assertion"), ".")
-	if len(parts) != 3 {
-		return nil, "client_assertion is not a JWT"
+	claims, ok := jwtClaims(f.Get("client_assertion"), func(c jwtClaimSet) *ecdsa.PublicKey {
+		if cl := s.clients[c.Iss]; cl != nil {
+			return cl.key
+		}
+		return nil
+	})
+	switch {
+	case !ok:
+		return nil, "the client_assertion is malformed, from an unknown client, or its signature does not verify"
+	case claims.Sub != claims.Iss || claims.Aud != s.Issuer() || time.Now().Unix() > claims.Exp:
+		return nil, "the client_assertion's sub, aud or exp is wrong"
 	}
-	var claims struct {
-		Iss, Sub, Aud string
-		Exp           int64
+	return s.clients[claims.Iss], ""
+}
+
+type jwtClaimSet struct {
+	Iss, Sub, Aud string
+	Exp           int64
+}
+
+// jwtClaims verifies an ES256 JWT with the key keyFor picks from its
+// claims, and returns them.
+func jwtClaims(jwt string, keyFor func(jwtClaimSet) *ecdsa.PublicKey) (jwtClaimSet, bool) {
+	var claims jwtClaimSet
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		return claims, false
 	}
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
 	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
 	if json.Unmarshal(payload, &claims) != nil || len(sig) != 64 {
-		return nil, "a malformed client_assertion"
+		return claims, false
 	}
-	c := s.clients[claims.Iss]
+	key := keyFor(claims)
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
-	switch {
-	case c == nil || c.key == nil:
-		return nil, "unknown key client " + claims.Iss
-	case !ecdsa.Verify(c.key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])):
-		return nil, "the client_assertion's signature does not verify"
-	case claims.Sub != claims.Iss || claims.Aud != s.Issuer() || time.Now().Unix() > claims.Exp:
-		return nil, "the client_assertion's sub, aud or exp is wrong"
-	}
-	return c, ""
+	return claims, key != nil && ecdsa.Verify(key, sum[:], new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:]))
 }
 
 func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
@@ -479,6 +494,15 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 	case "client_credentials":
 		s.family++
 		g = &grant{clientID: c.id, resource: f.Get("resource"), scope: f.Get("scope"), family: s.family}
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		claims, ok := jwtClaims(f.Get("assertion"), func(jwtClaimSet) *ecdsa.PublicKey { return s.opts.WorkloadKey })
+		if !ok || claims.Aud != s.Issuer() || time.Now().Unix() > claims.Exp {
+			s.logf("token: workload assertion refused")
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "the assertion does not verify, is for another audience or expired")
+			return
+		}
+		s.family++
+		g = &grant{clientID: c.id, resource: f.Get("resource"), scope: f.Get("scope"), family: s.family}
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
 		return
@@ -498,7 +522,7 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		resp["scope"] = g.scope
 	}
-	if !s.opts.NoRefresh && f.Get("grant_type") != "client_credentials" {
+	if !s.opts.NoRefresh && (f.Get("grant_type") == "authorization_code" || f.Get("grant_type") == "refresh_token") {
 		rt := "rt-" + random()
 		s.refresh[rt] = &grant{clientID: c.id, resource: g.resource, scope: g.scope, family: g.family, dpopKey: g.dpopKey}
 		resp["refresh_token"] = rt
