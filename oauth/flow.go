@@ -95,7 +95,7 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 	if machine(s.cfg.Grant) {
 		c = s.preRegistered(tg.as.Issuer, "")
 		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
-		form, err := s.machineGrant(scopes)
+		form, err := s.machineGrant(ctx, tg, scopes)
 		if err != nil {
 			return &FlowError{Stage: StageToken, Err: err}
 		}
@@ -185,7 +185,7 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rec.Token.RefreshToken}}
 	if machine(rec.Grant) {
 		var err error
-		if form, err = s.machineGrant(rec.Scopes); err != nil {
+		if form, err = s.machineGrant(ctx, tg, rec.Scopes); err != nil {
 			return s.failed(status, &FlowError{Stage: StageRefresh, Err: err})
 		}
 	}
@@ -231,32 +231,64 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 
 // grantName is a grant as --oauth-grant spells it.
 func grantName(g string) string {
-	if g == GrantJWTBearer {
+	switch g {
+	case GrantJWTBearer:
 		return "jwt-bearer"
+	case GrantIDJAG:
+		return "id-jag"
 	}
 	return g
 }
 
 // machine tells whether a grant gets its token with no person: asked for
 // again instead of refreshed.
-func machine(grant string) bool { return grant == GrantClientCredentials || grant == GrantJWTBearer }
+func machine(grant string) bool {
+	return grant == GrantClientCredentials || grant == GrantJWTBearer || grant == GrantIDJAG
+}
 
 // machineGrant is the token request of a machine grant: client_credentials,
 // or the JWT-bearer grant (RFC 7523 §2.1) with the workload's token read
 // afresh from its file (workload identity tokens rotate).
-func (s *Session) machineGrant(scopes []string) (url.Values, error) {
+func (s *Session) machineGrant(ctx context.Context, tg *target, scopes []string) (url.Values, error) {
 	form := url.Values{"grant_type": {s.cfg.Grant}}
 	if len(scopes) > 0 {
 		form.Set("scope", strings.Join(scopes, " "))
 	}
-	if s.cfg.Grant == GrantJWTBearer {
+	if s.cfg.Grant == GrantJWTBearer || s.cfg.Grant == GrantIDJAG {
 		b, err := os.ReadFile(s.cfg.AssertionFile)
 		if err != nil {
 			return nil, fmt.Errorf("--oauth-assertion-file: %w", err)
 		}
+		form.Set("grant_type", GrantJWTBearer)
 		form.Set("assertion", strings.TrimSpace(string(b)))
 	}
+	if s.cfg.Grant == GrantIDJAG {
+		jag, err := s.exchangeIDToken(ctx, tg, form.Get("assertion"), scopes)
+		if err != nil {
+			return nil, err
+		}
+		form.Set("assertion", jag)
+	}
 	return form, nil
+}
+
+// exchangeIDToken asks the identity provider for an ID-JAG for this server
+// (RFC 8693 token exchange, SEP-990): the ID token as the subject, the
+// server's authorization server as the audience, the resource.
+func (s *Session) exchangeIDToken(ctx context.Context, tg *target, idToken string, scopes []string) (string, error) {
+	idp := &target{as: &ServerMetadata{Issuer: s.cfg.IDPTokenEndpoint, TokenEndpoint: s.cfg.IDPTokenEndpoint}, resource: tg.resource}
+	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:token-exchange"},
+		"subject_token": {idToken}, "subject_token_type": {"urn:ietf:params:oauth:token-type:id_token"},
+		"requested_token_type": {"urn:ietf:params:oauth:token-type:id-jag"}, "audience": {tg.as.Issuer}}
+	if len(scopes) > 0 {
+		form.Set("scope", strings.Join(scopes, " "))
+	}
+	// RFC 8693 answers with an access_token whose token_type is N_A.
+	t, err := s.tokenRequest(ctx, idp, &Client{ID: s.cfg.IDPClientID, AuthMethod: AuthNone}, form)
+	if err != nil {
+		return "", fmt.Errorf("exchanging the ID token at the identity provider: %w", err)
+	}
+	return t.AccessToken, nil
 }
 
 func expiresIn(t *Token, now time.Time) time.Duration {

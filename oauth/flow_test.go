@@ -419,3 +419,23 @@ func writeWorkloadJWT(t *testing.T, file string, key *ecdsa.PrivateKey, aud stri
 		t.Fatal(err)
 	}
 }
+
+// TestIDJAGGrant: the enterprise-managed authorization extension: the ID
+// token is exchanged at the identity provider for an ID-JAG, which the
+// JWT-bearer grant presents with the client's own authentication.
+func TestIDJAGGrant(t *testing.T) {
+	idp, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	srv := oauthtest.Start(t, oauthtest.Options{IDPKey: idp, PreRegistered: map[string]string{"app": "app-secret"}, NoRegistration: true})
+	file := filepath.Join(t.TempDir(), "id-token")
+	os.WriteFile(file, []byte(oauthtest.SignJWT(idp, "JWT", map[string]any{"iss": srv.AS.URL, "sub": "alice", "aud": "idp-client", "exp": time.Now().Add(time.Hour).Unix()})), 0o600)
+	var st steps
+	s := session(t, srv, nil, &st, func(c *oauth.Config) {
+		c.Grant, c.ClientID, c.ClientSecret, c.AssertionFile, c.IDPTokenEndpoint, c.IDPClientID = oauth.GrantIDJAG, "app", "app-secret", file, srv.IDPURL(), "idp-client"
+	})
+	if got := signIn(t, srv, s); got != http.StatusOK {
+		t.Fatalf("id-jag: %d\nsteps %s\n%+v\n%s", got, st.events(), st.last("auth_failed"), srv.Log())
+	}
+	if srv.Grants(oauth.GrantJWTBearer) != 1 {
+		t.Errorf("jwt-bearer grants = %d, want 1", srv.Grants(oauth.GrantJWTBearer))
+	}
+}

@@ -23,6 +23,11 @@ const (
 	// issued by another party, as the grant (the MCP workload identity
 	// federation extension).
 	GrantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+	// GrantIDJAG is the enterprise-managed authorization extension (SEP-990):
+	// the person's ID token from the enterprise identity provider is
+	// exchanged there (RFC 8693) for an identity assertion grant (ID-JAG),
+	// which the JWT-bearer grant presents to the server's authorization server.
+	GrantIDJAG = "id-jag"
 )
 
 // Config is what a Session is given.
@@ -40,8 +45,12 @@ type Config struct {
 	// Grant is GrantAuthorizationCode (the default), GrantClientCredentials
 	// or GrantJWTBearer.
 	Grant string
-	// AssertionFile holds the workload's token for GrantJWTBearer.
+	// AssertionFile holds the workload's token for GrantJWTBearer, or the ID
+	// token from the identity provider for GrantIDJAG.
 	AssertionFile string
+	// IDPTokenEndpoint and IDPClientID are the enterprise identity
+	// provider's token endpoint and this client's id there (GrantIDJAG).
+	IDPTokenEndpoint, IDPClientID string
 	// Store keeps tokens across runs; nil keeps them in memory only.
 	Store *Store
 	// Timeout bounds each HTTP request to the servers (default 30 s).
@@ -184,8 +193,12 @@ func New(cfg Config) (*Session, error) {
 		if cfg.ClientID == "" || cfg.AssertionFile == "" {
 			return nil, errors.New("--oauth-grant jwt-bearer needs --oauth-client-id and --oauth-assertion-file (the workload's identity token)")
 		}
+	case GrantIDJAG:
+		if cfg.ClientID == "" || cfg.AssertionFile == "" || cfg.IDPTokenEndpoint == "" {
+			return nil, errors.New("--oauth-grant id-jag needs --oauth-client-id (and its secret), --oauth-assertion-file (the ID token) and --oauth-idp-token-endpoint")
+		}
 	default:
-		return nil, fmt.Errorf("--oauth-grant %q: want authorization_code, client_credentials or jwt-bearer", cfg.Grant)
+		return nil, fmt.Errorf("--oauth-grant %q: want authorization_code, client_credentials, jwt-bearer or id-jag", cfg.Grant)
 	}
 	if cfg.ClientMetadataURL != "" {
 		u, err := url.Parse(cfg.ClientMetadataURL)

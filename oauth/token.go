@@ -147,6 +147,8 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 		return nil, fmt.Errorf("token endpoint %s: the answer has no access_token", m.TokenEndpoint)
 	}
 	switch {
+	case form.Get("grant_type") == "urn:ietf:params:oauth:grant-type:token-exchange":
+		// An ID-JAG is no access token: its type is "N_A" (RFC 8693 §2.2.1).
 	case tg.dpopKey != nil && strings.EqualFold(t.TokenType, "DPoP"):
 		t.TokenType, t.DPoPKey = "DPoP", tg.dpopKey
 	case t.TokenType != "" && !strings.EqualFold(t.TokenType, "Bearer"):

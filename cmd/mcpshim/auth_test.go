@@ -92,7 +92,7 @@ func TestAuthUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"auth", "login"}, "--url"},
-		{[]string{"auth", "login", "--url", "https://x.example/mcp", "--oauth-grant", "password"}, "want authorization_code, client_credentials or jwt-bearer"},
+		{[]string{"auth", "login", "--url", "https://x.example/mcp", "--oauth-grant", "password"}, "want authorization_code, client_credentials, jwt-bearer or id-jag"},
 		{[]string{"auth", "login", "--url", "https://x.example/mcp", "--oauth-grant", "client_credentials"}, "needs a pre-registered client"},
 		{[]string{"auth", "login", "--url", "https://x.example/mcp", "--oauth-client-metadata-url", "http://x.example/c.json"}, "want an https URL with a path"},
 		{[]string{"auth", "login", "--url", "https://x.example/mcp", "--oauth-client-id", "a", "--oauth-client-secret", "${UNSET_SECRET_VAR}"}, "UNSET_SECRET_VAR is not set"},

@@ -18,6 +18,8 @@ type oauthFlags struct {
 	clientSecret string
 	clientKey    string
 	assertion    string
+	idpToken     string
+	idpClientID  string
 	metadataURL  string
 	grant        string
 	redirectURI  string
@@ -29,8 +31,10 @@ func (f *oauthFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.clientSecret, "oauth-client-secret", "", "with --url: the pre-registered client's `SECRET`; write ${VAR} and set VAR in the entry's env; never logged")
 	fs.StringVar(&f.clientKey, "oauth-client-key", "", "with --url: a PEM `FILE` with the pre-registered client's private key (PKCS #8: EC P-256, RSA or Ed25519): private_key_jwt instead of a secret")
 	fs.StringVar(&f.metadataURL, "oauth-client-metadata-url", "", "with --url: the https `URL` of this client's metadata document, used as its client_id where the authorization server accepts one")
-	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser), client_credentials (a machine client with --oauth-client-id and --oauth-client-secret or --oauth-client-key) or jwt-bearer (a workload's identity token, --oauth-assertion-file)")
-	fs.StringVar(&f.assertion, "oauth-assertion-file", "", "with --url and --oauth-grant jwt-bearer: the `FILE` holding the workload's identity token (a JWT from Kubernetes, a CI system, a cloud), read afresh for each token")
+	fs.StringVar(&f.grant, "oauth-grant", oauth.GrantAuthorizationCode, "with --url: authorization_code (a person signs in in a browser), client_credentials (a machine client with --oauth-client-id and --oauth-client-secret or --oauth-client-key), jwt-bearer (a workload's identity token, --oauth-assertion-file) or id-jag (an enterprise identity provider's ID token exchanged there, --oauth-idp-token-endpoint)")
+	fs.StringVar(&f.assertion, "oauth-assertion-file", "", "with --url and --oauth-grant jwt-bearer or id-jag: the `FILE` holding the workload's identity token (a JWT from Kubernetes, a CI system, a cloud) or the identity provider's ID token, read afresh for each token")
+	fs.StringVar(&f.idpToken, "oauth-idp-token-endpoint", "", "with --oauth-grant id-jag: the enterprise identity provider's token endpoint `URL`, where the ID token is exchanged for an ID-JAG")
+	fs.StringVar(&f.idpClientID, "oauth-idp-client-id", "", "with --oauth-grant id-jag: this client's `ID` at the identity provider")
 	fs.StringVar(&f.redirectURI, "oauth-redirect-uri", "", "with --url: the loopback redirect `URI` a pre-registered client was registered with, e.g. http://127.0.0.1:8765/callback (default: a free port)")
 	fs.DurationVar(&f.timeout, "oauth-timeout", 5*time.Minute, "with --url: how long a sign-in may wait for the browser")
 }
@@ -54,7 +58,8 @@ func (f *oauthFlags) config(c *cli, server *url.URL) (oauth.Config, error) {
 		return oauth.Config{}, fmt.Errorf("--oauth-timeout %v: want more than 0, at most 24h", f.timeout)
 	}
 	cfg := oauth.Config{Server: server, ClientID: f.clientID, ClientSecret: secret, ClientMetadataURL: f.metadataURL,
-		Grant: f.grant, AssertionFile: f.assertion, RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
+		Grant: f.grant, AssertionFile: f.assertion, IDPTokenEndpoint: f.idpToken, IDPClientID: f.idpClientID,
+		RedirectURI: f.redirectURI, BrowserWait: f.timeout, Getenv: c.getenv, Prompt: c.stderr}
 	if f.clientKey != "" {
 		key, err := oauth.ReadClientKey(f.clientKey)
 		if err != nil {
@@ -92,7 +97,7 @@ func checkOAuthArgs(args []string) error {
 		}
 	}
 	_, err := oauth.New(oauth.Config{Server: &url.URL{Scheme: "https", Host: "example.com", Path: "/mcp"}, ClientID: f.clientID,
-		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, AssertionFile: f.assertion, RedirectURI: f.redirectURI})
+		ClientSecret: f.clientSecret, ClientMetadataURL: f.metadataURL, Grant: f.grant, AssertionFile: f.assertion, IDPTokenEndpoint: f.idpToken, IDPClientID: f.idpClientID, RedirectURI: f.redirectURI})
 	if err == nil && (f.clientSecret != "" || f.clientKey != "") && f.clientID == "" {
 		err = fmt.Errorf("--oauth-client-secret or --oauth-client-key without --oauth-client-id: give the client's id too")
 	}
@@ -101,7 +106,7 @@ func checkOAuthArgs(args []string) error {
 
 // set tells whether any OAuth flag was given.
 func (f *oauthFlags) set() bool {
-	return f.clientID != "" || f.clientSecret != "" || f.clientKey != "" || f.assertion != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
+	return f.clientID != "" || f.clientSecret != "" || f.clientKey != "" || f.assertion != "" || f.idpToken != "" || f.idpClientID != "" || f.metadataURL != "" || f.grant != oauth.GrantAuthorizationCode || f.redirectURI != ""
 }
 
 // args are the flags as given, to print in a command the user can run.
@@ -121,6 +126,8 @@ func (f *oauthFlags) args() string {
 	}
 	add("oauth-client-key", f.clientKey)
 	add("oauth-assertion-file", f.assertion)
+	add("oauth-idp-token-endpoint", f.idpToken)
+	add("oauth-idp-client-id", f.idpClientID)
 	add("oauth-client-metadata-url", f.metadataURL)
 	if f.grant != oauth.GrantAuthorizationCode {
 		add("oauth-grant", f.grant)

@@ -170,7 +170,7 @@ func TestWrapRemoteOAuthFlags(t *testing.T) {
 	}{
 		{[]string{"--remote", "--oauth-client-id", "abc", "--oauth-client-secret", "literal-secret"}, "a secret written into a config file is a secret on disk"},
 		{[]string{"--oauth-client-id", "abc"}, "add --remote"},
-		{[]string{"--remote", "--oauth-grant", "password"}, "want authorization_code, client_credentials or jwt-bearer"},
+		{[]string{"--remote", "--oauth-grant", "password"}, "want authorization_code, client_credentials, jwt-bearer or id-jag"},
 	} {
 		code, _, errs := runBuilt(t, dir, env, append([]string{"wrap", "--config", file}, tc.args...)...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "literal-secret") {

@@ -3,6 +3,7 @@ package oauthtest
 import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -55,4 +56,40 @@ func (s *Servers) proof(r *http.Request, target string) (key string, claims map[
 	}
 	s.jtis[jti] = true
 	return header.JWK.X + "." + header.JWK.Y, claims, ""
+}
+
+// IDPURL is the identity provider's token endpoint (Options.IDPKey).
+func (s *Servers) IDPURL() string { return s.AS.URL + "/idp/token" }
+
+// SignJWT signs claims with key as ES256, for the tests' ID and workload
+// tokens.
+func SignJWT(key *ecdsa.PrivateKey, typ string, claims map[string]any) string {
+	b64 := base64.RawURLEncoding.EncodeToString
+	h, _ := json.Marshal(map[string]string{"alg": "ES256", "typ": typ})
+	c, _ := json.Marshal(claims)
+	input := b64(h) + "." + b64(c)
+	sum := sha256.Sum256([]byte(input))
+	r, sig, _ := ecdsa.Sign(rand.Reader, key, sum[:])
+	return input + "." + b64(append(r.FillBytes(make([]byte, 32)), sig.FillBytes(make([]byte, 32))...))
+}
+
+// idpToken is the identity provider's token exchange (RFC 8693, SEP-990):
+// an ID token it signed, for this authorization server and resource, becomes
+// an ID-JAG.
+func (s *Servers) idpToken(w http.ResponseWriter, r *http.Request) {
+	r.ParseForm()
+	f := r.PostForm
+	claims, ok := jwtClaims(f.Get("subject_token"), func(jwtClaimSet) *ecdsa.PublicKey { return &s.opts.IDPKey.PublicKey })
+	switch {
+	case f.Get("grant_type") != "urn:ietf:params:oauth:grant-type:token-exchange":
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
+	case !ok || f.Get("subject_token_type") != "urn:ietf:params:oauth:token-type:id_token":
+		oauthError(w, http.StatusBadRequest, "invalid_grant", "not an ID token of this identity provider")
+	case f.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" || f.Get("audience") != s.Issuer() || f.Get("resource") != s.opts.Resource:
+		oauthError(w, http.StatusBadRequest, "invalid_request", "requested_token_type, audience or resource")
+	default:
+		jag := SignJWT(s.opts.IDPKey, "oauth-id-jag+jwt", map[string]any{"iss": s.AS.URL, "sub": claims.Sub, "aud": s.Issuer(),
+			"resource": s.opts.Resource, "exp": time.Now().Add(5 * time.Minute).Unix()})
+		writeJSON(w, http.StatusOK, map[string]string{"access_token": jag, "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"})
+	}
 }

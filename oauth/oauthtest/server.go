@@ -55,6 +55,10 @@ type Options struct {
 	// WorkloadKey verifies the workload identity tokens of the JWT-bearer
 	// grant (ES256, aud the issuer).
 	WorkloadKey *ecdsa.PublicKey
+	// IDPKey makes the authorization server's host an enterprise identity
+	// provider too: /idp/token exchanges an ID token it signed (RFC 8693)
+	// for an ID-JAG it signs, which the JWT-bearer grant takes.
+	IDPKey *ecdsa.PrivateKey
 	// NoRegistration hides the registration endpoint.
 	NoRegistration bool
 	// IssuerPath is the issuer's path (e.g. "/tenant1"); default none.
@@ -212,6 +216,8 @@ func (s *Servers) serveAS(w http.ResponseWriter, r *http.Request) {
 		s.register(w, r)
 	case p + "/revoke":
 		s.revoke(w, r)
+	case "/idp/token":
+		s.idpToken(w, r)
 	default:
 		http.NotFound(w, r)
 	}
@@ -495,7 +501,12 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 		s.family++
 		g = &grant{clientID: c.id, resource: f.Get("resource"), scope: f.Get("scope"), family: s.family}
 	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
-		claims, ok := jwtClaims(f.Get("assertion"), func(jwtClaimSet) *ecdsa.PublicKey { return s.opts.WorkloadKey })
+		claims, ok := jwtClaims(f.Get("assertion"), func(jwtClaimSet) *ecdsa.PublicKey {
+			if s.opts.IDPKey != nil {
+				return &s.opts.IDPKey.PublicKey
+			}
+			return s.opts.WorkloadKey
+		})
 		if !ok || claims.Aud != s.Issuer() || time.Now().Unix() > claims.Exp {
 			s.logf("token: workload assertion refused")
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "the assertion does not verify, is for another audience or expired")
