@@ -439,3 +439,37 @@ func TestIDJAGGrant(t *testing.T) {
 		t.Errorf("jwt-bearer grants = %d, want 1", srv.Grants(oauth.GrantJWTBearer))
 	}
 }
+
+// TestSignInOutlivesItsRequest: a request that stops waiting (the client's
+// patience) does not stop the sign-in; the next request finds its token.
+func TestSignInOutlivesItsRequest(t *testing.T) {
+	srv := oauthtest.Start(t, oauthtest.Options{})
+	release := make(chan struct{})
+	var st steps
+	s := session(t, srv, &oauth.Store{Dir: t.TempDir()}, &st, func(c *oauth.Config) {
+		c.Open = func(ctx context.Context, u string) error {
+			// The person opens the URL later.
+			go func() { <-release; oauthtest.Browser(ctx, u) }()
+			return nil
+		}
+	})
+	status, h, sent := call(t, srv, s)
+	short, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	err := s.Challenged(short, status, h, sent)
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "mcpshim auth login --url "+srv.MCPURL()) {
+		t.Fatalf("a request that stopped waiting: %v, want an error saying what to run", err)
+	}
+	close(release)
+	status, h, sent = call(t, srv, s)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if status == http.StatusUnauthorized {
+		if err := s.Challenged(ctx, status, h, sent); err != nil {
+			t.Fatalf("the next request: %v", err)
+		}
+	}
+	if got, _, _ := call(t, srv, s); got != http.StatusOK || len(srv.Authorize) != 1 {
+		t.Errorf("after the person signed in: %d, %d authorization requests; want 200 and one sign-in\n%s", got, len(srv.Authorize), srv.Log())
+	}
+}
