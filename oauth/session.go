@@ -456,6 +456,16 @@ func subset(a, b []string) bool {
 	return true
 }
 
+// Running is closed when the sign-in under way ends; nil when none is.
+func (s *Session) Running() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running == nil {
+		return nil
+	}
+	return s.running.done
+}
+
 // Observe sends the steps to notify and the authorization URL to prompt from
 // now on: the bridge, made after the Session, records them in order with
 // its own events.

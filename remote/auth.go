@@ -54,6 +54,26 @@ func (b *bridge) challenged(ctx context.Context, resp *http.Response, tries int)
 	return err
 }
 
+// finishSignIn keeps the process while a sign-in is under way after the
+// client left (it gave up waiting for the handshake): the person may still
+// finish in the browser, and the token is kept for the next connection. A
+// signal or the sign-in's own deadline ends the wait.
+func (b *bridge) finishSignIn(ctx context.Context) {
+	if b.cfg.Auth == nil {
+		return
+	}
+	done := b.cfg.Auth.Running()
+	if done == nil {
+		return
+	}
+	b.say("the client left while signing in: waiting for the browser (until --oauth-timeout) so that the next connection has the token")
+	select {
+	case <-done:
+	case <-b.cfg.Signals:
+	case <-ctx.Done():
+	}
+}
+
 // authFailed answers the requests of msg after a sign-in that did not
 // succeed; it is no outage, so nothing else fails.
 func (b *bridge) authFailed(msg message, status int, err error) {

@@ -235,6 +235,7 @@ func (b *bridge) loop(ctx context.Context) int {
 				reason = "stdin_error: " + err.Error()
 			}
 			b.leave(reason)
+			b.finishSignIn(ctx)
 			return 0
 		case <-b.gone:
 			b.leave("stdout_closed")
