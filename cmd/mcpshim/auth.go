@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 )
@@ -28,6 +30,9 @@ needs a browser; it uses and refreshes the kept token. status lists what is
 kept, never a token; logout forgets a server's tokens and revokes them where
 the authorization server allows.
 `
+
+// authSubcommands are auth's words, for mistakes and completion.
+var authSubcommands = []string{"login", "status", "logout"}
 
 // runAuth is `mcpshim auth`.
 func runAuth(ctx context.Context, c *cli, args []string) int {
@@ -47,8 +52,7 @@ func runAuth(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprint(c.stdout, authUsage)
 		return 0
 	}
-	fmt.Fprintf(c.stderr, "mcpshim auth: unknown command %q%s\n", args[0], didYouMean(args[0], []string{"login", "status", "logout"}))
-	fmt.Fprint(c.stderr, authUsage)
+	fmt.Fprintf(c.stderr, "mcpshim auth: unknown command %q%s (mcpshim auth --help shows the usage)\n", args[0], cmdline.DidYouMean(args[0], authSubcommands, ""))
 	return exitUsage
 }
 
@@ -217,16 +221,15 @@ func runAuthLogout(ctx context.Context, c *cli, args []string) int {
 	fs := flag.NewFlagSet("auth logout", flag.ContinueOnError)
 	var of oauthFlags
 	of.register(fs)
-	// The URL goes first or last: `logout URL [flags]`, `logout [flags] URL`.
-	var rest []string
+	rest, err := cmdline.Parse(fs, args, "mcpshim auth logout --help")
 	switch {
-	case len(args) > 0 && !strings.HasPrefix(args[0], "-"):
-		rest, args = args[:1], args[1:]
-	case len(args) > 0 && !strings.HasPrefix(args[len(args)-1], "-"):
-		rest, args = args[len(args)-1:], args[:len(args)-1]
-	}
-	if code := parseFlags(c, fs, authUsage, args); code >= 0 {
-		return code
+	case errors.Is(err, cmdline.ErrHelp):
+		fmt.Fprint(c.stdout, authUsage)
+		cmdline.PrintFlags(c.stdout, fs)
+		return 0
+	case err != nil:
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitUsage
 	}
 	if len(rest) != 1 {
 		fmt.Fprint(c.stderr, "mcpshim auth logout: want the server's URL, as mcpshim auth status lists it\n")
