@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"sort"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // Store keeps what a sign-in produced, one file per server and client, in a
@@ -98,7 +100,7 @@ func (s *Store) Load(server, clientKey string) (*Record, error) {
 }
 
 func readRecord(path string) (*Record, error) {
-	data, err := os.ReadFile(path)
+	data, err := safefile.Read(path) // never through a symbolic link
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +147,10 @@ func (s *Store) Save(r *Record) error {
 	return nil
 }
 
+// mkdir makes the directory 0700, or checks an existing one is the user's
+// alone (safefile.Dir): tokens never go where another user can reach.
 func (s *Store) mkdir() error {
-	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+	if _, err := safefile.Dir(s.Dir); err != nil {
 		return fmt.Errorf("the token directory %s: %w", s.Dir, err)
 	}
 	return nil
