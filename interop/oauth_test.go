@@ -52,7 +52,7 @@ func TestClaudeCodeOAuth(t *testing.T) {
 	if line := status("browser"); !strings.HasSuffix(line, "✔ Connected") {
 		t.Fatalf("claude mcp list: %q, want ✔ Connected after signing in\nserver: %s", line, srv.Log())
 	}
-	if n := len(srv.Authorize); n != 1 {
+	if n := len(srv.Authorize()); n != 1 {
 		t.Errorf("authorization requests = %d, want 1", n)
 	}
 
@@ -67,7 +67,7 @@ func TestClaudeCodeOAuth(t *testing.T) {
 	if line := status("kept"); !strings.HasSuffix(line, "✔ Connected") {
 		t.Fatalf("claude mcp list: %q, want ✔ Connected with the kept token\nserver: %s", line, srv.Log())
 	}
-	if n := len(srv.Authorize); n != 2 {
+	if n := len(srv.Authorize()); n != 2 {
 		t.Errorf("authorization requests = %d, want 2: the first entry's and auth login's, none for the kept token", n)
 	}
 }

@@ -122,11 +122,11 @@ func TestAuthorizationCodeDynamicRegistration(t *testing.T) {
 	if got, want := st.events(), "auth_required authorization_started authorized"; got != want {
 		t.Errorf("steps = %q, want %q", got, want)
 	}
-	a := srv.Authorize[0]
+	a := srv.Authorize()[0]
 	if a.Get("resource") != srv.MCPURL() || a.Get("scope") != "mcp:read mcp:write" || a.Get("code_challenge_method") != "S256" {
 		t.Errorf("authorization request = %v, want resource %s, scope from scopes_supported, S256", a, srv.MCPURL())
 	}
-	if reg := srv.Registers[0]; reg["application_type"] != "native" || reg["token_endpoint_auth_method"] != "none" {
+	if reg := srv.Registers()[0]; reg["application_type"] != "native" || reg["token_endpoint_auth_method"] != "none" {
 		t.Errorf("registration = %v, want a native public client", reg)
 	}
 	au := st.last("authorized")
@@ -151,8 +151,8 @@ func TestAuthorizationCodeDynamicRegistration(t *testing.T) {
 	if got, _, _ := call(t, srv, s2); got != http.StatusOK {
 		t.Errorf("a new session with the stored token got %d, want 200", got)
 	}
-	if len(srv.Authorize) != 1 {
-		t.Errorf("authorization requests = %d, want 1", len(srv.Authorize))
+	if len(srv.Authorize()) != 1 {
+		t.Errorf("authorization requests = %d, want 1", len(srv.Authorize()))
 	}
 }
 
@@ -178,7 +178,7 @@ func TestRefreshAfterExpiry(t *testing.T) {
 	if srv.Grants("refresh_token") != 1 || !strings.Contains(st.events(), "token_refreshed") {
 		t.Errorf("refresh grants = %d, steps %q; want one refresh", srv.Grants("refresh_token"), st.events())
 	}
-	if r := srv.Tokens[len(srv.Tokens)-1]; r.Get("resource") != srv.MCPURL() {
+	if r := srv.Tokens()[len(srv.Tokens())-1]; r.Get("resource") != srv.MCPURL() {
 		t.Errorf("refresh request resource = %q, want %q", r.Get("resource"), srv.MCPURL())
 	}
 	if !st.last("token_refreshed").Rotated {
@@ -263,17 +263,17 @@ func TestStepUpUnionAndLimit(t *testing.T) {
 	if got := signIn(t, srv, s); got != http.StatusOK {
 		t.Fatalf("step-up: %d\nsteps %s\n%s", got, st.events(), srv.Log())
 	}
-	if a := srv.Authorize[len(srv.Authorize)-1]; a.Get("scope") != "mcp:read mcp:write" {
+	if a := srv.Authorize()[len(srv.Authorize())-1]; a.Get("scope") != "mcp:read mcp:write" {
 		t.Errorf("step-up scope = %q, want the union %q", a.Get("scope"), "mcp:read mcp:write")
 	}
 	// A scope the account never gets: asked once, then refused without a loop.
 	setScopes(srv, []string{"mcp:admin"})
 	srv.DenyScope("mcp:admin")
-	before := len(srv.Authorize)
+	before := len(srv.Authorize())
 	if got := signIn(t, srv, s); got != http.StatusForbidden {
 		t.Fatalf("status = %d, want 403 in the end", got)
 	}
-	if n := len(srv.Authorize) - before; n != 1 {
+	if n := len(srv.Authorize()) - before; n != 1 {
 		t.Errorf("authorization requests for a scope never granted = %d, want 1", n)
 	}
 	if f := st.last("auth_failed"); f.Stage != oauth.StageScope || f.Error != "insufficient_scope" {
@@ -293,8 +293,8 @@ func TestClientCredentials(t *testing.T) {
 	if got := signIn(t, srv, s); got != http.StatusOK {
 		t.Fatalf("client_credentials: %d\n%s", got, srv.Log())
 	}
-	if srv.Grants("client_credentials") != 1 || len(srv.Authorize) != 0 {
-		t.Errorf("grants = %d client_credentials, %d authorization requests; want 1 and 0", srv.Grants("client_credentials"), len(srv.Authorize))
+	if srv.Grants("client_credentials") != 1 || len(srv.Authorize()) != 0 {
+		t.Errorf("grants = %d client_credentials, %d authorization requests; want 1 and 0", srv.Grants("client_credentials"), len(srv.Authorize()))
 	}
 }
 
@@ -318,7 +318,7 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 	if got := signIn(t, srv, s); got != http.StatusOK {
 		t.Fatalf("client_credentials with private_key_jwt: %d\n%s", got, srv.Log())
 	}
-	if f := srv.Tokens[0]; f.Get("client_secret") != "" || f.Get("client_assertion") == "" {
+	if f := srv.Tokens()[0]; f.Get("client_secret") != "" || f.Get("client_assertion") == "" {
 		t.Errorf("token request %v, want an assertion and no secret", f)
 	}
 }
@@ -365,12 +365,12 @@ func TestPreRegisteredClientBoundToIssuer(t *testing.T) {
 	rec.Token = nil
 	store.Save(rec)
 	s2 := session(t, first, store, &st, func(c *oauth.Config) { c.ClientID, c.ClientSecret = "app", "s3cret-one" })
-	before := len(first.Authorize)
+	before := len(first.Authorize())
 	if got := signIn(t, first, s2); got != http.StatusUnauthorized {
 		t.Errorf("status %d, want 401: the client must not be presented to another issuer", got)
 	}
-	if f := st.last("auth_failed"); f.Stage != oauth.StageRegistration || !strings.Contains(f.Message, "https://old-issuer.example") || len(first.Authorize) != before {
-		t.Errorf("auth_failed = %+v, %d new authorization requests; want a registration failure naming the old issuer and none", f, len(first.Authorize)-before)
+	if f := st.last("auth_failed"); f.Stage != oauth.StageRegistration || !strings.Contains(f.Message, "https://old-issuer.example") || len(first.Authorize()) != before {
+		t.Errorf("auth_failed = %+v, %d new authorization requests; want a registration failure naming the old issuer and none", f, len(first.Authorize())-before)
 	}
 }
 
@@ -469,7 +469,7 @@ func TestSignInOutlivesItsRequest(t *testing.T) {
 			t.Fatalf("the next request: %v", err)
 		}
 	}
-	if got, _, _ := call(t, srv, s); got != http.StatusOK || len(srv.Authorize) != 1 {
-		t.Errorf("after the person signed in: %d, %d authorization requests; want 200 and one sign-in\n%s", got, len(srv.Authorize), srv.Log())
+	if got, _, _ := call(t, srv, s); got != http.StatusOK || len(srv.Authorize()) != 1 {
+		t.Errorf("after the person signed in: %d, %d authorization requests; want 200 and one sign-in\n%s", got, len(srv.Authorize()), srv.Log())
 	}
 }

@@ -46,7 +46,7 @@ func eventNames(path string, t *testing.T) string {
 // client secrets, as the authorization server received and sent them.
 func secretsOf(srv *oauthtest.Servers) []string {
 	var out []string
-	for _, f := range srv.Tokens {
+	for _, f := range srv.Tokens() {
 		for _, k := range []string{"code", "code_verifier", "refresh_token", "client_secret"} {
 			if v := f.Get(k); v != "" {
 				out = append(out, v)
@@ -102,7 +102,7 @@ func TestOAuthSignIn(t *testing.T) {
 	if got, err := echo(ctx, cs2, "again"); err != nil || got != "again" {
 		t.Fatalf("echo with the kept token = %q, %v", got, err)
 	}
-	if n := len(srv.Authorize); n != 1 {
+	if n := len(srv.Authorize()); n != 1 {
 		t.Errorf("authorization requests = %d, want 1", n)
 	}
 	if got := eventNames(ledger2, t); got != "" {
@@ -226,7 +226,7 @@ func TestOAuthSignInOutlivesTheClient(t *testing.T) {
 	tr.Command.Env = append(tr.Command.Env, "BROWSER=false")
 	cs := connect(t, ctx, tr, "")
 	defer cs.Close()
-	if got, err := echo(ctx, cs, "next"); err != nil || got != "next" || len(srv.Authorize) != 1 {
-		t.Fatalf("the next connection: %q %v, %d authorization requests; want the kept token", got, err, len(srv.Authorize))
+	if got, err := echo(ctx, cs, "next"); err != nil || got != "next" || len(srv.Authorize()) != 1 {
+		t.Fatalf("the next connection: %q %v, %d authorization requests; want the kept token", got, err, len(srv.Authorize()))
 	}
 }

@@ -46,7 +46,7 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 			t.Errorf("login's stderr lacks %q:\n%s", want, errs)
 		}
 	}
-	if a := srv.Authorize[0]; a.Get("scope") != "mcp:tools" || a.Get("client_id") != "cli-client" {
+	if a := srv.Authorize()[0]; a.Get("scope") != "mcp:tools" || a.Get("client_id") != "cli-client" {
 		t.Errorf("authorization request %v, want the challenge's scope and the pre-registered client", a)
 	}
 

@@ -85,9 +85,9 @@ type Servers struct {
 	families  map[int]bool // revoked refresh families
 	family    int
 	log       []string
-	Authorize []url.Values // every authorization request
-	Tokens    []url.Values // every token request (secrets and codes as sent)
-	Registers []map[string]any
+	authzs    []url.Values // every authorization request
+	tokens    []url.Values // every token request (secrets and codes as sent)
+	registers []map[string]any
 	denied    []string
 	jtis      map[string]bool // DPoP proofs seen
 }
@@ -174,7 +174,7 @@ func (s *Servers) Grants(grantType string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for _, v := range s.Tokens {
+	for _, v := range s.tokens {
 		if v.Get("grant_type") == grantType {
 			n++
 		}
@@ -256,7 +256,7 @@ func (s *Servers) register(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Registers = append(s.Registers, req)
+	s.registers = append(s.registers, req)
 	if req["application_type"] != "native" {
 		s.logf("register: application_type %v", req["application_type"])
 		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "application_type must be native for loopback redirects")
@@ -294,7 +294,7 @@ func (s *Servers) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.Authorize = append(s.Authorize, q)
+	s.authzs = append(s.authzs, q)
 	c := s.clients[q.Get("client_id")]
 	redirect := q.Get("redirect_uri")
 	// Errors before the redirect URI is trusted are shown, never redirected.
@@ -425,7 +425,7 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	f := r.PostForm
-	s.Tokens = append(s.Tokens, f)
+	s.tokens = append(s.tokens, f)
 	c, why := s.authenticate(r)
 	if c == nil {
 		s.logf("token: invalid_client: %s", why)
@@ -664,4 +664,25 @@ func (s *Servers) Issued() []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+// Authorize is every authorization request so far.
+func (s *Servers) Authorize() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.authzs...)
+}
+
+// Tokens is every token request so far, secrets and codes as sent.
+func (s *Servers) Tokens() []url.Values {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]url.Values(nil), s.tokens...)
+}
+
+// Registers is every registration request so far.
+func (s *Servers) Registers() []map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.registers...)
 }
