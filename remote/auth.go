@@ -79,7 +79,8 @@ func (b *bridge) finishSignIn(ctx context.Context) {
 func (b *bridge) authFailed(msg message, status int, err error) {
 	text := fmt.Sprintf("mcpshim: server %s: HTTP %d and signing in failed: %s", b.cfg.Name, status, b.scrub(err.Error()))
 	var fe *oauth.FlowError
-	if errors.As(err, &fe) && fe.Stage != oauth.StageScope && !strings.Contains(text, "mcpshim auth login") {
+	if errors.As(err, &fe) && (fe.Stage == oauth.StageAuthorization || fe.Stage == oauth.StageToken || fe.Stage == oauth.StageRefresh) &&
+		!strings.Contains(text, "mcpshim auth login") {
 		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", b.cfg.URL)
 	}
 	data := map[string]any{"url": b.endpoint(), "http_status": status}
