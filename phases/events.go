@@ -1,7 +1,7 @@
-// Package phases is the phase model of an MCP server run: the event names,
-// the tracker that turns observed traffic into events, and the recorder that
-// hands them to the ledger off the relay's path. It never touches the
-// filesystem (that is ledger's) and never judges a run (that is verdict's).
+// Package phases is the vocabulary of an MCP server run's ledger: the phases,
+// the event names, the directions and the origins. It is a leaf above the
+// record format alone: views that only read events need nothing else. Turning
+// traffic into events is tap's; judging a run is verdict's.
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,

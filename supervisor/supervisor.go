@@ -29,6 +29,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	Spec  proc.Spec // what to run
 	Guard []string  // argv of the guard process (see proc.StartGuard); nil for none
 
-	Recorder  *phases.Recorder
+	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's requests
 	ClientOut io.Writer // the wire back to the client: only the child's bytes and the shim's owed errors
 	Stderr    io.Writer // the client's log; each Write must be atomic

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
@@ -15,7 +16,7 @@ import (
 // 002's logfmt or a JSON object with phase and event) into the ledger under
 // the current run (phases.ServerClaim). The line still reaches the client's
 // log unchanged.
-func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
+func serverEvents(rec *tap.Recorder) func(run string, pid int, line []byte) {
 	return func(run string, pid int, line []byte) {
 		if ev, ok := witness.ParseServerEvent(line); ok {
 			rec.Emit(phases.ServerClaim(time.Now(), run, pid, ev.Phase, ev.Event, ev.Fields))
@@ -26,7 +27,7 @@ func serverEvents(rec *phases.Recorder) func(run string, pid int, line []byte) {
 // startWitness starts the egress witness: a loopback proxy the child is
 // pointed at, recording every outbound connection with the phase the run
 // was in and the tool calls in flight.
-func startWitness(rec *phases.Recorder, deny []string) (*witness.Witness, error) {
+func startWitness(rec *tap.Recorder, deny []string) (*witness.Witness, error) {
 	w, err := witness.Start(witness.Config{
 		Deny: deny,
 		OnAttempt: func(a witness.Attempt) {

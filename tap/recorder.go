@@ -1,4 +1,4 @@
-package phases
+package tap
 
 import (
 	"io"
@@ -9,6 +9,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Recorder is the hand-off between the relay and the ledger: the relay puts
@@ -56,7 +57,7 @@ type foldCount struct {
 }
 
 type item struct {
-	dir    Dir
+	dir    phases.Dir
 	line   jsonrpc.Line
 	rec    *ledger.Record
 	notice string // a line for the person reading the log
@@ -90,7 +91,7 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 
 // Line hands over one relayed line. It never blocks; ownership of l.Data
 // passes to the recorder.
-func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
+func (r *Recorder) Line(dir phases.Dir, l *jsonrpc.Line) {
 	if i := foldIndex(l); i >= 0 {
 		// Counted here, never queued: a flood of 1 KiB notifications once
 		// held 17 MiB of lines in the queue, and lost some when it was full.
@@ -287,8 +288,8 @@ func (r *Recorder) fold(at time.Time, now bool) {
 			c.n = 0
 			c.mu.Unlock()
 			window := time.Duration(max(at.UnixNano()-first, 0))
-			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
-				Fields: []ledger.Field{ledger.F("direction", Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
+			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: phases.Transport, Event: phases.NotificationsFolded,
+				Fields: []ledger.Field{ledger.F("direction", phases.Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
 		}
 	}
 }
@@ -337,27 +338,27 @@ func (r *Recorder) handle(it item) {
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {
-		case Spawned, Connected:
+		case phases.Spawned, phases.Connected:
 			r.fold(rec.Time, true)
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time, rec.Event)
-		case Exited, Disconnected:
+		case phases.Exited, phases.Disconnected:
 			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {
 				rec.Fields = append(rec.Fields, ledger.F("tasks_lost", lost)) // a restarted server does not know them
 			}
-		case ExternalAttempt:
+		case phases.ExternalAttempt:
 			if rec.Run == "" { // the egress witness does not know runs: the tracker does
 				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
 				rec.Fields = append(rec.Fields, r.tracker.Context()...)
 			}
-		case ExternalResult, ExternalDenied:
+		case phases.ExternalResult, phases.ExternalDenied:
 			if rec.Run == "" {
 				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
 			}
-		case HandshakeReplayed:
+		case phases.HandshakeReplayed:
 			r.tracker.Replayed()
-		case KillRequested:
+		case phases.KillRequested:
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()))
 		}
 		r.write([]ledger.Record{*rec})

@@ -1,4 +1,4 @@
-package phases
+package tap
 
 import (
 	"sync"
@@ -8,6 +8,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // TestFoldWindowNeverFromZero: the relay counts folded notifications while
@@ -49,7 +50,7 @@ func TestFoldWindowNeverFromZero(t *testing.T) {
 		for range n {
 			l := line
 			l.End = time.Now()
-			r.Line(FromServer, &l)
+			r.Line(phases.FromServer, &l)
 		}
 	}()
 	for folding := true; folding; {
@@ -78,6 +79,6 @@ func BenchmarkFoldedLine(b *testing.B) {
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
 	line := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()}
 	for b.Loop() {
-		r.Line(FromServer, &line)
+		r.Line(phases.FromServer, &line)
 	}
 }

@@ -1,4 +1,4 @@
-package phases_test
+package tap_test
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // BenchmarkRecordToolCall is the recorder's work for one small tool call
@@ -30,7 +31,7 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			}
 			l, _ := ledger.Open(opts)
 			defer l.Close()
-			t := &phases.Tracker{}
+			t := &tap.Tracker{}
 			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now(), phases.Spawned)
 			line := func(s string) jsonrpc.Line {
 				data := []byte(s)

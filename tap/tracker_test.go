@@ -1,4 +1,4 @@
-package phases
+package tap
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // feed runs lines through a fresh tracker; lines starting with "> " come from
@@ -15,12 +16,12 @@ import (
 func feed(t *testing.T, tr *Tracker, script ...string) []ledger.Record {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	tr.Begin("run_1", 42, now, Spawned)
+	tr.Begin("run_1", 42, now, phases.Spawned)
 	var out []ledger.Record
 	for i, s := range script {
-		dir := FromClient
+		dir := phases.FromClient
 		if strings.HasPrefix(s, "< ") {
-			dir = FromServer
+			dir = phases.FromServer
 		}
 		data := []byte(s[2:])
 		now = now.Add(time.Millisecond)
@@ -154,9 +155,9 @@ func TestTrackerHandshakeTimeout(t *testing.T) {
 		script []string
 		last   string
 	}{
-		{nil, SpawnedNoInitialize},
-		{[]string{trInitReq}, InitializeReceivedNoResponse},
-		{[]string{trInitReq, trInitResp}, ResponseSentNoInitialized},
+		{nil, phases.SpawnedNoInitialize},
+		{[]string{trInitReq}, phases.InitializeReceivedNoResponse},
+		{[]string{trInitReq, trInitResp}, phases.ResponseSentNoInitialized},
 	} {
 		tr := &Tracker{HandshakeTimeout: time.Second}
 		feed(t, tr, c.script...)
