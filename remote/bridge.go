@@ -517,7 +517,7 @@ func (b *bridge) fromServer(data []byte) {
 func (b *bridge) observe(dir phases.Dir, line []byte) {
 	n := min(len(line), b.cfg.MaxObserve)
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(data)}
+	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(data)}
 	b.rec.Line(dir, &l)
 }
 

@@ -142,7 +142,7 @@ func Run(ctx context.Context, cfg Config) int {
 	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
 	// A dead child's torn last line: dropped when the shim wrote after it,
 	// delivered when the session ended with it.
-	s.client.OnTail = func(l *jsonrpc.Line) { s.cfg.Recorder.Line(phases.FromServer, l) }
+	s.client.OnTail = func(l *jsonrpc.Line) { s.record(phases.FromServer, l) }
 	// The client relay lives as long as the client's stdin: it exits at EOF or
 	// when the process ends (a blocking read of stdin cannot be interrupted).
 	go s.relayClient()

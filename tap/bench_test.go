@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -33,11 +32,11 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			defer l.Close()
 			t := &tap.Tracker{}
 			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now(), phases.Spawned)
-			line := func(s string) jsonrpc.Line {
+			line := func(s string) tap.Observation {
 				data := []byte(s)
-				return jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
+				return tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
 			}
-			observe := func(dir phases.Dir, l0 jsonrpc.Line) {
+			observe := func(dir phases.Dir, l0 tap.Observation) {
 				l0.End = time.Now()
 				for _, r := range t.Observe(dir, &l0) {
 					l.Write(&r)
@@ -47,8 +46,8 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			observe(phases.FromServer, line(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}`))
 			observe(phases.FromClient, line(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			// Scanned once here: the relay scans, not the recorder.
-			reqs := make([]jsonrpc.Line, 64)
-			resps := make([]jsonrpc.Line, 64)
+			reqs := make([]tap.Observation, 64)
+			resps := make([]tap.Observation, 64)
 			for i := range reqs {
 				reqs[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, i+1))
 				resps[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"hi"}]}}`, i+1))

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -58,7 +57,7 @@ type foldCount struct {
 
 type item struct {
 	dir    phases.Dir
-	line   jsonrpc.Line
+	line   Observation
 	rec    *ledger.Record
 	notice string // a line for the person reading the log
 }
@@ -91,8 +90,8 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 
 // Line hands over one relayed line. It never blocks; ownership of l.Data
 // passes to the recorder.
-func (r *Recorder) Line(dir phases.Dir, l *jsonrpc.Line) {
-	if i := foldIndex(l); i >= 0 {
+func (r *Recorder) Line(dir phases.Dir, l *Observation) {
+	if i := foldIndex(&l.Msg, l.Unterminated); i >= 0 {
 		// Counted here, never queued: a flood of 1 KiB notifications once
 		// held 17 MiB of lines in the queue, and lost some when it was full.
 		c := &r.folds[dir][i]
@@ -310,19 +309,19 @@ func (r *Recorder) folding() bool {
 	return false
 }
 
-// Kept reports whether Line keeps the line's data (see jsonrpc.Relay.Kept):
-// a folded notification is only counted.
-func (r *Recorder) Kept(l *jsonrpc.Line) bool { return foldIndex(l) < 0 }
+// Kept reports whether Line keeps the data of a whole line holding m (a
+// relay may then skip copying it): a folded notification is only counted.
+func (r *Recorder) Kept(m *mcp.Msg) bool { return foldIndex(m, false) < 0 }
 
-// foldIndex is the index in Folded of a line that is a whole notification
-// counted, not recorded; -1 for any other line. Whether it was forwarded
-// does not count: Kept is asked before Route decides.
-func foldIndex(l *jsonrpc.Line) int {
-	if l.Msg.Kind != mcp.Notification || l.Msg.Partial || l.Unterminated {
+// foldIndex is the index in Folded of a whole notification that is counted,
+// not recorded; -1 for any other line. Whether it was forwarded does not
+// count: Kept is asked before the line is routed.
+func foldIndex(m *mcp.Msg, unterminated bool) int {
+	if m.Kind != mcp.Notification || m.Partial || unterminated {
 		return -1
 	}
-	for i, m := range Folded {
-		if l.Msg.Method == m {
+	for i, name := range Folded {
+		if m.Method == name {
 			return i
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -24,7 +23,7 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	start := time.Now()
 	for range 1000 {
 		data := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`)
-		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
+		r.Line(phases.FromServer, &tap.Observation{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("1000 hand-offs took %v", d)
@@ -57,7 +56,7 @@ func TestRecorderFoldsNotificationFloods(t *testing.T) {
 	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: phases.Launch, Event: phases.Spawned})
 	line := func(dir phases.Dir, s string) {
 		data := []byte(s)
-		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+		r.Line(dir, &tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
 	}
 	for range 300 {
 		line(phases.FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
@@ -95,7 +94,7 @@ func TestRecorderFoldedNeverQueued(t *testing.T) {
 	r := tap.NewRecorder(l, &tap.Tracker{}, tap.RecorderOptions{Queue: 1, MaxBytes: 64})
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"message":"` + strings.Repeat("x", 200) + `"}}`)
 	for range 1000 {
-		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+		r.Line(phases.FromServer, &tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
 	}
 	dropped := r.Dropped()
 	r.Close()

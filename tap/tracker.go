@@ -10,7 +10,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -174,7 +173,7 @@ func (t *Tracker) rec(now time.Time, p phases.Phase, event string, fields ...led
 }
 
 // Observe turns one relayed line into records.
-func (t *Tracker) Observe(dir phases.Dir, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 	if t.pending[0] == nil {
 		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
@@ -206,7 +205,7 @@ func (t *Tracker) Observe(dir phases.Dir, l *jsonrpc.Line) []ledger.Record {
 	return append(out, t.message(now, dir, &m, l)...)
 }
 
-func (t *Tracker) noise(now time.Time, dir phases.Dir, l *jsonrpc.Line) ledger.Record {
+func (t *Tracker) noise(now time.Time, dir phases.Dir, l *Observation) ledger.Record {
 	ev := phases.StdoutNoise
 	if dir == phases.FromClient {
 		ev = phases.ClientNoise
@@ -221,14 +220,14 @@ func (t *Tracker) noise(now time.Time, dir phases.Dir, l *jsonrpc.Line) ledger.R
 	return t.rec(now, phases.Transport, ev, fields...)
 }
 
-func (t *Tracker) body(l *jsonrpc.Line) []ledger.Field {
+func (t *Tracker) body(l *Observation) []ledger.Field {
 	if !t.CaptureFull {
 		return nil
 	}
 	return []ledger.Field{ledger.F("body", redact.Preview(l.Data, len(l.Data)))}
 }
 
-func (t *Tracker) message(now time.Time, dir phases.Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) message(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	switch m.Kind {
 	case mcp.Request:
 		return t.request(now, dir, m, l)
@@ -240,7 +239,7 @@ func (t *Tracker) message(now time.Time, dir phases.Dir, m *mcp.Msg, l *jsonrpc.
 	return nil
 }
 
-func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	id := string(m.RawID)
 	p := pendingReq{id: id, method: m.Method, at: now}
 	var out []ledger.Record
@@ -369,7 +368,7 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	reqDir := phases.FromClient
 	if dir == phases.FromClient {
 		reqDir = phases.FromServer
@@ -472,7 +471,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *jsonrpc
 	return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...)}
 }
 
-func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency ledger.Field) ledger.Record {
+func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observation, latency ledger.Field) ledger.Record {
 	r, err := mcp.ParseToolsPage(result)
 	if l.Truncated || err != nil {
 		return t.rec(now, phases.Discovery, phases.ToolsListResponded, ledger.F("request_id", id), ledger.F("complete", false), ledger.F("unparsed", true), latency)

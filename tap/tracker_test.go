@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -25,7 +24,7 @@ func feed(t *testing.T, tr *Tracker, script ...string) []ledger.Record {
 		}
 		data := []byte(s[2:])
 		now = now.Add(time.Millisecond)
-		l := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: now}
+		l := Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: now}
 		_ = i
 		out = append(out, tr.Observe(dir, &l)...)
 	}
