@@ -14,12 +14,12 @@ import (
 
 // serverEvents folds the phase events a server reports on its stderr (seed
 // 002's logfmt or a JSON object with phase and event) into the ledger under
-// the current run (phases.ServerClaim). The line still reaches the client's
+// the current run (witness.ServerClaim). The line still reaches the client's
 // log unchanged.
 func serverEvents(rec *tap.Recorder) func(run string, pid int, line []byte) {
 	return func(run string, pid int, line []byte) {
 		if ev, ok := witness.ParseServerEvent(line); ok {
-			rec.Emit(phases.ServerClaim(time.Now(), run, pid, ev.Phase, ev.Event, ev.Fields))
+			rec.Emit(witness.ServerClaim(time.Now(), run, pid, ev.Phase, ev.Event, ev.Fields))
 		}
 	}
 }
