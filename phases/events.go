@@ -122,29 +122,6 @@ const (
 	OriginProbe  = "probe"  // written by mcpshim probe
 )
 
-// Outcomes shared by the ledger reader and the probe (seed 000's four, plus run states).
-const (
-	OutcomeReady         = "READY"
-	OutcomeTimeout       = "TIMEOUT"
-	OutcomeExited        = "EXITED"
-	OutcomeProtocolError = "PROTOCOL_ERROR"
-	OutcomeRunning       = "RUNNING"
-	OutcomeEnded         = "ENDED"
-	OutcomeCrashed       = "CRASHED"
-	// OutcomeUnrecorded is a run whose ledger stops without an exited record
-	// while its process is gone: the shim itself was killed (SIGKILL, power
-	// loss) before it could write the end.
-	OutcomeUnrecorded = "UNRECORDED"
-	// A remote server's run (mcpshim --url, or a probe over HTTP).
-	OutcomeUnreachable  = "UNREACHABLE"
-	OutcomeAuthRequired = "AUTH_REQUIRED"
-)
-
-// Outcomes is every outcome a run can have in the ledger (package verdict
-// says which), the run states included.
-var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
-	OutcomeCrashed, OutcomeUnrecorded, OutcomeUnreachable, OutcomeAuthRequired}
-
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
