@@ -237,7 +237,7 @@ func (s *session) version() string {
 }
 
 // clientInfo names the probe to servers.
-var clientInfo = Implementation{Name: "mcpshim-probe", Version: "1"}
+var clientInfo = mcp.Implementation{Name: "mcpshim-probe", Version: "1"}
 
 // probeInfo is clientInfo as the modern era's _meta carries it.
 var probeInfo, _ = json.Marshal(clientInfo)
@@ -388,13 +388,9 @@ func fatal(err error) bool {
 
 // acceptDiscover takes a server/discover result if the server speaks version.
 func (s *session) acceptDiscover(a answer, version string) error {
-	var res struct {
-		SupportedVersions []string                   `json:"supportedVersions"`
-		Capabilities      map[string]json.RawMessage `json:"capabilities"`
-		Meta              map[string]json.RawMessage `json:"_meta"`
-	}
-	if err := json.Unmarshal(a.result, &res); err != nil {
-		return &protocolError{fmt.Sprintf("server/discover result: %v", err)}
+	res, err := mcp.ParseDiscoverResult(a.result)
+	if err != nil {
+		return &protocolError{err.Error()}
 	}
 	found := false
 	for _, v := range res.SupportedVersions {
@@ -403,23 +399,15 @@ func (s *session) acceptDiscover(a answer, version string) error {
 	if !found {
 		return &protocolError{fmt.Sprintf("server/discover: server supports %s, not %s", strings.Join(res.SupportedVersions, ", "), version)}
 	}
-	s.modern, s.r.Protocol, s.caps = true, version, res.Capabilities
-	var info Implementation
-	if raw, ok := res.Meta[mcp.MetaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
-		s.r.ServerInfo = &info
-	}
+	s.modern, s.r.Protocol, s.caps, s.r.ServerInfo = true, version, res.Capabilities, res.ServerInfo
 	s.stage = ToolsListNoResponse
 	return nil
 }
 
 func (s *session) acceptInitialize(a answer) error {
-	var res struct {
-		ProtocolVersion string                     `json:"protocolVersion"`
-		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ServerInfo      *Implementation            `json:"serverInfo"`
-	}
-	if err := json.Unmarshal(a.result, &res); err != nil {
-		return &protocolError{fmt.Sprintf("initialize result: %v", err)}
+	res, err := mcp.ParseInitializeResult(a.result)
+	if err != nil {
+		return &protocolError{err.Error()}
 	}
 	s.r.Protocol, s.caps, s.r.ServerInfo = res.ProtocolVersion, res.Capabilities, res.ServerInfo
 	s.stage = ToolsListNoResponse

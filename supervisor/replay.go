@@ -3,7 +3,6 @@ package supervisor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -115,17 +114,9 @@ func (m *memory) noteServer(l *jsonrpc.Line) {
 	switch {
 	case l.Msg.ID.IsZero():
 	case l.Msg.ID == m.initID:
-		var r struct {
-			ProtocolVersion string `json:"protocolVersion"`
-			Capabilities    struct {
-				Tools struct {
-					ListChanged bool `json:"listChanged"`
-				} `json:"tools"`
-			} `json:"capabilities"`
-		}
-		if json.Unmarshal(l.Msg.Result, &r) == nil && r.ProtocolVersion != "" {
+		if r, err := mcp.ParseInitializeResult(l.Msg.Result); err == nil && r.ProtocolVersion != "" {
 			m.version, m.era.Version = r.ProtocolVersion, r.ProtocolVersion
-			m.listChanged = r.Capabilities.Tools.ListChanged
+			m.listChanged = r.ToolsListChanged()
 		}
 	case l.Msg.ID == m.listID:
 		page, err := mcp.ParseToolsPage(l.Msg.Result)
@@ -212,10 +203,7 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 		if rpcErr != nil {
 			return fmt.Errorf("initialize refused: %s", rpcErr)
 		}
-		var r struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		_ = json.Unmarshal(res, &r)
+		r, _ := mcp.ParseInitializeResult(res)
 		if version != "" && r.ProtocolVersion != version {
 			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
 		}

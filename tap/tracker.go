@@ -16,10 +16,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
-// ProtocolVersionMeta is the _meta key that carries the protocol version on
-// every 2026-07-28 request, which has no handshake.
-const ProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
-
 // Tracker turns observed traffic of one server into phase events. It keeps
 // only what it needs to pair requests with responses; it never blocks.
 // It is not safe for concurrent use.
@@ -246,21 +242,17 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 	if dir == phases.FromClient {
 		switch m.Method {
 		case "initialize":
-			var params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				ClientInfo      struct{ Name, Version string }
-			}
-			_ = json.Unmarshal(m.Params, &params)
+			ver, client := mcp.InitializeParams(m.Params)
 			t.hs = hsInitReceived
 			out = append(out, t.rec(now, phases.Handshake, phases.InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
-				ledger.F("protocol_version", params.ProtocolVersion), ledger.F("client_name", redact.String(params.ClientInfo.Name)),
-				ledger.F("client_version", redact.String(params.ClientInfo.Version))}, t.body(l)...)...))
+				ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name)),
+				ledger.F("client_version", redact.String(client.Version))}, t.body(l)...)...))
 		case "server/discover":
-			ver, client := metaInfo(m.Params)
+			ver, client := mcp.RequestMeta(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client))))
+			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name))))
 		case "tools/list":
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
@@ -304,7 +296,7 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	if t.hs == hsDone {
 		return
 	}
-	ver, _ := metaInfo(m.Params)
+	ver, _ := mcp.RequestMeta(m.Params)
 	if ver == "" {
 		return
 	}
@@ -321,19 +313,6 @@ func traceparent(params []byte) []ledger.Field {
 		return nil
 	}
 	return []ledger.Field{ledger.F("traceparent", tp)}
-}
-
-func metaInfo(params []byte) (version, client string) {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", ""
-	}
-	_ = json.Unmarshal(p.Meta[ProtocolVersionMeta], &version)
-	var info struct{ Name string }
-	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/clientInfo"], &info)
-	return version, info.Name
 }
 
 func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledger.Record {
@@ -395,35 +374,25 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
-		var r struct {
-			ProtocolVersion string                         `json:"protocolVersion"`
-			ServerInfo      struct{ Name, Version string } `json:"serverInfo"`
-			Capabilities    map[string]json.RawMessage     `json:"capabilities"`
-		}
-		_ = json.Unmarshal(m.Result, &r)
+		r, _ := mcp.ParseInitializeResult(m.Result)
+		server := r.Server()
 		t.hs = hsResponded
 		if t.earlyInit {
 			t.hs = hsDone
 			t.deadline = time.Time{}
 		}
 		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
-			ledger.F("server_name", redact.String(r.ServerInfo.Name)), ledger.F("server_version", redact.String(r.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
+			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
 	case "server/discover":
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
-		var r struct {
-			SupportedVersions []string                   `json:"supportedVersions"`
-			Capabilities      map[string]json.RawMessage `json:"capabilities"`
-			Meta              struct {
-				ServerInfo struct{ Name, Version string } `json:"io.modelcontextprotocol/serverInfo"`
-			} `json:"_meta"`
-		}
-		_ = json.Unmarshal(m.Result, &r)
+		r, _ := mcp.ParseDiscoverResult(m.Result)
+		server := r.Server()
 		t.hs = hsDone
 		t.deadline = time.Time{}
 		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
-			ledger.F("server_name", redact.String(r.Meta.ServerInfo.Name)), ledger.F("server_version", redact.String(r.Meta.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency)}
+			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
 	case "tools/list":
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
@@ -511,13 +480,4 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observ
 	}
 	t.listTools = nil
 	return t.rec(now, phases.Discovery, phases.ToolsListResponded, fields...)
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

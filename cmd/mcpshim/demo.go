@@ -659,15 +659,9 @@ func (dc *demoClient) initialize(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ServerInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"serverInfo"`
-	}
-	_ = json.Unmarshal(res, &r) // a result the client cannot read is noted as empty
-	dc.note("initialize → %s %s, protocol %s", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)
+	r, _ := mcp.ParseInitializeResult(res) // a result the client cannot read is noted as empty
+	info := r.Server()
+	dc.note("initialize → %s %s, protocol %s", info.Name, info.Version, r.ProtocolVersion)
 	return dc.c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`) == nil
 }
 
@@ -677,15 +671,8 @@ func (dc *demoClient) discover(ctx context.Context) bool {
 	if !ok {
 		return false
 	}
-	var r struct {
-		SupportedVersions []string `json:"supportedVersions"`
-		Meta              map[string]struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"_meta"`
-	}
-	_ = json.Unmarshal(res, &r)
-	info := r.Meta["io.modelcontextprotocol/serverInfo"]
+	r, _ := mcp.ParseDiscoverResult(res)
+	info := r.Server()
 	dc.note("server/discover → %s %s, supports %s", info.Name, info.Version, strings.Join(r.SupportedVersions, ", "))
 	return true
 }
