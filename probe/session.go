@@ -144,7 +144,7 @@ func (a *attempt) finish() Result {
 	if a.tr == nil {
 		return *r
 	}
-	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: "initialize"}
+	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: mcp.MethodInitialize}
 	err := s.run(a.ctx)
 	r.Elapsed = time.Since(r.Started)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -288,12 +288,12 @@ func (s *session) handshake(ctx context.Context) error {
 		if forced != "" {
 			version = forced
 		}
-		s.waiting = "server/discover"
-		disc = s.send(ctx, "server/discover", era(version).Params(nil), version)
+		s.waiting = mcp.MethodDiscover
+		disc = s.send(ctx, mcp.MethodDiscover, era(version).Params(nil), version)
 		if forced != "" {
 			select {
 			case a := <-disc:
-				s.received("server/discover", a)
+				s.received(mcp.MethodDiscover, a)
 				if a.err != nil {
 					return a.err
 				}
@@ -310,7 +310,7 @@ func (s *session) handshake(ctx context.Context) error {
 		defer timer.Stop()
 		select {
 		case a := <-disc:
-			s.received("server/discover", a)
+			s.received(mcp.MethodDiscover, a)
 			if a.err != nil && fatal(a.err) {
 				return a.err
 			}
@@ -333,8 +333,8 @@ func (s *session) handshake(ctx context.Context) error {
 	if forced != "" {
 		version = forced
 	}
-	s.waiting = "initialize"
-	init := s.send(ctx, "initialize", map[string]any{
+	s.waiting = mcp.MethodInitialize
+	init := s.send(ctx, mcp.MethodInitialize, map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{},
 		"clientInfo":      clientInfo,
@@ -342,7 +342,7 @@ func (s *session) handshake(ctx context.Context) error {
 	for {
 		select {
 		case a := <-init:
-			s.received("initialize", a)
+			s.received(mcp.MethodInitialize, a)
 			if a.err != nil {
 				return a.err
 			}
@@ -352,10 +352,10 @@ func (s *session) handshake(ctx context.Context) error {
 			if err := s.acceptInitialize(a); err != nil {
 				return err
 			}
-			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: "notifications/initialized"})
-			return s.tr.notify(ctx, request{Method: "notifications/initialized", Version: s.r.Protocol})
+			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: mcp.NotificationInitialized})
+			return s.tr.notify(ctx, request{Method: mcp.NotificationInitialized, Version: s.r.Protocol})
 		case a := <-disc:
-			s.received("server/discover", a)
+			s.received(mcp.MethodDiscover, a)
 			disc = nil
 			if err := modernRefusal(a); err != nil {
 				return err
@@ -424,7 +424,7 @@ func (s *session) listTools(ctx context.Context) error {
 	var pager mcp.Pager
 	cursor, first := "", true
 	for {
-		a, err := s.call(ctx, "tools/list", mcp.CursorParams(cursor, first))
+		a, err := s.call(ctx, mcp.MethodListTools, mcp.CursorParams(cursor, first))
 		if err != nil {
 			return err
 		}

@@ -96,7 +96,7 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("direction", "server"))
 		return false
 	}
-	if l.Msg.Kind == mcp.Notification && l.Msg.Method == "notifications/cancelled" {
+	if l.Msg.Kind == mcp.Notification && l.Msg.Method == mcp.NotificationCancelled {
 		id, _ := mcp.ParseID(mcp.Member(l.Msg.Params, "requestId"))
 		s.mem.endListen(id) // the server ended the client's subscription stream
 	}
@@ -112,7 +112,7 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 		return false
 	}
 	s.record(phases.FromServer, l)
-	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
+	if answered == mcp.MethodListTools && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
 		return false
 	}
 	if answered != "" || l.Msg.IsResponse() {
@@ -134,7 +134,7 @@ func (s *Supervisor) keepWhole(prefix []byte) bool {
 		return true // the shim's own tools/list after a restart
 	}
 	if !m.ID.IsZero() {
-		return s.sess.pendingMethod(m.ID) == "tools/list"
+		return s.sess.pendingMethod(m.ID) == mcp.MethodListTools
 	}
 	// Some serializers (the TypeScript SDK) write the id last: judge by the result's shape.
 	return m.Cut == "result" && mcp.FirstKey(m.CutValue) == "tools"

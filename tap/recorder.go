@@ -39,7 +39,7 @@ type Recorder struct {
 // Folded are the notifications that come in floods and change nothing the
 // ledger tracks: they are counted per direction and method, and the counts
 // written every foldEvery (and when the run ends), instead of a record each.
-var Folded = [...]string{"notifications/message", "notifications/progress"}
+var Folded = [...]string{mcp.NotificationLoggingMessage, mcp.NotificationProgress}
 
 const foldEvery = time.Second
 

@@ -126,7 +126,7 @@ func (t *Tracker) Context() []ledger.Field {
 	}
 	var ids, tools []string
 	for _, p := range t.pending[phases.FromClient] {
-		if p.method == "tools/call" {
+		if p.method == mcp.MethodCallTool {
 			ids = append(ids, p.id)
 			tools = append(tools, p.tool)
 		}
@@ -241,24 +241,24 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 	var out []ledger.Record
 	if dir == phases.FromClient {
 		switch m.Method {
-		case "initialize":
+		case mcp.MethodInitialize:
 			ver, client := mcp.InitializeParams(m.Params)
 			t.hs = hsInitReceived
 			out = append(out, t.rec(now, phases.Handshake, phases.InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
 				ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name)),
 				ledger.F("client_version", redact.String(client.Version))}, t.body(l)...)...))
-		case "server/discover":
+		case mcp.MethodDiscover:
 			ver, client := mcp.RequestMeta(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
 			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name))))
-		case "tools/list":
+		case mcp.MethodListTools:
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
 			}
 			out = append(out, t.rec(now, phases.Discovery, phases.ToolsListReceived, ledger.F("request_id", id)))
-		case "tools/call":
+		case mcp.MethodCallTool:
 			t.modern(now, m, &out)
 			p.tool = mcp.String(mcp.Member(m.Params, "name"))
 			args := mcp.Member(m.Params, "arguments")
@@ -273,7 +273,7 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 				fields = append(fields, ledger.F("task", true))
 			}
 			out = append(out, t.rec(now, phases.Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
-		case "tasks/result":
+		case mcp.MethodTaskResult:
 			t.modern(now, m, &out)
 			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
 			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
@@ -317,7 +317,7 @@ func traceparent(params []byte) []ledger.Field {
 
 func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledger.Record {
 	switch {
-	case dir == phases.FromClient && m.Method == "notifications/initialized":
+	case dir == phases.FromClient && m.Method == mcp.NotificationInitialized:
 		switch t.hs {
 		case hsResponded:
 			t.hs = hsDone
@@ -326,9 +326,9 @@ func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledg
 			t.earlyInit = true
 		}
 		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializedReceived)}
-	case dir == phases.FromServer && m.Method == "notifications/tools/list_changed":
+	case dir == phases.FromServer && m.Method == mcp.NotificationToolListChanged:
 		return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListChanged)}
-	case m.Method == "notifications/cancelled":
+	case m.Method == mcp.NotificationCancelled:
 		// A side cancels a request it sent itself.
 		reqID, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
 		p, ok := t.pending[dir][reqID]
@@ -370,7 +370,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 			ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), ledger.F("code", e.Code), latency}, body...)...)}
 	}
 	switch p.method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
@@ -383,7 +383,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		}
 		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
 			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
-	case "server/discover":
+	case mcp.MethodDiscover:
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
@@ -393,12 +393,12 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		t.deadline = time.Time{}
 		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
 			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
-	case "tools/list":
+	case mcp.MethodListTools:
 		if failed {
 			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
 		return []ledger.Record{t.toolsListed(now, id, m.Result, l, latency)}
-	case "tools/call":
+	case mcp.MethodCallTool:
 		// The outcome comes from the scanner, which read the whole line however long.
 		oc := mcp.Outcome(m)
 		fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("outcome", oc), latency, ledger.F("result_bytes", l.Size)}
@@ -421,7 +421,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 			}
 		}
 		return []ledger.Record{t.rec(now, phases.Execution, ev, append(fields, body...)...)}
-	case "tasks/result":
+	case mcp.MethodTaskResult:
 		if c, ok := t.tasks[p.task]; ok {
 			// The task's outcome is the call's: the record links back to it.
 			delete(t.tasks, p.task)

@@ -654,7 +654,7 @@ func (dc *demoClient) meta() string {
 }
 
 func (dc *demoClient) initialize(ctx context.Context) bool {
-	res, ok := dc.call(ctx, "initialize", "initialize",
+	res, ok := dc.call(ctx, mcp.MethodInitialize, mcp.MethodInitialize,
 		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpshim-demo","version":"1"}}`)
 	if !ok {
 		return false
@@ -662,12 +662,12 @@ func (dc *demoClient) initialize(ctx context.Context) bool {
 	r, _ := mcp.ParseInitializeResult(res) // a result the client cannot read is noted as empty
 	info := r.Server()
 	dc.note("initialize → %s %s, protocol %s", info.Name, info.Version, r.ProtocolVersion)
-	return dc.c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`) == nil
+	return dc.c.Send(string(mcp.NotificationLine(mcp.NotificationInitialized))) == nil
 }
 
 func (dc *demoClient) discover(ctx context.Context) bool {
 	dc.modern = true
-	res, ok := dc.call(ctx, "server/discover", "server/discover", "{"+dc.meta()+"}")
+	res, ok := dc.call(ctx, mcp.MethodDiscover, mcp.MethodDiscover, "{"+dc.meta()+"}")
 	if !ok {
 		return false
 	}
@@ -682,7 +682,7 @@ func (dc *demoClient) listTools(ctx context.Context) bool {
 	if dc.modern {
 		params = "{" + dc.meta() + "}"
 	}
-	res, ok := dc.call(ctx, "tools/list", "tools/list", params)
+	res, ok := dc.call(ctx, mcp.MethodListTools, mcp.MethodListTools, params)
 	if !ok {
 		return false
 	}
@@ -710,7 +710,7 @@ func (dc *demoClient) callTool(ctx context.Context, tool, args string) bool {
 		params += "," + dc.meta()
 	}
 	label := "tools/call " + tool + " " + args
-	res, ok := dc.call(ctx, label, "tools/call", params+"}")
+	res, ok := dc.call(ctx, label, mcp.MethodCallTool, params+"}")
 	if !ok {
 		return false
 	}
