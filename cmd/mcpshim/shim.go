@@ -348,8 +348,8 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	redact.HideEnvSecrets(env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
-		if egress, err = startWitness(rec, f.egressDeny); err != nil {
-			fmt.Fprintf(stderr, "mcpshim: %v; carrying on unwitnessed\n", err)
+		if egress, err = witness.Record(rec.Emit, f.egressDeny); err != nil {
+			fmt.Fprintf(stderr, "mcpshim: egress witness: %v; carrying on unwitnessed\n", err)
 		} else {
 			env = append(append([]string(nil), env...), egress.Env()...)
 		}
@@ -377,7 +377,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		EnforceLock: f.lockMode == "enforce",
 		Interactive: person,
 
-		OnServerStderr: serverEvents(rec),
+		OnServerStderr: witness.ServerEvents(rec.Emit),
 	})
 	if egress != nil {
 		egress.Close() // its last results reach the ledger before it closes
@@ -433,4 +433,17 @@ func colorOK(c *cli, w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && termsafe.Color(f)
+}
+
+// hostList is a repeatable, comma-separated flag.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+func (h *hostList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*h = append(*h, s)
+		}
+	}
+	return nil
 }
