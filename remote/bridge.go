@@ -32,6 +32,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // ExitUnavailable is EX_UNAVAILABLE: the shim gave up on the server.
@@ -43,7 +44,7 @@ type Config struct {
 	URL     *url.URL
 	Headers []Header
 
-	Recorder  *phases.Recorder
+	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's messages, one per line
 	ClientOut io.Writer // the wire back: only the server's messages and the errors the shim owes
 
@@ -77,7 +78,7 @@ type bridge struct {
 	cfg  Config
 	http *http.Client
 	wire *jsonrpc.Wire // the client's stdout
-	rec  *phases.Recorder
+	rec  *tap.Recorder
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
@@ -524,7 +525,7 @@ func (b *bridge) fromServer(data []byte) {
 func (b *bridge) observe(dir phases.Dir, line []byte) {
 	n := min(len(line), b.cfg.MaxObserve)
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(data)}
+	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(data)}
 	b.rec.Line(dir, &l)
 }
 
