@@ -17,12 +17,17 @@ type ReadOptions struct {
 	Alive      func(pid int) bool // whether the pid of a run with no end still runs
 	StatsSince time.Time          // as Summary.StatsSince
 
+	// Server, when set, is the one server whose runs are judged: the others'
+	// are neither judged nor kept (their ids and links are still collected).
+	// It is Keep's cheapest part, decided before the judgement.
+	Server string
 	// Keep says which runs Stats counts and Run sees; nil keeps every run.
 	Keep func(*Run) bool
 	// Run sees every kept run, judged, once no more of its records can come:
-	// r.Answers is nil (Summary.Runs has them). It is called from several
-	// goroutines at once; r is valid during the call.
-	Run func(r *Run)
+	// r.Answers is nil (Summary.Runs has them); ledger is the files of the
+	// run's ledger, the only ones that hold its records. It is called from
+	// several goroutines at once; r and ledger are valid during the call.
+	Run func(r *Run, ledger []string)
 
 	IDs   bool // collect every run's id, kept or not (Result.IDs)
 	Links bool // collect which run restarted which (Result.Next)
@@ -151,7 +156,12 @@ type link struct {
 func (r *reader) ledger(files []int) {
 	s := NewSummary()
 	s.StatsSince = r.opts.StatsSince
-	sealed := func(run *Run) { r.sealed(s, run) }
+	s.judgeOnly = r.opts.Server
+	paths := make([]string, len(files))
+	for n, i := range files {
+		paths[n] = r.files[i]
+	}
+	sealed := func(run *Run, judged bool) { r.sealed(s, run, judged, paths) }
 	for _, i := range files {
 		f, err := os.Open(r.files[i])
 		if err != nil {
@@ -173,18 +183,20 @@ func (r *reader) ledger(files []int) {
 	r.sum.merge(s)
 }
 
-func (r *reader) sealed(s *Summary, run *Run) {
+// sealed sees a run once no more of its records can come; it was judged
+// unless another server's.
+func (r *reader) sealed(s *Summary, run *Run, judged bool, ledger []string) {
 	if r.opts.IDs {
 		r.ids.Add(run.ID)
 	}
 	if r.opts.Links && run.PreviousRun != "" {
 		r.links = append(r.links, link{run.PreviousRun, run.ID, run.Start.UnixNano()})
 	}
-	if r.opts.Keep != nil && !r.opts.Keep(run) {
+	if !judged || r.opts.Keep != nil && !r.opts.Keep(run) {
 		return
 	}
 	s.Count(run)
 	if r.opts.Run != nil {
-		r.opts.Run(run)
+		r.opts.Run(run, ledger)
 	}
 }

@@ -132,12 +132,19 @@ func TestReadAsSummary(t *testing.T) {
 		var mu sync.Mutex
 		var got []Run
 		store := &Store{}
-		res := Read(files, ReadOptions{Now: now, Alive: alive, IDs: true, Links: true, Run: func(r *Run) {
+		var wrongLedger []string
+		res := Read(files, ReadOptions{Now: now, Alive: alive, IDs: true, Links: true, Run: func(r *Run, ledger []string) {
 			store.Add(r)
 			mu.Lock()
 			got = append(got, *r)
+			if filepath.Base(ledger[len(ledger)-1]) != r.Server+".jsonl" { // fleet writes a ledger per server
+				wrongLedger = append(wrongLedger, fmt.Sprintf("%s of %s in %v", r.ID, r.Server, ledger))
+			}
 			mu.Unlock()
 		}})
+		if wrongLedger != nil {
+			t.Fatalf("fleet %d: runs handed over with another ledger's files: %v", n, wrongLedger)
+		}
 		store.Sort()
 		if len(res.Errors) > 0 {
 			t.Fatal(res.Errors)
@@ -161,6 +168,27 @@ func TestReadAsSummary(t *testing.T) {
 		}
 		if g, w := res.Stats(), want.Stats(); !reflect.DeepEqual(g, w) {
 			t.Fatalf("fleet %d: stats\ngot  %+v\nwant %+v", n, g, w)
+		}
+
+		// One server's runs alone are judged and kept; every run's id and
+		// link is still found.
+		var one []string
+		oneRes := Read(files, ReadOptions{Now: now, Alive: alive, IDs: true, Links: true, Server: "srv0", Run: func(r *Run, _ []string) {
+			mu.Lock()
+			one = append(one, r.ID)
+			mu.Unlock()
+		}})
+		var wantOne []string
+		for _, r := range wantRuns {
+			if r.Server == "srv0" {
+				wantOne = append(wantOne, r.ID)
+			}
+		}
+		slices.Sort(one)
+		slices.Sort(wantOne)
+		if !slices.Equal(one, wantOne) || oneRes.IDs.Len() != len(wantRuns) || !reflect.DeepEqual(oneRes.Next, res.Next) {
+			t.Fatalf("fleet %d, Server srv0: got runs %v, %d ids, links %v; want runs %v, %d ids, links %v", n,
+				one, oneRes.IDs.Len(), oneRes.Next, wantOne, len(wantRuns), res.Next)
 		}
 	}
 }

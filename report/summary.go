@@ -43,10 +43,11 @@ type Summary struct {
 	// an end record in the order of their last records, the folds of runs
 	// sealed (a fold is 1.3 KB: a million made new were 1.4 GB for the
 	// collector), and the run each sealed run is judged into.
-	latest int64
-	ended  []touch
-	free   []*open
-	judged Run
+	latest    int64
+	ended     []touch
+	free      []*open
+	judged    Run
+	judgeOnly string // the one server whose runs are judged when sealed, if set
 }
 
 // open is a run whose records are still being folded.
@@ -132,10 +133,10 @@ func up(f *verdict.Fold, alive func(pid int) bool) bool {
 	return !f.Ended() && f.PID > 0 && alive != nil && alive(f.PID)
 }
 
-// seal hands over, judged, each run that ended and has had no record while
-// the records' times moved on past the window since its last one, or every
-// run when all is set; they are then forgotten.
-func (s *Summary) seal(all bool, window time.Duration, now time.Time, alive func(int) bool, sealed func(*Run)) {
+// seal hands over each run that ended and has had no record while the
+// records' times moved on past the window since its last one, or every run
+// when all is set, judged unless another server's; they are then forgotten.
+func (s *Summary) seal(all bool, window time.Duration, now time.Time, alive func(int) bool, sealed func(r *Run, judged bool)) {
 	if all {
 		s.ended = s.ended[:0]
 		for id, o := range s.runs {
@@ -156,12 +157,18 @@ func (s *Summary) seal(all bool, window time.Duration, now time.Time, alive func
 }
 
 // forget judges a sealed run (without the four answers, which no view of
-// many runs shows), hands it over and keeps its fold for reuse.
-func (s *Summary) forget(id string, o *open, now time.Time, alive func(int) bool, sealed func(*Run)) {
+// many runs shows; not at all when it is another server's), hands it over
+// and keeps its fold for reuse.
+func (s *Summary) forget(id string, o *open, now time.Time, alive func(int) bool, sealed func(*Run, bool)) {
 	delete(s.runs, id)
 	if f := &o.Fold; f.Records > 0 {
-		s.judged = Run{Facts: f.Facts, Verdict: verdict.JudgeWithoutAnswers(f, now, up(f, alive))}
-		sealed(&s.judged)
+		if s.judgeOnly != "" && f.Server != s.judgeOnly {
+			s.judged = Run{Facts: f.Facts, Verdict: verdict.Verdict{Start: f.Started()}}
+			sealed(&s.judged, false)
+		} else {
+			s.judged = Run{Facts: f.Facts, Verdict: verdict.JudgeWithoutAnswers(f, now, up(f, alive))}
+			sealed(&s.judged, true)
+		}
 	}
 	*o = open{}
 	s.free = append(s.free, o)

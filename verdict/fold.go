@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -179,6 +180,16 @@ type Fold struct {
 
 // Ended reports whether the run's end record was folded in.
 func (f *Fold) Ended() bool { return f.At.End.Set() }
+
+// Started is when the run started: its spawn, or its first record.
+func (f *Fold) Started() time.Time { return time.Unix(0, f.startMark().T).UTC() }
+
+func (f *Fold) startMark() Mark {
+	if f.At.Spawn.Set() {
+		return f.At.Spawn
+	}
+	return f.At.First
+}
 
 // Add folds one record of the run in. Events only the shim may write,
 // claimed by the server on its stderr, are counted as forged and ignored.

@@ -125,10 +125,7 @@ func judge(f *Fold, now time.Time, alive bool) *judgement {
 func (j *judgement) facts(now time.Time, alive bool) {
 	f, v := j.f, &j.v
 	at := &f.At
-	start := at.First
-	if at.Spawn.Set() {
-		start = at.Spawn
-	}
+	start := f.startMark()
 	v.Start = time.Unix(0, start.T).UTC()
 	v.End = time.Unix(0, at.Last.T).UTC()
 	j.ended = at.End.Set()

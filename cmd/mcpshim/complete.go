@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -180,7 +181,7 @@ func valuesOf(c *cli, name string, words []string) []string {
 // first, as `mcpshim ledger` shows them.
 func runIDs(c *cli) []string {
 	l := &ledgerCmd{c: &cli{env: c.env, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}}
-	d, err := l.load(nil, nil)
+	d, err := l.load(nil, report.ReadOptions{})
 	if err != nil || d == nil {
 		return nil
 	}

@@ -228,6 +228,13 @@ func usageStatus(err error) int {
 }
 
 // keep applies the filters.
+// filtered is what a view of the filtered runs reads: keep, and --server
+// decided before a run is judged (of 1,000,000 runs, 900,000 another
+// server's judged for nothing).
+func (l *ledgerCmd) filtered() report.ReadOptions {
+	return report.ReadOptions{Keep: l.keep, Server: l.server}
+}
+
 func (l *ledgerCmd) keep(r *report.Run) bool {
 	return (l.server == "" || r.Server == l.server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
@@ -280,12 +287,13 @@ func (l *ledgerCmd) read(paths []string, opts report.ReadOptions) (*ledgerData, 
 	return d, nil
 }
 
-// load reads the ledgers and keeps the runs keep keeps (nil: all), oldest
-// first.
-func (l *ledgerCmd) load(paths []string, keep func(*report.Run) bool) (*ledgerData, error) {
+// load reads the ledgers and keeps the runs opts keeps (its Keep and
+// Server; the zero value keeps all), oldest first.
+func (l *ledgerCmd) load(paths []string, opts report.ReadOptions) (*ledgerData, error) {
 	runs := &report.Store{}
 	var failed, running atomic.Int64
-	d, err := l.read(paths, report.ReadOptions{Keep: keep, Links: true, Run: func(r *report.Run) {
+	opts.Links = true
+	opts.Run = func(r *report.Run, _ []string) {
 		runs.Add(r)
 		if r.Failed {
 			failed.Add(1)
@@ -293,7 +301,8 @@ func (l *ledgerCmd) load(paths []string, keep func(*report.Run) bool) (*ledgerDa
 		if r.Alive {
 			running.Add(1)
 		}
-	}})
+	}
+	d, err := l.read(paths, opts)
 	if err != nil {
 		return nil, err
 	}

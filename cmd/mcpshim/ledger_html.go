@@ -35,7 +35,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger report: --html FILE is required")
 		return exitUsage
 	}
-	d, err := l.load(paths, nil)
+	d, err := l.load(paths, report.ReadOptions{})
 	if err != nil {
 		return l.fail(err)
 	}
@@ -81,15 +81,15 @@ func (l *ledgerCmd) report(args []string) int {
 // entriesCapped is entries with at most max records per run: the report
 // draws at most report.RowsPerRun rows of a run anyway.
 func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]ledger.Entry {
-	out, _ := l.records(d, want, limit)
+	out, _ := l.records(d.files, want, limit)
 	return out
 }
 
 // records reads the records of the wanted runs, at most limit a run (and
 // the end), each run's in order, and which run restarted from each: a second
-// pass over the files that parses only the lines holding a wanted id (or an
-// escape, which could spell one).
-func (l *ledgerCmd) records(d *ledgerData, want map[string]bool, limit int) (map[string][]ledger.Entry, map[string]string) {
+// pass over the files (those of the runs' ledgers, or all) that parses only
+// the lines holding a wanted id (or an escape, which could spell one).
+func (l *ledgerCmd) records(files []string, want map[string]bool, limit int) (map[string][]ledger.Entry, map[string]string) {
 	out := map[string][]ledger.Entry{}
 	next := map[string]string{}
 	nextAt := map[string]time.Time{}
@@ -108,7 +108,7 @@ func (l *ledgerCmd) records(d *ledgerData, want map[string]bool, limit int) (map
 		}
 		return false
 	}
-	for _, path := range d.files {
+	for _, path := range files {
 		f, err := os.Open(path)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: read %s: %v\n", path, err)

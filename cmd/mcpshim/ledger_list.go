@@ -21,7 +21,7 @@ func (l *ledgerCmd) list(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	d, err := l.load(paths, l.keep)
+	d, err := l.load(paths, l.filtered())
 	if err != nil {
 		return l.fail(err)
 	}

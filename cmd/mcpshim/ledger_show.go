@@ -24,7 +24,7 @@ func (l *ledgerCmd) show(args []string) int {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger show: which run? (mcpshim ledger lists them)")
 		return exitUsage
 	}
-	d, err := l.load(pos[1:], nil)
+	d, err := l.load(pos[1:], report.ReadOptions{})
 	if err != nil {
 		return l.fail(err)
 	}

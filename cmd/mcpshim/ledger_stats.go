@@ -19,7 +19,7 @@ func (l *ledgerCmd) stats(args []string) int {
 	}
 	// --since counts the runs started since and the calls made since. No
 	// run is kept: memory grows with the servers and tools.
-	d, err := l.read(paths, report.ReadOptions{Keep: l.keep})
+	d, err := l.read(paths, l.filtered())
 	if err != nil {
 		return l.fail(err)
 	}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
@@ -30,17 +32,23 @@ func (l *ledgerCmd) why(args []string) int {
 	}
 	// The first pass keeps no run: every run's id (for the short ids and a
 	// typed run) and, with no RUN, the latest run of each server the filters
-	// keep. The second reads the records of the runs picked, and judges them.
+	// keep and its ledger. The second reads the records of the runs picked
+	// (from their ledgers alone when known), and judges them.
+	type pick struct {
+		id     string
+		start  time.Time
+		ledger []string
+	}
 	var mu sync.Mutex
-	latest := map[string]*report.Run{}
+	latest := map[string]*pick{}
 	opts := report.ReadOptions{Keep: func(*report.Run) bool { return false }}
 	if runArg == "" {
-		opts.Keep = l.keep
-		opts.Run = func(r *report.Run) {
+		opts = l.filtered()
+		opts.Run = func(r *report.Run, ledger []string) {
 			mu.Lock()
 			defer mu.Unlock()
-			if cur := latest[r.Server]; cur == nil || cur.Start.Before(r.Start) || cur.Start.Equal(r.Start) && cur.ID < r.ID {
-				latest[r.Server] = &report.Run{Facts: verdict.Facts{ID: r.ID}, Verdict: verdict.Verdict{Start: r.Start}}
+			if cur := latest[r.Server]; cur == nil || cur.start.Before(r.Start) || cur.start.Equal(r.Start) && cur.id < r.ID {
+				latest[r.Server] = &pick{r.ID, r.Start, ledger}
 			}
 		}
 	}
@@ -49,6 +57,7 @@ func (l *ledgerCmd) why(args []string) int {
 		return l.fail(err)
 	}
 	var ids []string
+	files := d.files
 	if runArg != "" {
 		id, err := d.IDs.Resolve(runArg)
 		if err != nil {
@@ -57,9 +66,14 @@ func (l *ledgerCmd) why(args []string) int {
 		}
 		ids = append(ids, id)
 	} else {
-		for _, r := range latest {
-			ids = append(ids, r.ID)
+		in := map[string]bool{}
+		for _, p := range latest {
+			ids = append(ids, p.id)
+			for _, f := range p.ledger {
+				in[f] = true
+			}
 		}
+		files = slices.DeleteFunc(slices.Clone(files), func(f string) bool { return !in[f] })
 	}
 	if len(ids) == 0 {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger why: no run matches")
@@ -69,7 +83,7 @@ func (l *ledgerCmd) why(args []string) int {
 	for _, id := range ids {
 		want[id] = true
 	}
-	entries, next := l.records(d, want, math.MaxInt)
+	entries, next := l.records(files, want, math.MaxInt)
 	var picked []*report.Run
 	for _, id := range ids {
 		s := report.NewSummary()
