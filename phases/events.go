@@ -84,6 +84,7 @@ const (
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
+	RedirectRefused       = "redirect_refused"     // a remote server redirected to another origin, or with another method: not followed, the request got an error
 
 	// interruption
 	ClientDisconnected = "client_disconnected"
@@ -142,7 +143,7 @@ const (
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
-	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, SessionReinitialized: true,
+	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, SessionReinitialized: true,
 	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,

@@ -20,17 +20,16 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // ExitUnavailable is EX_UNAVAILABLE: the shim gave up on the server.
@@ -70,10 +69,11 @@ type Config struct {
 func modern(version string) bool { return version >= "2026-07-28" }
 
 type bridge struct {
-	cfg  Config
-	http *http.Client
-	wire *jsonrpc.Wire // the client's stdout
-	rec  *phases.Recorder
+	cfg     Config
+	secrets *scrubber
+	http    *http.Client
+	wire    *jsonrpc.Wire // the client's stdout
+	rec     *phases.Recorder
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
@@ -133,7 +133,8 @@ func Run(ctx context.Context, cfg Config) int {
 	}
 	bctx, stop := context.WithCancel(context.Background())
 	b := &bridge{
-		cfg: cfg,
+		cfg:     cfg,
+		secrets: newScrubber(cfg.URL, cfg.Headers),
 		// A transport of its own; no proxy, as MCP clients use none by default.
 		http: &http.Client{Transport: &http.Transport{
 			DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -154,43 +155,36 @@ func Run(ctx context.Context, cfg Config) int {
 
 		lockBroken: make(chan struct{}),
 	}
+	b.http.CheckRedirect = b.checkRedirect
 	defer stop()
 	return b.loop(ctx)
 }
 
+// emit records an event; every string field is scrubbed.
 func (b *bridge) emit(p phases.Phase, event string, fields ...ledger.Field) {
+	for i, f := range fields {
+		if v, ok := f.Value.(string); ok {
+			fields[i].Value = b.scrub(v)
+		}
+	}
 	b.mu.Lock()
 	run := b.run
 	b.mu.Unlock()
 	b.rec.Emit(ledger.Record{Time: time.Now(), Run: run, Phase: p, Event: event, Fields: fields})
 }
 
+// say prints a line for the person reading the client's log. Only the
+// message is scrubbed, not the server's name: a server named auth stays
+// "mcpshim auth:". Nothing a server wrote may drive the reader's terminal.
 func (b *bridge) say(format string, args ...any) {
-	b.rec.Say(b.scrub(fmt.Sprintf("mcpshim %s: "+format+"\n", append([]any{b.cfg.Name}, args...)...)))
+	msg := b.scrub(fmt.Sprintf(format, args...))
+	b.rec.Say(termsafe.String(fmt.Sprintf("mcpshim %s: %s", b.cfg.Name, msg)) + "\n")
 }
 
-// scrub hides header values and anything secret-shaped in text bound for a
-// log or the ledger: a server may echo a credential back in an error.
-func (b *bridge) scrub(s string) string {
-	for _, h := range b.cfg.Headers {
-		if len(h.Value) >= 4 {
-			s = strings.ReplaceAll(s, h.Value, redact.Marker)
-		}
-		// The credential alone, as a server may quote it without its scheme.
-		for _, w := range strings.Fields(h.Value) {
-			if len(w) >= 8 {
-				s = strings.ReplaceAll(s, w, redact.Marker)
-			}
-		}
-	}
-	// Nothing a server wrote may drive the reader's terminal.
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\n' {
-			return '?'
-		}
-		return r
-	}, redact.String(s))
-}
+// scrub hides the bridge's credentials and anything secret-shaped in text
+// bound for a log, the ledger or the client: a server may echo a
+// credential back in an error, and Go's errors quote the URL.
+func (b *bridge) scrub(s string) string { return b.secrets.String(s) }
 
 // endpoint is the URL as the ledger shows it: no query, no user info.
 func (b *bridge) endpoint() string {
@@ -532,6 +526,12 @@ func (b *bridge) fail(id idKey, text string, data map[string]any) {
 }
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
+	text = b.scrub(text)
+	for k, v := range data {
+		if s, ok := v.(string); ok {
+			data[k] = b.scrub(s)
+		}
+	}
 	b.mu.Lock()
 	b.owed[c.id] = true // its real answer, should it come, is dropped
 	b.mu.Unlock()

@@ -39,6 +39,11 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	if resp != nil {
 		status = resp.StatusCode
 	}
+	if status/100 == 3 {
+		cancelTimer()
+		b.refuseRedirect(resp, msg)
+		return
+	}
 	class := Classify(status, err, session != "")
 	d := b.judge(class, resent, describeStatus(status, err))
 	switch d.Action {
@@ -365,6 +370,9 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 			body = ctype
 		}
 		fields = append(fields, ledger.F("status", resp.StatusCode), ledger.F("body", body))
+		if resp.StatusCode/100 == 3 {
+			fields = append(fields, ledger.F("location", location(resp, false)))
+		}
 		if got > 0 {
 			fields = append(fields, ledger.F("response_bytes", got))
 		}

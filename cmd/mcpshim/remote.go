@@ -43,7 +43,7 @@ func (h *headerList) Set(v string) error {
 func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, error) {
 	u, err := url.Parse(f.remote.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return remote.Config{}, fmt.Errorf("--url %q: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", f.remote.url)
+		return remote.Config{}, fmt.Errorf("--url %s: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", remote.SafeRawURL(f.remote.url))
 	}
 	if f.remote.requestTimeout <= 0 {
 		return remote.Config{}, fmt.Errorf("--request-timeout %v: want a positive duration", f.remote.requestTimeout)
