@@ -84,6 +84,7 @@ const (
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
+	MessageTooLarge       = "message_too_large"    // a remote server's message over --max-message: its request got an error
 	RedirectRefused       = "redirect_refused"     // a remote server redirected to another origin, or with another method: not followed, the request got an error
 
 	// interruption

@@ -32,6 +32,10 @@ import (
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
+// DefaultMaxMessage is the cap of one server message: well above real tool
+// results, far below what an endless body would take.
+const DefaultMaxMessage = 128 << 20
+
 // ExitUnavailable is EX_UNAVAILABLE: the shim gave up on the server.
 const ExitUnavailable = 69
 
@@ -55,6 +59,9 @@ type Config struct {
 	Grace      time.Duration
 	Signals    <-chan os.Signal
 	MaxObserve int
+	// MaxMessage caps one message from the server, after decompression:
+	// past it the request gets an error and the bridge goes on.
+	MaxMessage int64
 	// CheckTools, when set, checks each complete tools/list the server
 	// returns against the locked surface and returns the locked tools it
 	// lacks (lock.go).
@@ -130,6 +137,9 @@ func Run(ctx context.Context, cfg Config) int {
 	}
 	if cfg.MaxObserve <= 0 {
 		cfg.MaxObserve = jsonrpc.DefaultMaxObserve
+	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = DefaultMaxMessage
 	}
 	bctx, stop := context.WithCancel(context.Background())
 	b := &bridge{

@@ -28,7 +28,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	b.mu.Lock()
 	session := b.session
 	b.mu.Unlock()
-	resp, cancelTimer, err := b.post(ctx, line, msg, session)
+	resp, dl, err := b.post(ctx, line, msg, session)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Cancelled by an outage (already answered) or because the bridge is
 		// stopping: no verdict on the server.
@@ -40,7 +40,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		status = resp.StatusCode
 	}
 	if status/100 == 3 {
-		cancelTimer()
+		dl.stop()
 		b.refuseRedirect(resp, msg)
 		return
 	}
@@ -48,11 +48,11 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	d := b.judge(class, resent, describeStatus(status, err))
 	switch d.Action {
 	case Deliver:
-		b.deliverBody(ctx, resp, cancelTimer, msg, session)
+		b.deliverBody(ctx, resp, dl, msg, session)
 		return
 	case Reinitialize:
 		drain(resp)
-		cancelTimer()
+		dl.stop()
 		if b.reinitialize(session) {
 			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
 				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("old_session", digest(session)))
@@ -65,7 +65,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		d = b.judge(Unreachable, false, "the session could not be re-initialized")
 	}
 	text, data := b.failureText(class, status, resp, err, d)
-	cancelTimer()
+	dl.stop()
 	b.failed(msg, d, text, data)
 }
 
@@ -134,23 +134,38 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 	return text, data
 }
 
-// post sends one message. The timer cancels the request when the headers,
-// or a JSON body, take longer than Timeout; the caller stops it with
-// cancelTimer once the body is read.
-func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, func(), error) {
+// deadline bounds one exchange: it cancels the request when Timeout passes
+// without a rearm. A JSON body gets one Timeout from the request's start to
+// its last byte (a body trickling a byte a second is cut); a request's event
+// stream gets one per event (rearm after each), so a long stream lives while
+// its events come.
+type deadline struct {
+	timer  *time.Timer
+	d      time.Duration
+	cancel context.CancelFunc
+	fired  atomic.Bool // the request was cut by this deadline, not by a failure
+}
+
+func (d *deadline) rearm() { d.timer.Reset(d.d) }
+
+// stop ends the deadline and the request's context: after the body is read.
+func (d *deadline) stop() { d.timer.Stop(); d.cancel() }
+
+// post sends one message under a deadline the caller stops once the body
+// is read.
+func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, *deadline, error) {
 	rctx, cancel := context.WithCancel(ctx)
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(b.cfg.Timeout, func() { timedOut.Store(true); cancel() })
-	stop := func() { timer.Stop(); cancel() }
+	dl := &deadline{d: b.cfg.Timeout, cancel: cancel}
+	dl.timer = time.AfterFunc(b.cfg.Timeout, func() { dl.fired.Store(true); cancel() })
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.cfg.URL.String(), bytes.NewReader(line))
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		dl.stop()
+		return nil, dl, err
 	}
 	b.setHeaders(req, msg, session)
 	start := time.Now()
 	resp, err := b.http.Do(req)
-	if err != nil && timedOut.Load() {
+	if err != nil && dl.fired.Load() {
 		err = fmt.Errorf("%w after %v", context.DeadlineExceeded, b.cfg.Timeout)
 	}
 	var respBytes int64
@@ -159,36 +174,34 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 	}
 	b.recordExchange(req, resp, err, start, int64(len(line)), respBytes, msg, session)
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		dl.stop()
+		return nil, dl, err
 	}
 	if streamless(msg) {
-		timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
-		return resp, stop, nil
+		dl.timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
 	}
-	// Reset on each read: silence is bounded, a long stream is not.
-	resp.Body = &timedBody{ReadCloser: resp.Body, timer: timer, d: b.cfg.Timeout}
-	return resp, stop, nil
+	return resp, dl, nil
 }
 
 // streamless reports whether a request's stream is bounded by Timeout:
 // subscriptions/listen is meant to stay open and silent.
 func streamless(msg message) bool { return msg.method == "subscriptions/listen" }
 
-// timedBody re-arms the request timer on each read, so a body or a stream
-// that goes silent for Timeout is cut.
-type timedBody struct {
-	io.ReadCloser
-	timer *time.Timer
-	d     time.Duration
-}
-
-func (t *timedBody) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	if n > 0 {
-		t.timer.Reset(t.d)
+// readBody reads a JSON body whole, up to max bytes (after any
+// decompression: the transport inflates gzip as it reads).
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if n := resp.ContentLength; n > 0 && n <= max {
+		buf.Grow(int(n))
 	}
-	return n, err
+	n, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > max {
+		return nil, errTooLarge
+	}
+	return buf.Bytes(), nil
 }
 
 func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
@@ -225,8 +238,8 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 // deliverBody passes a successful answer to the client: a JSON body as one
 // line, each event of a stream as one line. A body for a notification or an
 // answer (202 Accepted) carries nothing.
-func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTimer func(), msg message, session string) {
-	defer cancelTimer()
+func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadline, msg message, session string) {
+	defer dl.stop()
 	defer resp.Body.Close()
 	if msg.method == "initialize" && resp.StatusCode/100 == 2 {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
@@ -238,33 +251,39 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ctype == "text/event-stream":
-		sse := newSSEReader(resp.Body)
+		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
 		resumed := false
 		for {
 			ev, err := sse.next()
-			if err != nil && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
+			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
-				// and Last-Event-ID to resume a stream that ended early.
+				// and Last-Event-ID to resume a stream that ended early, after
+				// the stream's retry time: "the client MUST respect the retry
+				// field, waiting the given number of milliseconds".
 				resumed = true
-				if r := b.resume(ctx, session, sse.lastID); r != nil {
+				if r := b.resume(ctx, session, sse.lastID, sse.retry); r != nil {
 					defer r.Close()
-					sse = newSSEReader(r)
+					retry := sse.retry
+					sse = newSSEReader(r, b.cfg.MaxMessage)
+					sse.retry = retry
+					dl.rearm()
 					continue
 				}
 			}
 			if err != nil {
-				b.brokeOff(ctx, msg, err)
+				b.brokeOff(ctx, msg, err, dl)
 				return
 			}
+			dl.rearm()
 			b.fromServer(ev.data)
 			if b.answered(msg) {
 				return
 			}
 		}
 	case ctype == "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, err := readBody(resp, b.cfg.MaxMessage)
 		if err != nil {
-			b.brokeOff(ctx, msg, err)
+			b.brokeOff(ctx, msg, err, dl)
 			return
 		}
 		if len(bytes.TrimSpace(body)) > 0 {
@@ -291,9 +310,19 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 // brokeOff handles an answer cut off after the request was sent: the
 // request may have run, so it is never re-sent; a reset is a failure of the
 // server, as a refused connection is.
-func (b *bridge) brokeOff(ctx context.Context, msg message, err error) {
-	if ctx.Err() != nil {
+func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadline) {
+	switch {
+	case ctx.Err() != nil:
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the request was cut off", b.cfg.Name))
+		return
+	case dl.fired.Load():
+		// Only this request: the server is there, it is slow on this one.
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: no answer within the request timeout (--request-timeout %v); not re-sent, as it may have run", b.cfg.Name, b.cfg.Timeout))
+		return
+	case err == errTooLarge:
+		b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("method", msg.method), ledger.F("request_id", string(msg.rawID)), ledger.F("max_bytes", b.cfg.MaxMessage))
+		b.say("an answer to %s is over --max-message (%d bytes); its request gets an error", msg.method, b.cfg.MaxMessage)
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the answer is over --max-message (%d bytes); not re-sent, as it may have run", b.cfg.Name, b.cfg.MaxMessage))
 		return
 	}
 	if err == io.EOF {
@@ -306,7 +335,12 @@ func (b *bridge) brokeOff(ctx context.Context, msg message, err error) {
 
 // resume opens a GET with Last-Event-ID for the rest of a request's stream;
 // nil when the server offers none.
-func (b *bridge) resume(ctx context.Context, session, lastID string) io.ReadCloser {
+func (b *bridge) resume(ctx context.Context, session, lastID string, wait time.Duration) io.ReadCloser {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(wait):
+	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
 	b.setHeaders(req, message{}, session)
 	req.Header.Set("Last-Event-ID", lastID)
@@ -326,10 +360,10 @@ func (b *bridge) resume(ctx context.Context, session, lastID string) io.ReadClos
 
 // readAnswer reads a JSON body, or an event stream up to the message that
 // answers id.
-func readAnswer(resp *http.Response, id idKey) ([]byte, error) {
+func readAnswer(resp *http.Response, id idKey, max int64) ([]byte, error) {
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ctype != "text/event-stream" {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+		body, err := readBody(resp, max)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +373,7 @@ func readAnswer(resp *http.Response, id idKey) ([]byte, error) {
 		}
 		return line, nil
 	}
-	sse := newSSEReader(resp.Body)
+	sse := newSSEReader(resp.Body, max)
 	for {
 		ev, err := sse.next()
 		if err != nil {

@@ -63,8 +63,8 @@ func (b *bridge) replay() (Class, error) {
 		return Unreachable, fmt.Errorf("the client's initialize: %w", err)
 	}
 	msg := inspect(line)
-	resp, stop, err := b.post(b.ctx, line, msg, "")
-	defer stop()
+	resp, dl, err := b.post(b.ctx, line, msg, "")
+	defer dl.stop()
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
@@ -76,7 +76,7 @@ func (b *bridge) replay() (Class, error) {
 		}
 		return c, err
 	}
-	answer, err := readAnswer(resp, stringID(id))
+	answer, err := readAnswer(resp, stringID(id), b.cfg.MaxMessage)
 	if err != nil {
 		return Unreachable, err
 	}
@@ -95,11 +95,11 @@ func (b *bridge) replay() (Class, error) {
 	if initialized == nil {
 		initialized = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
-	nresp, nstop, err := b.post(b.ctx, initialized, inspect(initialized), session)
+	nresp, ndl, err := b.post(b.ctx, initialized, inspect(initialized), session)
 	if nresp != nil {
 		drain(nresp)
 	}
-	nstop()
+	ndl.stop()
 	if err != nil {
 		return Unreachable, err
 	}
@@ -137,6 +137,8 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		b.mu.Unlock()
 	}()
 	lastID := ""
+	// The stream's retry field, once it sent one, replaces the one second.
+	wait := time.Second
 	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
 		hctx, cancel := context.WithCancel(ctx)
 		timer := time.AfterFunc(b.cfg.Timeout, cancel)
@@ -159,16 +161,22 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 			cancel()
 			return
 		}
-		sse := newSSEReader(resp.Body)
+		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
 		for {
 			ev, err := sse.next()
 			if err != nil {
+				if err == errTooLarge {
+					b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("http_method", "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
+				}
 				break
 			}
 			tries = 0
 			b.fromServer(ev.data)
 		}
 		lastID = sse.lastID
+		if sse.retry > 0 {
+			wait = sse.retry
+		}
 		resp.Body.Close()
 		cancel()
 		b.mu.Lock()
@@ -179,7 +187,7 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+		case <-time.After(wait):
 		}
 	}
 }

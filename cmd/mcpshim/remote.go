@@ -18,6 +18,7 @@ type remoteFlags struct {
 	url            string
 	headers        headerList
 	requestTimeout time.Duration
+	maxMessage     int64
 	entry          string // wrap --remote's copy of the entry it replaced; unused here
 }
 
@@ -25,7 +26,8 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL, instead of running -- COMMAND")
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
 	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a JSON body, silence on a request's event stream)")
+	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a whole JSON body, one event of a request's stream)")
+	fs.Int64Var(&f.maxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
 }
 
 // headerList collects repeated --header flags.
@@ -44,6 +46,9 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 	u, err := url.Parse(f.remote.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return remote.Config{}, fmt.Errorf("--url %s: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", remote.SafeRawURL(f.remote.url))
+	}
+	if f.remote.maxMessage < 1<<20 || f.remote.maxMessage > 4<<30 {
+		return remote.Config{}, fmt.Errorf("--max-message %d: want 1048576 to 4294967296 bytes", f.remote.maxMessage)
 	}
 	if f.remote.requestTimeout <= 0 {
 		return remote.Config{}, fmt.Errorf("--request-timeout %v: want a positive duration", f.remote.requestTimeout)
@@ -67,7 +72,7 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 		p.MaxRetries = f.maxRestarts
 	}
 	p.Jitter = rand.Float64
-	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve}, nil
+	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage}, nil
 }
 
 // remoteName labels a remote server after its host: mcp.linear.app -> linear.

@@ -36,7 +36,7 @@ var scenarios = []scenario{
 	{name: "tools_call", version: "2025-11-25"},
 	{name: "tools_call", version: "2026-07-28"},
 	{name: "elicitation-sep1034-client-defaults", version: "2025-11-25"},
-	{name: "sse-retry", version: "2025-11-25", known: "the SSE retry field is ignored (issue 23)"},
+	{name: "sse-retry", version: "2025-11-25"},
 	{name: "json-schema-2020-12-preservation", version: "2025-11-25"},
 	{name: "json-schema-2020-12-preservation", version: "2026-07-28"},
 	{name: "request-metadata", version: "2026-07-28"},
