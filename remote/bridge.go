@@ -28,7 +28,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
-	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -97,7 +96,7 @@ type bridge struct {
 	initLine    []byte // the client's initialize, replayed under the shim's own id
 	initialized []byte // the client's notifications/initialized
 	pending     map[idKey]*call
-	owed        map[idKey]bool // requests the shim answered itself
+	done        doneSet // requests answered: a second answer to one is dropped
 	down        bool           // between an outage and a reconnect: requests are answered at once
 	downReason  string
 	recon       *Reconnector
@@ -158,7 +157,7 @@ func Run(ctx context.Context, cfg Config) int {
 		ctx:     bctx,
 		stop:    stop,
 		pending: map[idKey]*call{},
-		owed:    map[idKey]bool{},
+		done:    newDoneSet(),
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
 		gone:    make(chan struct{}),
@@ -390,6 +389,7 @@ func (b *bridge) fromClient(line []byte) {
 	ctx, cancel := context.WithCancel(b.ctx)
 	msg.each(func(m message) {
 		if m.isRequest() && m.hasID() {
+			b.done.forget(m.id) // the client may use an id again once it was answered
 			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, cancel: cancel}
 			b.pending[m.id] = c
 			calls = append(calls, c)
@@ -450,72 +450,6 @@ func (b *bridge) failOpen(msg message, text string) {
 	}
 }
 
-// fromServer passes one server message (a JSON body or an event's data) to
-// the client as one line. An answer to a request that was already answered
-// (by an error the shim owed) is dropped: exactly one answer per request.
-func (b *bridge) fromServer(data []byte) {
-	line, ok := oneLine(data)
-	if !ok {
-		b.emit(phases.Transport, phases.StdoutNoise, ledger.F("direction", "server"), ledger.F("bytes", len(data)),
-			ledger.F("preview", redact.Preview(data, 120)), ledger.F("action", "dropped"))
-		b.say("the server sent a body that is not JSON (%d bytes); dropped", len(data))
-		return
-	}
-	msg := inspect(line)
-	forward := true
-	var late, unknown []string
-	lockList := false
-	b.mu.Lock()
-	if msg.method == "" && msg.isResponse() || msg.isBatch() {
-		msg.each(func(m message) {
-			if !m.isResponse() {
-				return
-			}
-			if _, ok := b.pending[m.id]; !ok {
-				switch {
-				case b.owed[m.id]:
-					late = append(late, string(m.rawID)) // the shim answered it already
-				case m.id.IsNull():
-					// The server could not tie its error to a request: the request
-					// it answers gets the error, with this message, from the shim.
-					// Clients take an id-null error as fatal (the Go SDK closes).
-					late = append(late, "null")
-				default:
-					unknown = append(unknown, string(m.rawID)) // an id the client never sent: the client judges
-				}
-				return
-			}
-			lockList = lockList || !msg.isBatch() && b.toolsList(m)
-			if b.pending[m.id].method == "initialize" && m.isResult() {
-				if v := m.negotiated(); v != "" {
-					b.version = v
-				}
-			}
-			delete(b.pending, m.id)
-		})
-		forward = len(late) == 0 || msg.isBatch()
-	}
-	b.mu.Unlock()
-	for _, id := range late {
-		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
-	}
-	for _, id := range unknown {
-		b.emit(phases.Transport, phases.UnknownResponse, ledger.F("request_id", id), ledger.F("direction", "server"))
-	}
-	if !forward {
-		return
-	}
-	if lockList && !b.checkLock(msg) {
-		b.observe(phases.FromServer, line) // recorded as the list it was; the client got the error
-		return
-	}
-	if _, err := b.wire.WriteMessage(line); err != nil {
-		b.clientGone()
-		return
-	}
-	b.observe(phases.FromServer, line)
-}
-
 // observe hands a line to the tracker, as the stdio relay does.
 func (b *bridge) observe(dir phases.Dir, line []byte) {
 	n := min(len(line), b.cfg.MaxObserve)
@@ -543,7 +477,7 @@ func (b *bridge) answer(c *call, text string, data map[string]any) {
 		}
 	}
 	b.mu.Lock()
-	b.owed[c.id] = true // its real answer, should it come, is dropped
+	b.done.add(c.id, true) // its real answer, should it come, is dropped
 	b.mu.Unlock()
 	if _, err := b.wire.WriteMessage(errorAnswer(c.rawID, text, data)); err != nil {
 		b.clientGone()

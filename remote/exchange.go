@@ -206,6 +206,15 @@ func readBody(resp *http.Response, max int64) ([]byte, error) {
 
 func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	for _, h := range b.cfg.Headers {
+		if h.Name == "Idempotency-Key" || h.Name == "X-Idempotency-Key" {
+			// Under its canonical name, this header makes net/http re-send a
+			// POST by itself when a kept-alive connection drops after the
+			// request went out (Request.isReplayable): the server ran the
+			// tool twice. A lower-case key goes on the wire the same (names
+			// are case-insensitive) and is not seen.
+			req.Header[strings.ToLower(h.Name)] = []string{h.Value}
+			continue
+		}
 		req.Header.Set(h.Name, h.Value)
 	}
 	if req.Method == http.MethodPost {
