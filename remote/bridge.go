@@ -97,7 +97,7 @@ type bridge struct {
 	initialized []byte // the client's notifications/initialized
 	pending     map[idKey]*call
 	done        doneSet // requests answered: a second answer to one is dropped
-	down        bool           // between an outage and a reconnect: requests are answered at once
+	down        bool    // between an outage and a reconnect: requests are answered at once
 	downReason  string
 	recon       *Reconnector
 	run         string
