@@ -145,13 +145,21 @@ func freePort(t *testing.T) int {
 // waits until it accepts connections.
 func startEverythingHTTP(t *testing.T) string {
 	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(bins.node, npmServer("server-everything"), "streamableHttp")
+	endpoint, _ := startEverythingOn(t, "streamableHttp", freePort(t))
+	return endpoint
+}
+
+// startEverythingOn runs server-everything in mode on port and waits until
+// it listens; kill stops it for good (SIGKILL), as a deploy does.
+func startEverythingOn(t *testing.T, mode string, port int) (endpoint string, kill func()) {
+	t.Helper()
+	cmd := exec.Command(bins.node, npmServer("server-everything"), mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	kill = func() { cmd.Process.Kill(); cmd.Wait() }
+	t.Cleanup(kill)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for end := time.Now().Add(sessionTimeout); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
@@ -159,10 +167,74 @@ func startEverythingHTTP(t *testing.T) string {
 			break
 		}
 		if time.Now().After(end) {
-			t.Fatalf("server-everything streamableHttp did not listen on %s within %v", addr, sessionTimeout)
+			t.Fatalf("server-everything %s did not listen on %s within %v", mode, addr, sessionTimeout)
 		}
 	}
-	return "http://" + addr + "/mcp"
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return "http://" + addr + path, kill
+}
+
+// TestRemoteEverythingRestart kills server-everything (streamableHttp) and
+// starts it again on the same port: it answers the old session with 400
+// "Bad Request: No valid session ID provided" (JSON-RPC -32000), not the
+// spec's 404. The first call after the restart succeeds through the
+// bridge's re-initialization. The 400 is written before any handler runs
+// (transports/streamableHttp.ts checks the session first), so the call that
+// met it never ran there: re-sending it runs it once.
+func TestRemoteEverythingRestart(t *testing.T) {
+	need(t, "node")
+	port := freePort(t)
+	endpoint, kill := startEverythingOn(t, "streamableHttp", port)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	cmd := exec.Command(bins.shim, "--quiet", "--name", "everything", "--ledger", ledger, "--url", endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	call := func(msg string) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+		if err == nil && (res.IsError || !strings.Contains(string(mustJSON(t, res)), msg)) {
+			err = fmt.Errorf("tool error: %s", mustJSON(t, res))
+		}
+		return err
+	}
+	if err := call("before"); err != nil {
+		t.Fatalf("echo before the restart: %v", err)
+	}
+	kill()
+	startEverythingOn(t, "streamableHttp", port)
+	if err := call("after"); err != nil {
+		t.Fatalf("the first call after the restart: %v\nledger:\n%s", err, readRemoteEvents(t, ledger))
+	}
+	if err := call("later"); err != nil {
+		t.Fatalf("echo later: %v", err)
+	}
+	cs.Close()
+	recs := readRemoteLedger(t, ledger)
+	if recs["session_reinitialized"] != 1 || recs["reconnects_exhausted"] != 0 {
+		t.Errorf("ledger events %v, want one session_reinitialized and no outage", recs)
+	}
+	if events := readRemoteEvents(t, ledger); !strings.Contains(events, `"rule":"http_400_session_text"`) || !strings.Contains(events, `"status":400`) {
+		t.Errorf("the re-initialization does not name the 400 and its rule:\n%s", events)
+	}
+}
+
+// readRemoteEvents is the ledger's re-initialization records, for messages.
+func readRemoteEvents(t *testing.T, path string) string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, line := range splitLines(data) {
+		if strings.Contains(string(line), "reinit") || strings.Contains(string(line), "reconnect") {
+			out = append(out, string(line))
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 type echoIn struct {

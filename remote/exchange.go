@@ -44,7 +44,11 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		b.refuseRedirect(resp, msg)
 		return
 	}
-	class := Classify(status, err, session != "")
+	var head []byte
+	if session != "" && (status == 400 || status == 404) {
+		head = peekBody(resp, 4096) // a forgotten session is told by its body
+	}
+	class := Classify(status, head, err, session != "")
 	d := b.judge(class, resent, describeStatus(status, err))
 	switch d.Action {
 	case Deliver:
@@ -53,9 +57,10 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	case Reinitialize:
 		drain(resp)
 		dl.stop()
-		if b.reinitialize(session) {
+		rule := SessionMiss(status, head)
+		if b.reinitialize(session, status, rule) {
 			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
-				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("old_session", digest(session)))
+				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
 			b.observe(phases.FromClient, line) // the new run sees the request it is sent
 			b.send(ctx, line, msg, true)
 			return
@@ -443,6 +448,17 @@ func digest(s string) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(sum[:6])
+}
+
+// peekBody reads up to n bytes of resp's body and puts them back in front
+// of the rest, for a decision that depends on the body.
+func peekBody(resp *http.Response, n int64) []byte {
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, n))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	return head
 }
 
 func drain(resp *http.Response) {

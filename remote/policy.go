@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -19,10 +21,10 @@ const (
 	// Answered is any exchange the server answered itself: 2xx, or a 4xx
 	// other than those below (its body, or an error, goes to the client).
 	Answered Class = iota
-	// SessionGone is a 404 to a request that carried a session id. The
-	// transport spec: the server "MUST respond to requests containing that
-	// session ID with HTTP 404 Not Found", and the client "MUST start a new
-	// session by sending a new InitializeRequest without a session ID".
+	// SessionGone is a forgotten session (SessionMiss). The transport spec:
+	// the server "MUST respond to requests containing that session ID with
+	// HTTP 404 Not Found", and the client "MUST start a new session by
+	// sending a new InitializeRequest without a session ID".
 	SessionGone
 	// Unreachable is a refused connection, a DNS failure, a reset, a 5xx, or
 	// a 404 with no session behind it (a wrong URL: "a failure like any other").
@@ -38,22 +40,79 @@ var classNames = [...]string{"answered", "session_gone", "unreachable", "timed_o
 func (c Class) String() string { return classNames[c] }
 
 // Classify names the class of one exchange from its status (0 when there is
-// no response) and its error. hadSession says whether the request carried an
-// Mcp-Session-Id.
-func Classify(status int, err error, hadSession bool) Class {
+// no response), the start of its body and its error. hadSession says whether
+// the request carried the current Mcp-Session-Id.
+func Classify(status int, body []byte, err error, hadSession bool) Class {
 	switch {
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)):
 		return TimedOut
 	case err != nil:
 		return Unreachable
-	case status == 404 && hadSession:
+	case hadSession && SessionMiss(status, body) != "":
 		return SessionGone
+	case status == 404 && hadSession && rpcCode(body) == methodNotFound:
+		return Answered // a method the server lacks, spelled as HTTP 404: its answer goes to the client
 	case status == 404, status >= 500:
 		return Unreachable
 	case status == 401, status == 403:
 		return Denied
 	}
 	return Answered
+}
+
+// Session-miss rules, as the ledger names them.
+const (
+	Miss404     = "http_404"              // the spec's answer to a forgotten session
+	Miss400Text = "http_400_session_text" // a 400 whose body says the session is unknown
+)
+
+// sessionMissTexts are what real servers write in a 400 (or 404) for a
+// session they do not know, read from their code: the TypeScript SDK's
+// examples and @modelcontextprotocol/server-everything, and the Python SDK up
+// to 1.25, "Bad Request: No valid session ID provided" (JSON-RPC -32000, or
+// text/plain); the TypeScript examples' GET and DELETE, "Invalid or missing
+// session ID"; the Python SDK from 1.26, 404 with -32600 "Session not
+// found"; mcp-go with WithStateful, 404 "Invalid session ID".
+var sessionMissTexts = []string{"no valid session id provided", "invalid or missing session id", "session not found", "invalid session id"}
+
+// methodNotFound is JSON-RPC's -32601: a 404 carrying it is about the
+// method, not the session.
+const methodNotFound = -32601
+
+// SessionMiss names the rule by which an answer to a request that carried
+// the current session id says the server forgot the session, or "": a 404
+// whose body is not a JSON-RPC -32601, or a 400 whose body carries one of
+// the known session-miss texts. Claude Code re-initializes on 404 and never
+// on 400, so a server-everything restart broke it for good; a 400 for any
+// other reason (a bad request) is the server's answer.
+func SessionMiss(status int, body []byte) string {
+	switch status {
+	case 404:
+		if rpcCode(body) != methodNotFound {
+			return Miss404
+		}
+	case 400:
+		lower := bytes.ToLower(body)
+		for _, t := range sessionMissTexts {
+			if bytes.Contains(lower, []byte(t)) {
+				return Miss400Text
+			}
+		}
+	}
+	return ""
+}
+
+// rpcCode is the error code of a JSON-RPC error body, 0 when it is none.
+func rpcCode(body []byte) int {
+	var m struct {
+		Error struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(body), &m) != nil {
+		return 0
+	}
+	return m.Error.Code
 }
 
 func isTimeout(err error) bool {
@@ -140,7 +199,7 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool) Decision {
 		r.failures = 0
 		return Decision{Action: Deliver}
 	case c == SessionGone && !resent:
-		return Decision{Action: Reinitialize, Failures: r.failures, Reason: "the server forgot the session (HTTP 404)"}
+		return Decision{Action: Reinitialize, Failures: r.failures, Reason: "the server forgot the session"}
 	case c == Denied:
 		return Decision{Action: FailRequest, Failures: r.failures, Reason: "the server refused the credentials"}
 	case c == TimedOut:
@@ -148,7 +207,7 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool) Decision {
 	}
 	reason := "the server is unreachable"
 	if c == SessionGone {
-		reason = "a second HTTP 404 in a row after re-initializing"
+		reason = "the server forgot the session again right after re-initializing"
 	}
 	r.failures++
 	if r.failures > r.p.MaxRetries {

@@ -33,9 +33,39 @@ func TestClassify(t *testing.T) {
 		{0, io.ErrUnexpectedEOF, true, Unreachable},
 		{0, fmt.Errorf("post: %w", context.DeadlineExceeded), true, TimedOut},
 	} {
-		if got := Classify(tc.status, tc.err, tc.hadSession); got != tc.want {
+		if got := Classify(tc.status, nil, tc.err, tc.hadSession); got != tc.want {
 			t.Errorf("Classify(%d, %v, session %v) = %v, want %v", tc.status, tc.err, tc.hadSession, got, tc.want)
 		}
+	}
+}
+
+func TestSessionMiss(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{404, "", Miss404},
+		{404, "session not found\n", Miss404},  // go-sdk
+		{404, "Invalid session ID\n", Miss404}, // mcp-go WithStateful
+		{404, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Session not found"}}`, Miss404},                   // Python SDK 1.26
+		{404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, ""},                                      // a method, not the session
+		{400, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`, Miss400Text}, // TypeScript SDK, server-everything
+		{400, "Bad Request: No valid session ID provided", Miss400Text},                                                                 // Python SDK up to 1.25, text/plain
+		{400, "Invalid or missing session ID", Miss400Text},
+		{400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}`, ""},
+		{400, "", ""},
+		{500, "session not found", ""},
+	} {
+		if got := SessionMiss(tc.status, []byte(tc.body)); got != tc.want {
+			t.Errorf("SessionMiss(%d, %q) = %q, want %q", tc.status, tc.body, got, tc.want)
+		}
+	}
+	if got := Classify(400, []byte("Bad Request: No valid session ID provided"), nil, false); got != Answered {
+		t.Errorf("a session-miss 400 to a request without a session: %v, want answered", got)
+	}
+	if got := Classify(404, []byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`), nil, true); got != Answered {
+		t.Errorf("a -32601 404 with a session: %v, want answered", got)
 	}
 }
 

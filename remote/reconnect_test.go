@@ -61,16 +61,21 @@ func TestSessionForgottenAfterRestart(t *testing.T) {
 				}
 			}
 			recs := readLedger(t, ledger)
+			// The GET stream's retry after the restart meets the 404 first and
+			// re-initializes; a call racing it meets the 404 itself and is
+			// re-sent. Either way, one re-initialization.
 			reinit := events(recs, "session_reinitialized")
 			resent := events(recs, "resent_after_reinit")
-			if len(reinit) != 1 || len(resent) != 1 {
-				t.Fatalf("got %d session_reinitialized and %d resent_after_reinit, want 1 each\n%s", len(reinit), len(resent), eventList(recs))
+			if len(reinit) != 1 || len(resent) > 1 {
+				t.Fatalf("got %d session_reinitialized and %d resent_after_reinit, want 1 and at most 1\n%s", len(reinit), len(resent), eventList(recs))
 			}
-			if f := reinit[0]["failures"]; f != 0.0 {
-				t.Errorf("session_reinitialized counts %v failures, want 0", f)
+			if r := reinit[0]; r["failures"] != 0.0 || r["status"] != 404.0 || r.str("rule") != "http_404" {
+				t.Errorf("session_reinitialized = %s, want 0 failures, status 404, rule http_404", mustJSON(r))
 			}
-			if r := resent[0]; r["status"] != 404.0 || r.str("tool") != "echo" || !strings.HasPrefix(r.str("old_session"), "sha256:") {
-				t.Errorf("resent_after_reinit = %s, want status 404, tool echo and the old session's digest", mustJSON(r))
+			if len(resent) == 1 {
+				if r := resent[0]; r["status"] != 404.0 || r.str("tool") != "echo" || !strings.HasPrefix(r.str("old_session"), "sha256:") {
+					t.Errorf("resent_after_reinit = %s, want status 404, tool echo and the old session's digest", mustJSON(r))
+				}
 			}
 			if n := len(events(recs, "reconnect_scheduled")); n != 0 {
 				t.Errorf("%d reconnect_scheduled after a forgotten session, want none: it is not an outage", n)

@@ -15,10 +15,11 @@ import (
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
-// reinitialize replays the client's initialize after a 404 for the session
-// old, unless a concurrent request already did. It reports whether a session
-// is in place to re-send into.
-func (b *bridge) reinitialize(old string) bool {
+// reinitialize replays the client's initialize after the server forgot the
+// session old (status and the SessionMiss rule that said so), unless a
+// concurrent request already did. It reports whether a session is in place
+// to re-send into.
+func (b *bridge) reinitialize(old string, status int, rule string) bool {
 	b.reinit.Lock()
 	defer b.reinit.Unlock()
 	b.mu.Lock()
@@ -31,7 +32,7 @@ func (b *bridge) reinitialize(old string) bool {
 		return false
 	}
 	start := time.Now()
-	b.endRun("the server forgot the session (HTTP 404)", false)
+	b.endRun(fmt.Sprintf("the server forgot the session (HTTP %d)", status), false)
 	if !b.connect() {
 		return false
 	}
@@ -44,8 +45,8 @@ func (b *bridge) reinitialize(old string) bool {
 	session := b.session
 	b.mu.Unlock()
 	b.emit(phases.Supervision, phases.SessionReinitialized, ledger.F("old_session", digest(old)), ledger.F("new_session", digest(session)),
-		ledger.F("status", 404), ledger.F("duration_ms", time.Since(start)), ledger.F("failures", b.failures()))
-	b.say("the server forgot the session (HTTP 404); re-initialized at once")
+		ledger.F("status", status), ledger.F("rule", rule), ledger.F("duration_ms", time.Since(start)), ledger.F("failures", b.failures()))
+	b.say("the server forgot the session (HTTP %d); re-initialized at once", status)
 	b.startGET()
 	return true
 }
@@ -70,7 +71,7 @@ func (b *bridge) replay() (Class, error) {
 		status = resp.StatusCode
 		defer resp.Body.Close()
 	}
-	if c := Classify(status, err, false); c != Answered || status/100 != 2 {
+	if c := Classify(status, nil, err, false); c != Answered || status/100 != 2 {
 		if err == nil {
 			err = fmt.Errorf("HTTP %d", status)
 		}
@@ -157,8 +158,17 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		}
 		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {
+			rule := ""
+			if resp.StatusCode == 400 || resp.StatusCode == 404 {
+				rule = SessionMiss(resp.StatusCode, peekBody(resp, 4096))
+			}
 			drain(resp)
 			cancel()
+			if rule != "" {
+				// A refused GET stream after a restart: the server forgot the
+				// session before any request found out. No request to re-send.
+				b.reinitialize(session, resp.StatusCode, rule)
+			}
 			return
 		}
 		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)

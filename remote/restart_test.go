@@ -1,0 +1,178 @@
+package remote_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	mcpgo "github.com/mark3labs/mcp-go/mcp"
+	mcpgoserver "github.com/mark3labs/mcp-go/server"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pythonServer answers as the Python SDK's stateful Streamable HTTP
+// transport does with JSON answers (mcp/server/streamable_http_manager.py):
+// a session per initialize, and for a session it does not know, up to
+// 1.25 a text/plain 400 "Bad Request: No valid session ID provided", from
+// 1.26 a 404 with JSON-RPC -32600 "Session not found". It offers no GET
+// stream (405), so every miss is met by a request.
+func pythonServer(ran *counters, v126 bool) http.Handler {
+	var mu sync.Mutex
+	sessions := map[string]bool{}
+	n := 0
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			http.Error(w, "Method Not Allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+			Params struct {
+				Name      string            `json:"name"`
+				Arguments map[string]string `json:"arguments"`
+			} `json:"params"`
+		}
+		json.Unmarshal(body, &req)
+		mu.Lock()
+		sid := r.Header.Get("Mcp-Session-Id")
+		known := sessions[sid]
+		if req.Method == "initialize" && sid == "" {
+			n++
+			sid = fmt.Sprintf("py-session-%d", n)
+			sessions[sid], known = true, true
+		}
+		mu.Unlock()
+		if !known {
+			if v126 {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusNotFound)
+				io.WriteString(w, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Session not found"}}`)
+				return
+			}
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, "Bad Request: No valid session ID provided")
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", sid)
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		result := `{}`
+		switch req.Method {
+		case "initialize":
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"python-like","version":"1.25.0"}}`
+		case "tools/list":
+			result = `{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}]}`
+		case "tools/call":
+			msg := req.Params.Arguments["message"]
+			ran.add("echo:" + msg)
+			b, _ := json.Marshal(msg)
+			result = `{"content":[{"type":"text","text":` + string(b) + `}],"isError":false}`
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	})
+}
+
+// mcpgoHandler is mark3labs/mcp-go's Streamable HTTP server with an echo
+// tool that counts its calls.
+func mcpgoHandler(ran *counters, stateful bool) http.Handler {
+	s := mcpgoserver.NewMCPServer("mcpgo-restart", "1.0.0")
+	s.AddTool(mcpgo.NewTool("echo", mcpgo.WithString("message")), func(_ context.Context, req mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+		msg := req.GetString("message", "")
+		ran.add("echo:" + msg)
+		return mcpgo.NewToolResultText(msg), nil
+	})
+	var opts []mcpgoserver.StreamableHTTPOption
+	if stateful {
+		opts = append(opts, mcpgoserver.WithStateful(true))
+	}
+	return mcpgoserver.NewStreamableHTTPServer(s, opts...)
+}
+
+// TestRestartForgetsSession kills each kind of server and starts a new one
+// on the same port, which knows none of the old sessions. The first call
+// after the restart succeeds and every call ran once by the server's own
+// count; the servers that forgot the session were re-initialized once, with
+// the status and the rule that told the bridge so.
+func TestRestartForgetsSession(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		handler func(*counters) http.Handler
+		// status and rule of the miss; 0 when the server takes the old
+		// session id (mcp-go's default manager accepts any).
+		status int
+		rule   string
+		// resent: the miss is always met by the next call (no GET stream
+		// to meet it first).
+		resent bool
+	}{
+		{"python-1.25-text-400", func(c *counters) http.Handler { return pythonServer(c, false) }, 400, "http_400_session_text", true},
+		{"python-1.26-404", func(c *counters) http.Handler { return pythonServer(c, true) }, 404, "http_404", true},
+		{"mcpgo-stateful", func(c *counters) http.Handler { return mcpgoHandler(c, true) }, 404, "http_404", false},
+		{"mcpgo-default", func(c *counters) http.Handler { return mcpgoHandler(c, false) }, 0, "", false},
+		{"gosdk", func(c *counters) http.Handler {
+			return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(c, nil) }, nil)
+		}, 404, "http_404", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var ran counters
+			s1 := serve(t, "127.0.0.1:0", tc.handler(&ran))
+			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+			cmd := shimCommand(t, ledger, "--url", s1.url())
+			ctx, cancel := context.WithTimeout(context.Background(), deadline)
+			defer cancel()
+			cs := connect(t, ctx, &mcp.CommandTransport{Command: cmd}, "2025-06-18")
+			defer cs.Close()
+			if got, err := echo(ctx, cs, "before"); err != nil || got != "before" {
+				t.Fatalf("echo before the restart = %q, %v\nstderr:\n%s", got, err, stderrOf(cmd))
+			}
+			s1.stop()
+			serve(t, s1.addr, tc.handler(&ran)) // same port, no sessions
+			if got, err := echo(ctx, cs, "after"); err != nil || got != "after" {
+				t.Fatalf("the first call after the restart = %q, %v; want it to succeed\nstderr:\n%s\nledger:\n%s",
+					got, err, stderrOf(cmd), eventList(readLedger(t, ledger)))
+			}
+			if got, err := echo(ctx, cs, "later"); err != nil || got != "later" {
+				t.Fatalf("echo later = %q, %v", got, err)
+			}
+			cs.Close()
+			waitEvent(t, ledger, "disconnected", 1)
+			for _, c := range []string{"echo:before", "echo:after", "echo:later"} {
+				if n := ran.get(c); n != 1 {
+					t.Errorf("%s ran %d times on the server, want 1", c, n)
+				}
+			}
+			recs := readLedger(t, ledger)
+			reinit, resent := events(recs, "session_reinitialized"), events(recs, "resent_after_reinit")
+			switch {
+			case tc.status == 0 && len(reinit) != 0:
+				t.Errorf("%d session_reinitialized for a server that takes the old session id, want 0", len(reinit))
+			case tc.status != 0 && len(reinit) != 1:
+				t.Errorf("%d session_reinitialized, want 1\n%s", len(reinit), eventList(recs))
+			case tc.status != 0 && (reinit[0]["status"] != float64(tc.status) || reinit[0].str("rule") != tc.rule):
+				t.Errorf("session_reinitialized = %s, want status %d and rule %s", mustJSON(reinit[0]), tc.status, tc.rule)
+			}
+			if tc.resent && (len(resent) != 1 || resent[0]["status"] != float64(tc.status) || resent[0].str("rule") != tc.rule) {
+				t.Errorf("resent_after_reinit = %v, want one with status %d and rule %s", resent, tc.status, tc.rule)
+			}
+			if n := len(events(recs, "reconnect_scheduled")); n != 0 {
+				t.Errorf("%d reconnect_scheduled after a forgotten session, want none", n)
+			}
+			if strings.Contains(stderrOf(cmd), "giving up") {
+				t.Errorf("the bridge gave up:\n%s", stderrOf(cmd))
+			}
+		})
+	}
+}
