@@ -104,7 +104,9 @@ const (
 	SessionReinitialized     = "session_reinitialized" // a 404 for a forgotten session: the client's initialize replayed at once
 	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
 	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
-	ReconnectsExhausted      = "reconnects_exhausted"  // consecutive failures used up the retries: exit 69
+	ReconnectsExhausted      = "reconnects_exhausted"  // the outage outlasted --give-up-after: exit 69
+	OutagePaged              = "outage_paged"          // seed 004's page on the third consecutive failure: the bridge goes on trying
+	OutageEnded              = "outage_ended"          // the remote server is back: failures and how long the outage lasted
 	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge
 
 	// ledger
@@ -145,7 +147,7 @@ const (
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
 	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, SessionReinitialized: true,
-	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
+	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, OutagePaged: true, OutageEnded: true, AuthFailed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,

@@ -99,6 +99,8 @@ type bridge struct {
 	done        doneSet // requests answered: a second answer to one is dropped
 	down        bool    // between an outage and a reconnect: requests are answered at once
 	downReason  string
+	downSince   time.Time // the first failure of the outage
+	retryAt     time.Time // the next attempt, for the errors during the outage
 	recon       *Reconnector
 	run         string
 	gen         int
@@ -218,9 +220,21 @@ func (b *bridge) loop(ctx context.Context) int {
 				b.giveUp(d)
 				return ExitUnavailable
 			}
-			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("of", b.cfg.Policy.MaxRetries+1),
-				ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
-			b.say("%s; retry in %v (failure %d of %d)", b.reasonNow(d.Reason), d.Delay.Round(time.Millisecond), d.Failures, b.cfg.Policy.MaxRetries+1)
+			b.mu.Lock()
+			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
+			b.mu.Unlock()
+			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
+			switch {
+			case d.Page:
+				// Seed 004: "a page on the third consecutive failure": a signal
+				// to a person; the bridge goes on trying.
+				b.emit(phases.Supervision, phases.OutagePaged, ledger.F("failures", d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
+					ledger.F("reason", b.reasonNow(d.Reason)))
+				b.say("server unreachable for %v (%d failures: %s); still retrying, up to every %v", time.Since(d.Since).Round(time.Millisecond),
+					d.Failures, b.reasonNow(d.Reason), b.cfg.Policy.BackoffMax)
+			case d.Failures == 1:
+				b.say("%s; retrying in %v", b.reasonNow(d.Reason), d.Delay.Round(time.Millisecond))
+			}
 			retry = time.After(d.Delay)
 		case <-retry:
 			retry = nil
@@ -384,7 +398,7 @@ func (b *bridge) fromClient(line []byte) {
 	case "notifications/initialized":
 		b.initialized = append([]byte(nil), line...)
 	}
-	down, reason := b.down, b.downReason
+	down, reason, retryIn := b.down, b.downReason, time.Until(b.retryAt).Round(100*time.Millisecond)
 	var calls []*call
 	ctx, cancel := context.WithCancel(b.ctx)
 	msg.each(func(m message) {
@@ -399,7 +413,7 @@ func (b *bridge) fromClient(line []byte) {
 	if down {
 		cancel()
 		for _, c := range calls {
-			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); reconnecting", b.cfg.Name, reason), nil)
+			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); not sent; reconnecting, next attempt in %v", b.cfg.Name, reason, max(retryIn, 0)), nil)
 		}
 		if len(calls) == 0 {
 			b.emit(phases.Supervision, phases.MessageRejected, ledger.F("method", msg.method), ledger.F("reason", "server unreachable"))

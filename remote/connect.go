@@ -90,7 +90,7 @@ func (b *bridge) setDown(reason string) {
 // server did not take the session back: it is a failure, and counts.
 func (b *bridge) scheduleFailure(reason string) {
 	b.mu.Lock()
-	d := b.recon.Next(time.Now(), Unreachable, false)
+	d := b.recon.Next(time.Now(), Unreachable, false, 0)
 	b.down = true
 	b.mu.Unlock()
 	if d.Reason == "" {
@@ -119,10 +119,13 @@ func (b *bridge) attempt() {
 		}
 	}
 	b.mu.Lock()
-	b.recon.Next(time.Now(), Answered, false)
+	failures := b.recon.Failures()
+	since := b.downSince
+	b.recon.Next(time.Now(), Answered, false, 0)
 	b.down, b.downReason = false, ""
 	b.mu.Unlock()
-	b.say("reconnected to %s", b.endpoint())
+	b.emit(phases.Supervision, phases.OutageEnded, ledger.F("failures", failures), ledger.F("duration_ms", time.Since(since)))
+	b.say("reconnected to %s after %d failed attempts (%v)", b.endpoint(), failures, time.Since(since).Round(time.Millisecond))
 	b.startGET()
 }
 

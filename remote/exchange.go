@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -49,7 +50,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		head = peekBody(resp, 4096) // a forgotten session is told by its body
 	}
 	class := Classify(status, head, err, session != "")
-	d := b.judge(class, resent, describeStatus(status, err))
+	d := b.judge(class, resent, describeStatus(status, err), retryAfter(resp, time.Now()))
 	switch d.Action {
 	case Deliver:
 		b.deliverBody(ctx, resp, dl, msg, session)
@@ -67,7 +68,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		}
 		// The server forgot the session and will not take a new one: that
 		// counts, or a dead server would be re-initialized forever.
-		d = b.judge(Unreachable, false, "the session could not be re-initialized")
+		d = b.judge(Unreachable, false, "the session could not be re-initialized", 0)
 	}
 	text, data := b.failureText(class, status, resp, err, d)
 	dl.stop()
@@ -76,13 +77,13 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 
 // judge asks the policy about one exchange. A failure while an outage is
 // already being handled only fails its request: one outage, one count.
-func (b *bridge) judge(class Class, resent bool, why string) Decision {
+func (b *bridge) judge(class Class, resent bool, why string, after time.Duration) Decision {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if class == Unreachable && b.down {
 		return Decision{Action: FailRequest, Reason: "the server is unreachable"}
 	}
-	d := b.recon.Next(time.Now(), class, resent)
+	d := b.recon.Next(time.Now(), class, resent, after)
 	if d.Action == Reconnect || d.Action == GiveUp {
 		b.down, b.downReason = true, why
 	}
@@ -342,7 +343,7 @@ func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadl
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF // the stream ended before the answer
 	}
-	d := b.judge(Unreachable, false, describeErr(err))
+	d := b.judge(Unreachable, false, describeErr(err), 0)
 	text := fmt.Sprintf("mcpshim: server %s: the answer broke off (%s); not re-sent, as it may have run", b.cfg.Name, describeErr(err))
 	b.failed(msg, d, text, map[string]any{"url": b.endpoint()})
 }
@@ -448,6 +449,22 @@ func digest(s string) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(sum[:6])
+}
+
+// retryAfter is the Retry-After of a 429 or 503 (RFC 9110 §10.2.3: seconds,
+// or an HTTP date), 0 when there is none.
+func retryAfter(resp *http.Response, now time.Time) time.Duration {
+	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+		return 0
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
 }
 
 // peekBody reads up to n bytes of resp's body and puts them back in front

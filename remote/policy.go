@@ -52,8 +52,8 @@ func Classify(status int, body []byte, err error, hadSession bool) Class {
 		return SessionGone
 	case status == 404 && hadSession && rpcCode(body) == methodNotFound:
 		return Answered // a method the server lacks, spelled as HTTP 404: its answer goes to the client
-	case status == 404, status >= 500:
-		return Unreachable
+	case status == 404, status >= 500, status == 429:
+		return Unreachable // 429 and 503 say when to come back (Retry-After)
 	case status == 401, status == 403:
 		return Denied
 	}
@@ -120,14 +120,20 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// Policy is the reconnect policy of seed 004.
+// Policy is the reconnect policy of seed 004: "500 milliseconds doubling to
+// a cap, and a page on the third consecutive failure". A page is a signal
+// to a person, not an exit: the client (Claude Code, Cursor) cannot restart
+// the shim, so it keeps trying until the client leaves or GiveUpAfter.
 type Policy struct {
 	// Backoff is the delay after the first failure; each further consecutive
 	// failure doubles it, up to BackoffMax.
 	Backoff, BackoffMax time.Duration
-	// MaxRetries is how many reconnects follow consecutive failures before the
-	// shim gives up: 2 pages "on the third consecutive failure".
+	// MaxRetries is how many consecutive failures pass before the page: 2
+	// pages "on the third consecutive failure".
 	MaxRetries int
+	// GiveUpAfter, when not 0, is how long consecutive failures may last
+	// before the shim gives up (exit 69); 0 never gives up.
+	GiveUpAfter time.Duration
 	// Jitter returns a value in [0,1) that spreads each delay by ±20%; nil
 	// means none. Real callers pass rand.Float64.
 	Jitter func() float64
@@ -154,7 +160,7 @@ const (
 	// Reconnect: every request in flight gets an error at once, and a
 	// reconnect is tried after Delay.
 	Reconnect
-	// GiveUp: the failures are consecutive and the retries spent: exit 69.
+	// GiveUp: the failures have lasted GiveUpAfter: exit 69.
 	GiveUp
 )
 
@@ -170,30 +176,42 @@ type Decision struct {
 	// Failures is the count of consecutive failures, this one included.
 	Failures int
 	Reason   string
+	// Page is set on the failure that pages a person (the third).
+	Page bool
+	// Since is when the consecutive failures began.
+	Since time.Time
 }
+
+// maxRetryAfter bounds a server's Retry-After: a typo of a day must not
+// park the bridge for a day.
+const maxRetryAfter = 10 * time.Minute
 
 // Reconnector keeps the failure count of one bridge. It reads no clock: the
 // caller passes the time. It is not safe for concurrent use.
 type Reconnector struct {
 	p        Policy
 	failures int
+	since    time.Time // the first of the consecutive failures
 }
 
 // NewReconnector returns a Reconnector with no failures.
 func NewReconnector(p Policy) *Reconnector { return &Reconnector{p: p} }
 
 // Next decides what follows one exchange of class c. resent says the request
-// was already re-sent after a re-initialization. The rules, from seed 004 and
-// issue 17:
+// was already re-sent after a re-initialization; retryAfter is the server's
+// Retry-After on a 429 or 503 (0 when none). The rules, from seed 004 and
+// issues 17 and 23:
 //   - Any answer resets the count of consecutive failures.
 //   - A 404 for a forgotten session is housekeeping, not an outage: "it earns
 //     no backoff and no alert": re-initialize at once, count nothing.
 //   - "a second 404 in a row is a failure, not a loop".
 //   - 401/403: no retry; the count does not move (it is not an outage).
 //   - A timeout may have run the request: it gets an error, never a re-send.
-//   - Refused, DNS, reset, 5xx: "a growing delay, 500 milliseconds doubling to
-//     a cap", ±20% jitter, "and a page on the third consecutive failure".
-func (r *Reconnector) Next(now time.Time, c Class, resent bool) Decision {
+//   - Refused, DNS, reset, 5xx, 429: "a growing delay, 500 milliseconds
+//     doubling to a cap", ±20% jitter, or the server's Retry-After when it is
+//     longer, "and a page on the third consecutive failure"; retries go on
+//     until GiveUpAfter, if set.
+func (r *Reconnector) Next(now time.Time, c Class, resent bool, retryAfter time.Duration) Decision {
 	switch {
 	case c == Answered:
 		r.failures = 0
@@ -210,11 +228,16 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool) Decision {
 		reason = "the server forgot the session again right after re-initializing"
 	}
 	r.failures++
-	if r.failures > r.p.MaxRetries {
-		return Decision{Action: GiveUp, Failures: r.failures, Reason: fmt.Sprintf("%s: %d consecutive failures", reason, r.failures)}
+	if r.failures == 1 {
+		r.since = now
 	}
-	d := r.delay()
-	return Decision{Action: Reconnect, Delay: d, At: now.Add(d), Failures: r.failures, Reason: reason}
+	if r.p.GiveUpAfter > 0 && now.Sub(r.since) >= r.p.GiveUpAfter {
+		return Decision{Action: GiveUp, Failures: r.failures, Since: r.since,
+			Reason: fmt.Sprintf("%s: %d consecutive failures in %v", reason, r.failures, now.Sub(r.since).Round(time.Millisecond))}
+	}
+	d := max(r.delay(), min(retryAfter, maxRetryAfter))
+	return Decision{Action: Reconnect, Delay: d, At: now.Add(d), Failures: r.failures, Reason: reason,
+		Page: r.failures == r.p.MaxRetries+1, Since: r.since}
 }
 
 // Failures is the count of consecutive failures.

@@ -85,10 +85,11 @@ func TestReconnector(t *testing.T) {
 		p     Policy
 		steps []step
 	}{
-		{"seed 004: refused three times pages on the third", p, []step{
+		{"seed 004: refused three times pages on the third and goes on", p, []step{
 			{Unreachable, false, Reconnect, 500 * time.Millisecond, 1},
 			{Unreachable, false, Reconnect, time.Second, 2},
-			{Unreachable, false, GiveUp, 0, 3},
+			{Unreachable, false, Reconnect, 2 * time.Second, 3},
+			{Unreachable, false, Reconnect, 4 * time.Second, 4},
 		}},
 		{"a forgotten session earns no backoff and no failure", p, []step{
 			{SessionGone, false, Reinitialize, 0, 0},
@@ -126,17 +127,19 @@ func TestReconnector(t *testing.T) {
 			{Unreachable, false, Reconnect, 3 * time.Second, 4},
 			{Unreachable, false, Reconnect, 3 * time.Second, 5},
 			{Unreachable, false, Reconnect, 3 * time.Second, 6},
-			{Unreachable, false, GiveUp, 0, 7},
+			{Unreachable, false, Reconnect, 3 * time.Second, 7},
 		}},
-		{"--max-restarts 0 gives up on the first failure", Policy{Backoff: 500 * time.Millisecond, BackoffMax: time.Second}, []step{
-			{Unreachable, false, GiveUp, 0, 1},
+		{"--give-up-after 5s", Policy{Backoff: 2 * time.Second, BackoffMax: 30 * time.Second, GiveUpAfter: 5 * time.Second}, []step{
+			{Unreachable, false, Reconnect, 2 * time.Second, 1},
+			{Unreachable, false, Reconnect, 4 * time.Second, 2},
+			{Unreachable, false, GiveUp, 0, 3}, // 6 s after the first
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReconnector(tc.p)
 			now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) // the fake clock
 			for i, s := range tc.steps {
-				d := r.Next(now, s.class, s.resent)
+				d := r.Next(now, s.class, s.resent, 0)
 				if d.Action != s.action || d.Delay != s.delay || d.Failures != s.failure {
 					t.Fatalf("step %d: Next(%v, resent %v) = %v delay %v failures %d, want %v delay %v failures %d",
 						i+1, s.class, s.resent, d.Action, d.Delay, d.Failures, s.action, s.delay, s.failure)
@@ -150,6 +153,32 @@ func TestReconnector(t *testing.T) {
 	}
 }
 
+// TestReconnectorPageAndRetryAfter: the page comes once, on the third
+// consecutive failure; a Retry-After longer than the backoff is honoured,
+// a shorter one is not a reason to hurry, a huge one is bounded.
+func TestReconnectorPageAndRetryAfter(t *testing.T) {
+	r := NewReconnector(DefaultPolicy())
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var pages []int
+	for i := 1; i <= 6; i++ {
+		if d := r.Next(now, Unreachable, false, 0); d.Page {
+			pages = append(pages, d.Failures)
+		}
+	}
+	if len(pages) != 1 || pages[0] != 3 {
+		t.Errorf("pages on failures %v, want [3]", pages)
+	}
+	for _, tc := range []struct{ after, want time.Duration }{
+		{3 * time.Second, 3 * time.Second},
+		{100 * time.Millisecond, 500 * time.Millisecond},
+		{48 * time.Hour, maxRetryAfter},
+	} {
+		if d := NewReconnector(DefaultPolicy()).Next(now, Unreachable, false, tc.after); d.Delay != tc.want {
+			t.Errorf("Retry-After %v: delay %v, want %v", tc.after, d.Delay, tc.want)
+		}
+	}
+}
+
 func TestReconnectorJitter(t *testing.T) {
 	for _, j := range []struct {
 		jitter float64
@@ -157,7 +186,7 @@ func TestReconnectorJitter(t *testing.T) {
 	}{{0, 400 * time.Millisecond}, {0.5, 500 * time.Millisecond}, {0.999999, 600 * time.Millisecond}} {
 		p := DefaultPolicy()
 		p.Jitter = func() float64 { return j.jitter }
-		d := NewReconnector(p).Next(time.Time{}, Unreachable, false)
+		d := NewReconnector(p).Next(time.Time{}, Unreachable, false, 0)
 		if diff := d.Delay - j.want; diff < -time.Millisecond || diff > time.Millisecond {
 			t.Errorf("jitter %v: delay %v, want %v (±20%% of 500ms)", j.jitter, d.Delay, j.want)
 		}

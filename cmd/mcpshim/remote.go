@@ -19,6 +19,7 @@ type remoteFlags struct {
 	headers        headerList
 	requestTimeout time.Duration
 	maxMessage     int64
+	giveUpAfter    time.Duration
 	entry          string // wrap --remote's copy of the entry it replaced; unused here
 }
 
@@ -27,6 +28,7 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
 	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a whole JSON body, one event of a request's stream)")
+	fs.DurationVar(&f.giveUpAfter, "give-up-after", 0, "with --url: exit 69 when the server has been unreachable this long (0, the default, never: the shim retries until the client leaves)")
 	fs.Int64Var(&f.maxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
 }
 
@@ -50,6 +52,9 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 	if f.remote.maxMessage < 1<<20 || f.remote.maxMessage > 4<<30 {
 		return remote.Config{}, fmt.Errorf("--max-message %d: want 1048576 to 4294967296 bytes", f.remote.maxMessage)
 	}
+	if f.remote.giveUpAfter < 0 {
+		return remote.Config{}, fmt.Errorf("--give-up-after %v: want 0 (never) or a positive duration", f.remote.giveUpAfter)
+	}
 	if f.remote.requestTimeout <= 0 {
 		return remote.Config{}, fmt.Errorf("--request-timeout %v: want a positive duration", f.remote.requestTimeout)
 	}
@@ -61,16 +66,17 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 		}
 		hs = append(hs, h)
 	}
-	// Seed 004's policy: 500 ms doubling, give up on the third consecutive
-	// failure. --backoff and --max-restarts keep their meaning when given.
+	// Seed 004's policy: 500 ms doubling to 30 s, a page on the third
+	// consecutive failure, no giving up unless --give-up-after. --backoff and
+	// --backoff-max keep their meaning when given.
 	p := remote.DefaultPolicy()
-	p.BackoffMax = f.backoffMax
+	if set["backoff-max"] {
+		p.BackoffMax = f.backoffMax
+	}
 	if set["backoff"] {
 		p.Backoff = f.backoff
 	}
-	if set["max-restarts"] {
-		p.MaxRetries = f.maxRestarts
-	}
+	p.GiveUpAfter = f.remote.giveUpAfter
 	p.Jitter = rand.Float64
 	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage}, nil
 }
