@@ -83,7 +83,8 @@ type bridge struct {
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
-	posts  sync.WaitGroup // request goroutines in flight
+	posts  sync.WaitGroup // request goroutines in flight; Add only under mu while !closing
+	bg     sync.WaitGroup // reconnect attempts and GET streams; Add only under mu while !closing
 	ownSeq atomic.Int64
 
 	// reinit serializes re-initializations: requests that meet the same 404
@@ -91,6 +92,7 @@ type bridge struct {
 	reinit sync.Mutex
 
 	mu          sync.Mutex
+	closing     bool   // the bridge is stopping: no goroutine may start (posts, bg)
 	session     string // Mcp-Session-Id; "" in the modern era
 	version     string // the negotiated protocol version (legacy), for MCP-Protocol-Version
 	initLine    []byte // the client's initialize, replayed under the shim's own id
@@ -167,8 +169,41 @@ func Run(ctx context.Context, cfg Config) int {
 		lockBroken: make(chan struct{}),
 	}
 	b.http.CheckRedirect = b.checkRedirect
-	defer stop()
-	return b.loop(ctx)
+	code := b.loop(ctx)
+	b.finish()
+	return code
+}
+
+// finish stops every goroutine the bridge started and waits for them, up to
+// the grace: each ends when the bridge's context does, but one may be
+// writing to a client that stopped reading.
+func (b *bridge) finish() {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	b.stop()
+	done := make(chan struct{})
+	// Exits when the last of them has.
+	go func() { b.posts.Wait(); b.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(b.cfg.Grace):
+	}
+}
+
+// goBG starts f on a goroutine of its own that finish waits for, unless the
+// bridge is stopping.
+func (b *bridge) goBG(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return
+	}
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		f()
+	}()
 }
 
 // emit records an event; every string field is scrubbed.
@@ -210,7 +245,8 @@ func (b *bridge) loop(ctx context.Context) int {
 		b.scheduleFailure("cannot connect")
 	}
 	// The client reader lives as long as the client's stdin: a blocking read
-	// of stdin cannot be interrupted, so it exits at EOF or with the process.
+	// of stdin cannot be interrupted, so it exits at EOF or with the process
+	// (not joined: clientDone has room for its one send).
 	go func() { clientDone <- b.readClient() }()
 	var retry <-chan time.Time
 	for {
@@ -238,7 +274,9 @@ func (b *bridge) loop(ctx context.Context) int {
 			retry = time.After(d.Delay)
 		case <-retry:
 			retry = nil
-			go b.attempt()
+			// One attempt: its dial and replay are bounded by Timeout and end
+			// when the bridge stops; its result comes back on b.outage.
+			b.goBG(b.attempt)
 		case err := <-clientDone:
 			reason := "stdin_eof"
 			if err != nil {
@@ -284,7 +322,12 @@ func (b *bridge) leave(reason string) {
 // shutdown lets the requests in flight finish within the grace, ends the
 // session and answers what is left with text.
 func (b *bridge) shutdown(reason, text string) {
+	b.mu.Lock()
+	b.closing = true // no request starts after this: posts.Add never races the Wait
+	b.mu.Unlock()
 	done := make(chan struct{})
+	// Exits when the last request in flight ends; after the grace, b.stop
+	// cuts them all.
 	go func() { b.posts.Wait(); close(done) }()
 	select {
 	case <-done:
@@ -425,7 +468,19 @@ func (b *bridge) fromClient(line []byte) {
 		cancel()
 		return
 	}
-	b.posts.Add(1)
+	b.mu.Lock()
+	closing := b.closing
+	if !closing {
+		b.posts.Add(1)
+	}
+	b.mu.Unlock()
+	if closing {
+		cancel()
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the shim is stopping", b.cfg.Name))
+		return
+	}
+	// Exits when the request's exchange ends: answered, failed, or cut off
+	// when the bridge stops.
 	go func() {
 		defer b.posts.Done()
 		defer cancel()

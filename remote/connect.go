@@ -147,6 +147,10 @@ func describeErr(err error) string {
 		return "DNS lookup failed: " + err.Error()
 	case "reset":
 		return "connection reset"
+	case "closed":
+		return "the server closed the connection without answering"
+	case "cut":
+		return "the answer broke off"
 	case "timeout":
 		return "timed out"
 	}
@@ -161,8 +165,12 @@ func errClass(err error) string {
 		return "refused"
 	case errors.As(err, &dns):
 		return "dns"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.Is(err, syscall.ECONNRESET):
 		return "reset"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut"
+	case errors.Is(err, io.EOF):
+		return "closed" // a clean close is not a reset
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	}

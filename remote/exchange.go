@@ -162,6 +162,7 @@ func (d *deadline) stop() { d.timer.Stop(); d.cancel() }
 func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, *deadline, error) {
 	rctx, cancel := context.WithCancel(ctx)
 	dl := &deadline{d: b.cfg.Timeout, cancel: cancel}
+	// Runs once, when the deadline passes without a rearm or a stop.
 	dl.timer = time.AfterFunc(b.cfg.Timeout, func() { dl.fired.Store(true); cancel() })
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.cfg.URL.String(), bytes.NewReader(line))
 	if err != nil {

@@ -111,9 +111,10 @@ func withID(line []byte, id string) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-// serverErrorCode is JSON-RPC's implementation-defined server error, as the
-// stdio supervisor answers.
-const serverErrorCode = -32000
+// serverErrorCode is the code of every error the bridge answers itself, as
+// the stdio supervisor's: outside JSON-RPC's reserved range, so that it
+// cannot be mistaken for the server's own (mcp.CodeServerGone).
+const serverErrorCode = mcp.CodeServerGone
 
 // errorAnswer is the JSON-RPC error the shim owes the client for id.
 func errorAnswer(rawID []byte, text string, data map[string]any) []byte {
@@ -132,7 +133,7 @@ func errorAnswer(rawID []byte, text string, data map[string]any) []byte {
 		Error   rpcError        `json:"error"`
 	}{"2.0", id, rpcError{serverErrorCode, text, data}})
 	if err != nil {
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcpshim: internal error"}}`)
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-31000,"message":"mcpshim: internal error"}}`)
 	}
 	return b
 }

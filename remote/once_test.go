@@ -35,8 +35,12 @@ func TestIdempotencyKeyNotReplayed(t *testing.T) {
 			c.send(initialize)
 			c.answer(1) // the connection is now kept alive
 			c.send(call(2, "drop"))
-			if msg := errorMessage(c.answer(2)); !strings.Contains(msg, "not re-sent") {
-				t.Errorf("the dropped call got %q, want an error saying it is not re-sent", msg)
+			a := c.answer(2)
+			if msg := errorMessage(a); !strings.Contains(msg, "not re-sent") || !strings.Contains(msg, "closed the connection") {
+				t.Errorf("the dropped call got %q, want an error saying the server closed the connection and it is not re-sent", msg)
+			}
+			if code := a["error"].(map[string]any)["code"]; code != -31000.0 {
+				t.Errorf("the shim's error has code %v, want -31000 (the shim's own, as on the stdio path)", code)
 			}
 			if n := ran.Load(); n != 1 {
 				t.Errorf("the server ran the call %d times, want 1", n)

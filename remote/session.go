@@ -124,7 +124,7 @@ func (b *bridge) startGET() {
 	ctx, cancel := context.WithCancel(b.ctx)
 	b.getCancel, b.getSession = cancel, session
 	b.mu.Unlock()
-	go b.getStream(ctx, session)
+	b.goBG(func() { b.getStream(ctx, session) })
 }
 
 // getStream exits when the stream is refused, the session changes, or the
@@ -142,7 +142,7 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 	wait := time.Second
 	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
 		hctx, cancel := context.WithCancel(ctx)
-		timer := time.AfterFunc(b.cfg.Timeout, cancel)
+		timer := time.AfterFunc(b.cfg.Timeout, cancel) // runs once, if the headers take longer than Timeout
 		req, _ := http.NewRequestWithContext(hctx, http.MethodGet, b.cfg.URL.String(), nil)
 		b.setHeaders(req, message{}, session)
 		if lastID != "" {
