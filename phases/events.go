@@ -56,6 +56,7 @@ const (
 	ToolsListFailed    = "tools_list_failed"
 	ToolsListChanged   = "tools_list_changed"
 	ToolsMissing       = "tools_missing"
+	ToolDropped        = "tool_dropped" // a remote tool whose x-mcp-header declarations are invalid, kept from the client
 
 	// execution
 	ToolCallReceived  = "tool_call_received"

@@ -66,7 +66,7 @@ func (b *bridge) fromServer(data []byte) {
 		return
 	}
 	msg := inspect(line)
-	lockList := false
+	lockList, listed := false, false
 	var verdicts []verdict
 	var ids []string
 	b.mu.Lock()
@@ -74,6 +74,8 @@ func (b *bridge) fromServer(data []byte) {
 		v := b.judgeAnswer(m)
 		if v == pass && m.isResponse() {
 			lockList = lockList || !msg.isBatch() && b.toolsList(m)
+			c := b.pending[m.id]
+			listed = listed || !msg.isBatch() && c.method == "tools/list" && m.isResult() && modern(c.version)
 			if b.pending[m.id].method == "initialize" && m.isResult() {
 				if ver := m.negotiated(); ver != "" {
 					b.version = ver
@@ -109,6 +111,12 @@ func (b *bridge) fromServer(data []byte) {
 	}
 	if kept < len(verdicts) {
 		line = keepElements(line, verdicts) // a batch, some of it dropped
+	}
+	if listed {
+		if result := b.filterTools(msg.result); result != nil {
+			line = withResult(line, result)
+			msg = inspect(line)
+		}
 	}
 	if lockList && !b.checkLock(msg) {
 		b.observe(phases.FromServer, line) // recorded as the list it was; the client got the error

@@ -115,18 +115,20 @@ type bridge struct {
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
 
-	pages      []json.RawMessage // tools of the tools/list being answered (lock.go)
-	lockBroken chan struct{}     // closed when an enforced lock broke
-	lockOnce   sync.Once
+	pages        []json.RawMessage        // tools of the tools/list being answered (lock.go)
+	paramHeaders map[string][]paramHeader // a 2026-07-28 tool's Mcp-Param-* headers (params.go)
+	lockBroken   chan struct{}            // closed when an enforced lock broke
+	lockOnce     sync.Once
 }
 
 // call is a client request waiting for its answer.
 type call struct {
-	id     idKey
-	rawID  []byte
-	method string
-	tool   string
-	cancel context.CancelFunc
+	id      idKey
+	rawID   []byte
+	method  string
+	tool    string
+	version string // the protocol version a 2026-07-28 request names
+	cancel  context.CancelFunc
 }
 
 // Run bridges until the client leaves (exit 0) or the policy gives up on the
@@ -447,7 +449,7 @@ func (b *bridge) fromClient(line []byte) {
 	msg.each(func(m message) {
 		if m.isRequest() && m.hasID() {
 			b.done.forget(m.id) // the client may use an id again once it was answered
-			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, cancel: cancel}
+			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, version: m.version, cancel: cancel}
 			b.pending[m.id] = c
 			calls = append(calls, c)
 		}

@@ -170,6 +170,9 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 		return nil, dl, err
 	}
 	b.setHeaders(req, msg, session)
+	if msg.method == "tools/call" && msg.name != "" {
+		b.setParamHeaders(req, line, msg.name)
+	}
 	start := time.Now()
 	resp, err := b.http.Do(req)
 	if err != nil && dl.fired.Load() {

@@ -42,7 +42,7 @@ var scenarios = []scenario{
 	{name: "request-metadata", version: "2026-07-28"},
 	{name: "sep-2322-client-request-state", version: "2026-07-28"},
 	{name: "http-standard-headers", version: "2026-07-28"},
-	{name: "http-custom-headers", version: "2026-07-28", known: "no Mcp-Param-* headers yet (issue 23)"},
+	{name: "http-custom-headers", version: "2026-07-28"},
 	{name: "http-invalid-tool-headers", version: "2026-07-28"},
 	{name: "json-schema-ref-no-deref", version: "2026-07-28"},
 }

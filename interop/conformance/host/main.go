@@ -79,9 +79,17 @@ func converse(ctx context.Context, shim string, shimArgs []string, url, version 
 	if err != nil {
 		return fmt.Errorf("tools/list: %w", err)
 	}
-	var errs []error
+	var calls []*mcp.CallToolParams
 	for _, tool := range tools.Tools {
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool.Name, Arguments: arguments(tool, tools.Tools)})
+		calls = append(calls, &mcp.CallToolParams{Name: tool.Name, Arguments: arguments(tool, tools.Tools)})
+	}
+	if scripted := contextCalls(); scripted != nil {
+		calls = scripted
+	}
+	var errs []error
+	for _, call := range calls {
+		res, err := cs.CallTool(ctx, call)
+		tool := call
 		var rpc *jsonrpc.Error
 		switch {
 		case errors.As(err, &rpc) && !strings.HasPrefix(rpc.Message, "mcpshim"):
@@ -95,6 +103,18 @@ func converse(ctx context.Context, shim string, shimArgs []string, url, version 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// contextCalls are the calls a scenario scripts in MCP_CONFORMANCE_CONTEXT
+// ({"toolCalls": [{"name", "arguments"}]}), nil when it scripts none.
+func contextCalls() []*mcp.CallToolParams {
+	var c struct {
+		ToolCalls []*mcp.CallToolParams `json:"toolCalls"`
+	}
+	if json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c) != nil {
+		return nil
+	}
+	return c.ToolCalls
 }
 
 // echoSchemaTool is json-schema-2020-12-preservation's echo tool: the
