@@ -339,3 +339,64 @@ func inspectorRemote(ctx context.Context, t *testing.T, endpoint string, shim []
 	o.Call = json.RawMessage(out)
 	return o, nil
 }
+
+// TestRemoteEverythingSSE: server-everything in its sse mode speaks the
+// 2024-11-05 HTTP+SSE transport (GET /sse names a POST endpoint). Through
+// `mcpshim --url http://…/sse`, with --transport auto (it falls back when
+// the POST of initialize gets 404) and with --transport sse, a client lists
+// the tools and calls echo; killed and restarted on the same port, the
+// server is reconnected to and the next call works.
+func TestRemoteEverythingSSE(t *testing.T) {
+	need(t, "node")
+	for _, transport := range []string{"auto", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			port := freePort(t)
+			endpoint, kill := startEverythingOn(t, "sse", port)
+			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+			cmd := exec.Command(bins.shim, "--quiet", "--name", "everything-sse", "--ledger", ledger, "--transport", transport, "--url", endpoint)
+			cmd.Stderr = os.Stderr
+			ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+			defer cancel()
+			cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+			if err != nil {
+				t.Fatalf("connect through --transport %s: %v", transport, err)
+			}
+			defer cs.Close()
+			call := func(msg string) error {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+				if err == nil && (res.IsError || !strings.Contains(string(mustJSON(t, res)), msg)) {
+					err = fmt.Errorf("tool error: %s", mustJSON(t, res))
+				}
+				return err
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) == 0 {
+				t.Fatalf("tools/list: %v", err)
+			}
+			if err := call("over http+sse"); err != nil {
+				t.Fatal(err)
+			}
+			kill()
+			startEverythingOn(t, "sse", port)
+			var last error
+			for end := time.Now().Add(sessionTimeout); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+				// Calls during the outage get an error at once; the bridge
+				// reconnects by itself.
+				if last = call("after the restart"); last == nil {
+					break
+				}
+			}
+			if last != nil {
+				t.Fatalf("no call succeeded after the restart: %v", last)
+			}
+			cs.Close()
+			recs := readRemoteLedger(t, ledger)
+			if transport == "auto" && recs["transport_fallback"] != 1 {
+				t.Errorf("ledger events %v, want one transport_fallback", recs)
+			}
+			if recs["outage_ended"] < 1 {
+				t.Errorf("ledger events %v, want the outage ended", recs)
+			}
+		})
+	}
+}

@@ -85,6 +85,8 @@ const (
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
+	TransportFallback     = "transport_fallback"   // a remote server answered Streamable HTTP's initialize with 400/404/405 and speaks 2024-11-05 HTTP+SSE
+	SSEEndpoint           = "sse_endpoint"         // the POST endpoint a 2024-11-05 HTTP+SSE server named on its stream
 	MessageTooLarge       = "message_too_large"    // a remote server's message over --max-message: its request got an error
 	RedirectRefused       = "redirect_refused"     // a remote server redirected to another origin, or with another method: not followed, the request got an error
 

@@ -53,6 +53,7 @@ const (
 	duplicate                // the request was answered already (by the server or the shim)
 	unknown                  // no request of the client's has this id (or there is no id)
 	noise                    // JSON, but no JSON-RPC message
+	own                      // the answer to the shim's own request (a replayed initialize)
 )
 
 // fromServer passes one server message (a JSON body or an event's data) to
@@ -72,6 +73,11 @@ func (b *bridge) fromServer(data []byte) {
 	b.mu.Lock()
 	msg.each(func(m message) {
 		v := b.judgeAnswer(m)
+		if ch := b.own[m.id]; ch != nil && m.isResponse() && v != pass {
+			delete(b.own, m.id)
+			ch <- append([]byte(nil), line...) // room for one: never blocks
+			v = own
+		}
 		if v == pass && m.isResponse() {
 			lockList = lockList || !msg.isBatch() && b.toolsList(m)
 			c := b.pending[m.id]

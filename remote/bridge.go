@@ -68,6 +68,9 @@ type Config struct {
 	// EnforceLock makes a violation fail the server for the client: the
 	// tools/list is answered with an error and the bridge exits 78.
 	EnforceLock bool
+	// Transport is TransportAuto (the default), TransportHTTP or
+	// TransportLegacy.
+	Transport string
 }
 
 // modern reports whether version is 2026-07-28 or later: no session, no GET
@@ -111,6 +114,14 @@ type bridge struct {
 	getCancel   context.CancelFunc // the GET stream's, for getSession
 	getSession  string
 
+	// The 2024-11-05 HTTP+SSE transport (legacy.go).
+	endpointURL *url.URL   // where POSTs go while its stream is open
+	legacyTried bool       // auto tried it once; --transport sse always
+	legacyOn    bool       // it worked once: a reconnect reopens it
+	legacyMu    sync.Mutex // one opening at a time
+	// own are the shim's own requests waiting for an answer on a stream.
+	own map[idKey]chan []byte
+
 	outage   chan Decision // to the loop: reconnect or give up
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
@@ -146,6 +157,9 @@ func Run(ctx context.Context, cfg Config) int {
 	if cfg.MaxMessage <= 0 {
 		cfg.MaxMessage = DefaultMaxMessage
 	}
+	if cfg.Transport == "" {
+		cfg.Transport = TransportAuto
+	}
 	bctx, stop := context.WithCancel(context.Background())
 	b := &bridge{
 		cfg:     cfg,
@@ -163,6 +177,7 @@ func Run(ctx context.Context, cfg Config) int {
 		ctx:     bctx,
 		stop:    stop,
 		pending: map[idKey]*call{},
+		own:     map[idKey]chan []byte{},
 		done:    newDoneSet(),
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),

@@ -38,7 +38,11 @@ func (b *bridge) connect() bool {
 	prev := b.run
 	b.run = ledger.NewID("run", start)
 	b.mu.Unlock()
-	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", "streamable-http"),
+	transport := "streamable-http"
+	if b.cfg.Transport == TransportLegacy {
+		transport = legacyName
+	}
+	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", transport),
 		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen)}
 	if prev != "" {
 		fields = append(fields, ledger.F("previous_run", prev))
@@ -110,6 +114,16 @@ func (b *bridge) attempt() {
 	if !b.connect() {
 		b.scheduleFailure("cannot connect")
 		return
+	}
+	b.mu.Lock()
+	legacy := b.legacyOn && b.endpointURL == nil
+	b.mu.Unlock()
+	if legacy {
+		if err := b.openLegacy(); err != nil {
+			b.setDown(b.scrub(describeErr(err)))
+			b.scheduleFailure("the HTTP+SSE stream could not be opened")
+			return
+		}
 	}
 	if initLine != nil {
 		if _, err := b.replay(); err != nil {

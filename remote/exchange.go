@@ -26,6 +26,11 @@ import (
 // send posts one client message and handles what comes back, following the
 // policy. resent marks the one re-send after a re-initialization.
 func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool) {
+	if err := b.ensureLegacy(); err != nil {
+		d := b.judge(Unreachable, false, b.scrub(err.Error()), 0)
+		b.failed(msg, d, fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, err), map[string]any{"url": b.endpoint()})
+		return
+	}
 	b.mu.Lock()
 	session := b.session
 	b.mu.Unlock()
@@ -43,6 +48,22 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	if status/100 == 3 {
 		dl.stop()
 		b.refuseRedirect(resp, msg)
+		return
+	}
+	if b.fallsBack(msg, status, session) {
+		drain(resp)
+		dl.stop()
+		if err := b.openLegacy(); err == nil {
+			b.emit(phases.Transport, phases.TransportFallback, ledger.F("status", status), ledger.F("from", "streamable-http"), ledger.F("to", legacyName))
+			b.say("the server answered HTTP %d to a Streamable HTTP initialize and speaks the 2024-11-05 HTTP+SSE transport; using it", status)
+			b.send(ctx, line, msg, resent)
+			return
+		}
+		// Neither transport: the 4xx is judged as it is.
+	}
+	if status/100 == 2 && b.legacyEndpoint() != nil {
+		drain(resp) // 202 Accepted: the answer comes on the event stream
+		dl.stop()
 		return
 	}
 	var head []byte
@@ -164,7 +185,7 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 	dl := &deadline{d: b.cfg.Timeout, cancel: cancel}
 	// Runs once, when the deadline passes without a rearm or a stop.
 	dl.timer = time.AfterFunc(b.cfg.Timeout, func() { dl.fired.Store(true); cancel() })
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.cfg.URL.String(), bytes.NewReader(line))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.postURL(), bytes.NewReader(line))
 	if err != nil {
 		dl.stop()
 		return nil, dl, err

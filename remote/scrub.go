@@ -10,15 +10,16 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
-// scrubber hides the secrets of one bridge. It is read-only after
-// newScrubber, so the bridge's goroutines share it.
+// scrubber hides the secrets of one bridge; the bridge's goroutines share it.
 type scrubber struct {
 	urls   []string // the URL as Go's errors quote it, replaced by safe
 	safe   string
+	mu     sync.RWMutex
 	values []string // literal secrets, longest first
 }
 
@@ -58,15 +59,30 @@ func appendSecret(values []string, v string, min int) []string {
 	return values
 }
 
+// addQuery hides the query values of u too: the endpoint a 2024-11-05
+// server names carries the session id as ?sessionId=.
+func (s *scrubber) addQuery(u *url.URL) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, vs := range u.Query() {
+		for _, v := range vs {
+			s.values = appendSecret(s.values, v, 4)
+		}
+	}
+	sort.Slice(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
+}
+
 // String returns text with the bridge's secrets and anything secret-shaped
 // replaced by redact.Marker.
 func (s *scrubber) String(text string) string {
 	for _, u := range s.urls {
 		text = strings.ReplaceAll(text, u, s.safe)
 	}
+	s.mu.RLock()
 	for _, v := range s.values {
 		text = strings.ReplaceAll(text, v, redact.Marker)
 	}
+	s.mu.RUnlock()
 	return redact.String(text)
 }
 

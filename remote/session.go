@@ -64,6 +64,19 @@ func (b *bridge) replay() (Class, error) {
 		return Unreachable, fmt.Errorf("the client's initialize: %w", err)
 	}
 	msg := inspect(line)
+	var wait chan []byte
+	if b.legacyEndpoint() != nil {
+		// The old transport answers on its stream, not in the POST's body.
+		wait = make(chan []byte, 1)
+		b.mu.Lock()
+		b.own[stringID(id)] = wait
+		b.mu.Unlock()
+		defer func() {
+			b.mu.Lock()
+			delete(b.own, stringID(id))
+			b.mu.Unlock()
+		}()
+	}
 	resp, dl, err := b.post(b.ctx, line, msg, "")
 	defer dl.stop()
 	status := 0
@@ -77,7 +90,18 @@ func (b *bridge) replay() (Class, error) {
 		}
 		return c, err
 	}
-	answer, err := readAnswer(resp, stringID(id), b.cfg.MaxMessage)
+	var answer []byte
+	if wait != nil {
+		select {
+		case answer = <-wait:
+		case <-time.After(b.cfg.Timeout):
+			err = fmt.Errorf("no answer on the event stream within %v", b.cfg.Timeout)
+		case <-b.ctx.Done():
+			err = b.ctx.Err()
+		}
+	} else {
+		answer, err = readAnswer(resp, stringID(id), b.cfg.MaxMessage)
+	}
 	if err != nil {
 		return Unreachable, err
 	}

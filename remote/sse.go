@@ -9,9 +9,11 @@ import (
 	"time"
 )
 
-// event is one server-sent event: its id and its data lines joined by "\n".
+// event is one server-sent event: its id, its type (the event field, ""
+// for the default "message") and its data lines joined by "\n".
 type event struct {
 	id   string
+	typ  string
 	data []byte
 }
 
@@ -78,6 +80,8 @@ func (s *sseReader) next() (event, error) {
 		case "data":
 			data = append(data, value) // line is the reader's own: no copy
 			size += int64(len(value)) + 1
+		case "event":
+			ev.typ = string(value)
 		case "id":
 			if bytes.IndexByte(value, 0) < 0 {
 				ev.id = string(value)

@@ -20,6 +20,7 @@ type remoteFlags struct {
 	requestTimeout time.Duration
 	maxMessage     int64
 	giveUpAfter    time.Duration
+	transport      string
 	entry          string // wrap --remote's copy of the entry it replaced; unused here
 }
 
@@ -28,6 +29,7 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
 	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a whole JSON body, one event of a request's stream)")
+	fs.StringVar(&f.transport, "transport", remote.TransportAuto, "with --url: auto (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server refuses the first initialize with 400, 404 or 405), http, or sse")
 	fs.DurationVar(&f.giveUpAfter, "give-up-after", 0, "with --url: exit 69 when the server has been unreachable this long (0, the default, never: the shim retries until the client leaves)")
 	fs.Int64Var(&f.maxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
 }
@@ -51,6 +53,9 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 	}
 	if f.remote.maxMessage < 1<<20 || f.remote.maxMessage > 4<<30 {
 		return remote.Config{}, fmt.Errorf("--max-message %d: want 1048576 to 4294967296 bytes", f.remote.maxMessage)
+	}
+	if t := f.remote.transport; t != remote.TransportAuto && t != remote.TransportHTTP && t != remote.TransportLegacy {
+		return remote.Config{}, fmt.Errorf("--transport %q: want auto, http or sse", t)
 	}
 	if f.remote.giveUpAfter < 0 {
 		return remote.Config{}, fmt.Errorf("--give-up-after %v: want 0 (never) or a positive duration", f.remote.giveUpAfter)
@@ -78,7 +83,7 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 	}
 	p.GiveUpAfter = f.remote.giveUpAfter
 	p.Jitter = rand.Float64
-	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage}, nil
+	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage, Transport: f.remote.transport}, nil
 }
 
 // remoteName labels a remote server after its host: mcp.linear.app -> linear.
