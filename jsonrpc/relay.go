@@ -514,11 +514,26 @@ func (w *Wire) WriteMessage(msg []byte) (terminated bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dropTail()
-	buf := make([]byte, 0, len(msg)+2)
 	if w.open {
-		buf = append(buf, '\n')
 		terminated = true
 		w.open = false
+	}
+	if len(msg) > readSize {
+		// A long message (a remote server's 64 MiB answer) is not copied to
+		// add its newline: three writes under the lock instead.
+		if terminated {
+			if _, err = w.w.Write([]byte("\n")); err != nil {
+				return terminated, err
+			}
+		}
+		if _, err = w.w.Write(msg); err == nil {
+			_, err = w.w.Write([]byte("\n"))
+		}
+		return terminated, err
+	}
+	buf := make([]byte, 0, len(msg)+2)
+	if terminated {
+		buf = append(buf, '\n')
 	}
 	buf = append(buf, msg...)
 	buf = append(buf, '\n')

@@ -67,7 +67,7 @@ func (b *bridge) fromServer(data []byte) {
 		return
 	}
 	msg := inspect(line)
-	lockList, listed := false, false
+	lockList, listed, whole := false, false, false
 	var verdicts []verdict
 	var ids []string
 	b.mu.Lock()
@@ -81,6 +81,7 @@ func (b *bridge) fromServer(data []byte) {
 		if v == pass && m.isResponse() {
 			lockList = lockList || !msg.isBatch() && b.toolsList(m)
 			c := b.pending[m.id]
+			whole = whole || c.method == "tools/list"
 			listed = listed || !msg.isBatch() && c.method == "tools/list" && m.isResult() && modern(c.version)
 			if b.pending[m.id].method == "initialize" && m.isResult() {
 				if ver := m.negotiated(); ver != "" {
@@ -125,14 +126,14 @@ func (b *bridge) fromServer(data []byte) {
 		}
 	}
 	if lockList && !b.checkLock(msg) {
-		b.observe(phases.FromServer, line) // recorded as the list it was; the client got the error
+		b.observe(phases.FromServer, line, true) // recorded as the list it was; the client got the error
 		return
 	}
 	if _, err := b.wire.WriteMessage(line); err != nil {
 		b.clientGone()
 		return
 	}
-	b.observe(phases.FromServer, line)
+	b.observe(phases.FromServer, line, whole)
 }
 
 // judgeAnswer says what becomes of m; the caller holds mu.

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -62,17 +60,11 @@ func endless(w io.Writer, r *http.Request, p []byte) {
 
 // peakRSS is the shim's VmHWM in bytes, read before it exits.
 func peakRSS(t *testing.T, pid int) int64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
+	rss := peakRSSOf(pid)
+	if rss == 0 {
+		t.Skip("no VmHWM in /proc")
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
+	return rss
 }
 
 func call(id int, tool string) string {

@@ -445,7 +445,7 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 
 func (b *bridge) fromClient(line []byte) {
 	msg := inspect(line)
-	b.observe(phases.FromClient, line)
+	b.observe(phases.FromClient, line, false)
 	if msg.isNoise() || !json.Valid(line) {
 		b.emit(phases.Supervision, phases.MessageRejected, ledger.F("direction", "client"), ledger.F("reason", "not a JSON-RPC message"), ledger.F("bytes", len(line)))
 		b.say("a client line is not JSON-RPC; not sent (%d bytes)", len(line))
@@ -537,10 +537,16 @@ func (b *bridge) failOpen(msg message, text string) {
 }
 
 // observe hands a line to the tracker, as the stdio relay does.
-func (b *bridge) observe(dir phases.Dir, line []byte) {
-	n := min(len(line), b.cfg.MaxObserve)
+// As the stdio tap, it keeps the first MiB of a long line, and up to
+// --max-observe of one it needs whole (whole: a tools/list answer); the
+// scanner still sees every byte, so an id written last is found.
+func (b *bridge) observe(dir phases.Dir, line []byte, whole bool) {
+	n := min(len(line), 1<<20)
+	if whole {
+		n = min(len(line), b.cfg.MaxObserve)
+	}
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(data)}
+	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(line, data)}
 	b.rec.Line(dir, &l)
 }
 

@@ -83,7 +83,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		if b.reinitialize(session, status, rule) {
 			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
 				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
-			b.observe(phases.FromClient, line) // the new run sees the request it is sent
+			b.observe(phases.FromClient, line, false) // the new run sees the request it is sent
 			b.send(ctx, line, msg, true)
 			return
 		}
@@ -219,20 +219,27 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 func streamless(msg message) bool { return msg.method == "subscriptions/listen" }
 
 // readBody reads a JSON body whole, up to max bytes (after any
-// decompression: the transport inflates gzip as it reads).
+// decompression: the transport inflates gzip as it reads). A body of known
+// length is read into one buffer of its size; another grows as append does
+// (by a quarter when large), not doubling: a 64 MiB body costs 64 MiB and a
+// part, not 128.
 func readBody(resp *http.Response, max int64) ([]byte, error) {
-	var buf bytes.Buffer
+	r := io.LimitReader(resp.Body, max+1)
 	if n := resp.ContentLength; n > 0 && n <= max {
-		buf.Grow(int(n))
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, err
+		}
+		return body, nil
 	}
-	n, err := buf.ReadFrom(io.LimitReader(resp.Body, max+1))
+	body, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
 	}
-	if n > max {
+	if int64(len(body)) > max {
 		return nil, errTooLarge
 	}
-	return buf.Bytes(), nil
+	return body, nil
 }
 
 func (b *bridge) setHeaders(req *http.Request, msg message, session string) {

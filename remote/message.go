@@ -72,8 +72,13 @@ func (m message) isBatch() bool  { return m.kind == mcp.Batch }
 // absent, not null).
 func (m message) hasID() bool { return !m.id.IsZero() && !m.id.IsNull() }
 
-// tapMsg is what the tracker's mcp.Line carries for a line.
-func tapMsg(line []byte) mcp.Msg { return mcp.Peek(line) }
+// tapMsg is what the tracker's mcp.Line carries for a line of which it
+// keeps data (a prefix, or all of it).
+func tapMsg(line, data []byte) mcp.Msg {
+	var sc mcp.Scanner
+	sc.Write(line)
+	return sc.Msg(data)
+}
 
 func (m message) isRequest() bool { return m.kind == mcp.Request }
 func (m message) isNoise() bool   { return m.kind == mcp.Noise }
