@@ -325,6 +325,7 @@ func (p *stdioProc) stop(r *Result) {
 	default:
 	}
 	p.proc.Kill() // the group: whatever the server started dies with it
+	defer p.proc.Release()
 	p.stdin.Close()
 	<-p.exited
 	// Every holder of the pipes is dead unless one left the group; do not wait on it.

@@ -16,10 +16,14 @@ var genericDirs = map[string]bool{"dist": true, "build": true, "src": true, "lib
 // Label names a server after what it runs: for a launcher (npx, uvx,
 // node, python, docker run …) the package, module, script or image, not the
 // launcher.
+// On Windows cmd /c is looked through, and .exe and .cmd left out.
 func Label(command []string) string {
-	base := filepath.Base(command[0])
-	name := base
-	if launchers[strings.TrimSuffix(base, ".exe")] {
+	cmd := commandName(command[0])
+	if f := cmdC(command[1:]); cmd == "cmd" && len(f) > 0 {
+		return Label(f)
+	}
+	name := trimExe(command[0][strings.LastIndexAny(command[0], `/\`)+1:])
+	if launchers[cmd] {
 		args := command[1:]
 		for i := 0; i < len(args); i++ {
 			a := args[i]

@@ -24,3 +24,24 @@ func TestLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestLabelWindows: the spellings of Windows configs name the same server.
+func TestLabelWindows(t *testing.T) {
+	tests := []struct {
+		argv []string
+		want string
+	}{
+		{[]string{"npx.cmd", "-y", "@modelcontextprotocol/server-memory"}, "server-memory"},
+		{[]string{`C:\Program Files\nodejs\NPX.CMD`, "-y", "@acme/server-x@1.2.3"}, "server-x"},
+		{[]string{"cmd", "/c", "npx", "-y", "@acme/server-x"}, "server-x"},
+		{[]string{"cmd.exe", "/C", "npx -y @acme/server-x"}, "server-x"},
+		{[]string{"uvx.exe", "mcp-server-git"}, "mcp-server-git"},
+		{[]string{`C:\Tools\My Server\my-server.exe`, "--flag"}, "my-server"},
+		{[]string{"cmd", "/c"}, "cmd"},
+	}
+	for _, tt := range tests {
+		if got := Label(tt.argv); got != tt.want {
+			t.Errorf("Label(%q) = %q, want %q", tt.argv, got, tt.want)
+		}
+	}
+}

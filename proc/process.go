@@ -69,6 +69,7 @@ func Classify(err error, dir string) *SpawnError {
 		se.Class = ClassNotExecutable
 		se.Hint = "the file is not a program this system can run: add a #! line or run it through its interpreter"
 	}
+	classifyOS(err, dir, se)
 	return se
 }
 
@@ -106,7 +107,9 @@ func shebang(path, dir string) string {
 }
 
 // Process is one started child with its pipes. Stdin, Stdout and Stderr are
-// the shim's ends.
+// the shim's ends. Stdin is closed when the child has been reaped: nothing
+// written after can reach it, and a write blocked on a pipe that a
+// grandchild holds and never reads fails instead of hanging its writer.
 type Process struct {
 	Pid     int
 	Stdin   *os.File
@@ -115,6 +118,7 @@ type Process struct {
 	Started time.Time // when the child was started
 
 	cmd    *exec.Cmd
+	sys    sysProcess // what the platform holds besides the pid (Windows: the job)
 	exited chan struct{}
 	state  *os.ProcessState
 	err    error
@@ -128,16 +132,17 @@ type Spec struct {
 	Dir  string
 }
 
-// Start launches spec in its own process group, tied to the shim's life
-// (Pdeathsig on Linux), from a locked OS thread that stays alive until the
-// child is reaped, because Pdeathsig fires when the thread that started the
-// child exits, not the process.
+// Start launches spec in its own process group, tied to the shim's life:
+// Pdeathsig on Linux, started from a locked OS thread that stays alive until
+// the child is reaped, because Pdeathsig fires when the thread that started
+// the child exits, not the process; on Windows a job object the child is in
+// before it runs (process_windows.go).
 func Start(spec Spec) (*Process, error) {
-	pathVar := EnvValue(spec.Env, "PATH")
-	if spec.Env == nil {
-		pathVar = os.Getenv("PATH") // a nil Env inherits the shim's, as in exec
+	env := spec.Env
+	if env == nil {
+		env = os.Environ() // a nil Env inherits the shim's, as in exec
 	}
-	path, err := lookPath(spec.Path, pathVar)
+	path, err := lookPath(spec.Path, env)
 	if err != nil {
 		return nil, Classify(err, spec.Dir)
 	}
@@ -167,17 +172,25 @@ func Start(spec Spec) (*Process, error) {
 	}
 	p := &Process{Stdin: stdinW, Stdout: stdoutR, Stderr: stderrR, cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
+	// The child's waiter: returns when the child has been reaped (or could
+	// not start). Its thread must outlive the child: see Start's comment.
 	go func() {
-		// This goroutine's thread must outlive the child: see Start's comment.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return
 		}
+		if err := p.sys.started(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			started <- err
+			return
+		}
 		started <- nil
 		p.err = cmd.Wait()
 		p.state = cmd.ProcessState
+		stdinW.Close()
 		close(p.exited)
 	}()
 	err = <-started
@@ -192,28 +205,11 @@ func Start(spec Spec) (*Process, error) {
 	return p, nil
 }
 
-// lookPath finds file in the PATH the server will get. A name with a slash is
-// left to the start itself, which reports what is wrong with it.
-func lookPath(file, path string) (string, error) {
-	if file == "" || filepath.Base(file) != file {
-		return file, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, file)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
-}
-
-// EnvValue is the value of key in env (the last one wins, as in exec).
+// EnvValue is the value of key in env (the last one wins, as in exec). On
+// Windows names are not case sensitive: PATH is often spelled Path there.
 func EnvValue(env []string, key string) string {
 	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+		if k, v, ok := strings.Cut(env[i], "="); ok && envKeyEqual(k, key) {
 			return v
 		}
 	}
@@ -229,18 +225,6 @@ func closeAll(files ...*os.File) {
 // Exited is closed when the child has been reaped.
 func (p *Process) Exited() <-chan struct{} { return p.exited }
 
-// Status returns the exit code (-1 when killed by a signal) and the signal
-// name. Valid after Exited is closed.
-func (p *Process) Status() (code int, signal string) {
-	if p.state == nil {
-		return -1, ""
-	}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, SignalName(ws.Signal())
-	}
-	return p.state.ExitCode(), ""
-}
-
 // State describes how the child ended ("exit status 1", "signal: killed").
 // Valid after Exited is closed.
 func (p *Process) State() string {
@@ -248,47 +232,4 @@ func (p *Process) State() string {
 		return "unknown"
 	}
 	return p.state.String()
-}
-
-// Kill ends the child and its whole process group at once, and the child
-// itself should it have left the group.
-func (p *Process) Kill() {
-	_ = p.Signal(syscall.SIGKILL)
-	_ = syscall.Kill(p.Pid, syscall.SIGKILL)
-}
-
-// ShellStatus is the status a shell would report: the code, or 128+signal.
-func (p *Process) ShellStatus() int {
-	if p.state == nil {
-		return 1
-	}
-	if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	return p.state.ExitCode()
-}
-
-// Signal sends sig to the child's whole process group: servers started through
-// npx or uvx leave grandchildren that keep running otherwise.
-func (p *Process) Signal(sig syscall.Signal) error {
-	err := syscall.Kill(-p.Pid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
-}
-
-// SignalName is the conventional name of sig (SIGTERM).
-func SignalName(sig syscall.Signal) string {
-	if name := signalNames[sig]; name != "" {
-		return name
-	}
-	return fmt.Sprintf("signal %d", int(sig))
-}
-
-var signalNames = map[syscall.Signal]string{
-	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT", syscall.SIGILL: "SIGILL",
-	syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT", syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE",
-	syscall.SIGKILL: "SIGKILL", syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
-	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
 }

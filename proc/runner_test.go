@@ -23,6 +23,13 @@ func TestPackageRunner(t *testing.T) {
 		{"python3 -m server", false},
 		{"uv pip list", false},
 		{"docker run -i x", false},
+		{"npx.cmd -y x", true},
+		{"NPX.CMD -y x", true},
+		{"uvx.exe mcp-server-fetch", true},
+		{"cmd /c npx -y x", true},
+		{"cmd.exe /C npx -y x", true},
+		{"cmd /c node server.js", false},
+		{"cmd /c", false},
 	}
 	for _, tt := range tests {
 		f := strings.Fields(tt.argv)

@@ -49,10 +49,10 @@ import (
 	"os"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
 )
 
@@ -260,7 +260,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
 		}
 	}
-	d.runs = d.sum.Runs(l.now, pidAlive)
+	d.runs = d.sum.Runs(l.now, proc.Alive)
 	d.short = shortIDs(d.runs)
 	return d, nil
 }
@@ -302,12 +302,6 @@ func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []report.Run, error) 
 // the second pass of show, why and report: only their runs are kept whole.
 func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]ledger.Entry {
 	return l.entriesCapped(d, want, math.MaxInt)
-}
-
-// pidAlive reports whether a process with this pid exists (kill -0).
-func pidAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // minShort is the shortest run prefix shown: the ULID's time part.

@@ -28,6 +28,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
@@ -410,5 +411,5 @@ func colorOK(c *cli, w io.Writer) bool {
 		return false
 	}
 	f, ok := w.(*os.File)
-	return ok && isatty.IsTerminal(f.Fd())
+	return ok && termsafe.Color(f)
 }

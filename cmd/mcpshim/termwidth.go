@@ -4,7 +4,7 @@ import (
 	"os"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // terminalWidth is the width of the terminal w writes to, or 0 when w is not
@@ -15,12 +15,12 @@ func terminalWidth(c *cli, w any) int {
 	if !ok {
 		return 0
 	}
-	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
-	if err != nil {
-		return 0 // not a terminal
+	cols, terminal := termsafe.Width(f)
+	if !terminal {
+		return 0
 	}
-	if ws.Col > 0 {
-		return int(ws.Col)
+	if cols > 0 {
+		return cols
 	}
 	if n, err := strconv.Atoi(c.getenv("COLUMNS")); err == nil && n > 0 {
 		return n

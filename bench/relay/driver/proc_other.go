@@ -1,3 +1,5 @@
+//go:build !linux
+
 package main
 
 import (
@@ -16,5 +18,5 @@ func cpuTime(pid int) (time.Duration, error) {
 	return 0, fmt.Errorf("cpu time of %d: %w", pid, errors.ErrUnsupported)
 }
 
-// loadAvg is not read on darwin.
+// loadAvg is read on Linux only.
 func loadAvg() string { return "?" }

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package proc
 
 import (
@@ -17,12 +19,12 @@ import (
 // covers what Pdeathsig cannot: grandchildren (npx, uvx) and darwin.
 // The returned file is the shim's end; closing it releases the guard. A
 // grace above zero is for a package runner: see RunGuard.
-func StartGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) {
+func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
-	args := append(argv[1:len(argv):len(argv)], strconv.Itoa(pgid))
+	args := append(argv[1:len(argv):len(argv)], strconv.Itoa(p.Pid))
 	if grace > 0 {
 		args = append(args, grace.String())
 	}
@@ -36,13 +38,15 @@ func StartGuard(argv []string, pgid int, grace time.Duration) (*os.File, error) 
 		return nil, err
 	}
 	r.Close()
-	// Reap it when it is done; nobody waits on its status.
+	// Reaps the guard; nobody waits on its status. Returns when the guard
+	// exits: after the shim closed its pipe (or died) and it killed the group.
 	go cmd.Wait()
 	return w, nil
 }
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
-// closed its end or died), then kills the process group pgid. With a grace,
+// closed its end or died), then kills the process group pgid (the argument
+// StartGuard gave it). With a grace,
 // the group is a package runner's and, unless the shim wrote that the
 // handshake was answered (GuardReady), it may be installing, which no signal
 // may interrupt (runner.go): the guard waits up to grace for the group to be
