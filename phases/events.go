@@ -149,7 +149,8 @@ const (
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
-	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, SessionReinitialized: true,
+	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, MessageTooLarge: true,
+	TransportFallback: true, SSEEndpoint: true, ToolDropped: true, SessionReinitialized: true,
 	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, OutagePaged: true, OutageEnded: true, AuthFailed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
