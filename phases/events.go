@@ -105,6 +105,7 @@ const (
 	LateResponseDropped      = "late_response_dropped"
 	MessageRejected          = "message_rejected"
 	SessionReinitialized     = "session_reinitialized" // a 404 for a forgotten session: the client's initialize replayed at once
+	SessionRestored          = "session_restored"      // after a re-initialization: the log level and subscriptions replayed, and whether the tools changed
 	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
 	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
 	ReconnectsExhausted      = "reconnects_exhausted"  // the outage outlasted --give-up-after: exit 69

@@ -82,6 +82,9 @@ func (b *bridge) fromServer(data []byte) {
 			lockList = lockList || !msg.isBatch() && b.toolsList(m)
 			c := b.pending[m.id]
 			whole = whole || c.method == "tools/list"
+			if c.method == "tools/list" && m.isResult() && !msg.isBatch() {
+				b.listed(m.result)
+			}
 			listed = listed || !msg.isBatch() && c.method == "tools/list" && m.isResult() && modern(c.version)
 			if b.pending[m.id].method == "initialize" && m.isResult() {
 				if ver := m.negotiated(); ver != "" {

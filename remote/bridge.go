@@ -95,11 +95,14 @@ type bridge struct {
 	reinit sync.Mutex
 
 	mu          sync.Mutex
-	closing     bool   // the bridge is stopping: no goroutine may start (posts, bg)
-	session     string // Mcp-Session-Id; "" in the modern era
-	version     string // the negotiated protocol version (legacy), for MCP-Protocol-Version
-	initLine    []byte // the client's initialize, replayed under the shim's own id
-	initialized []byte // the client's notifications/initialized
+	closing     bool              // the bridge is stopping: no goroutine may start (posts, bg)
+	session     string            // Mcp-Session-Id; "" in the modern era
+	version     string            // the negotiated protocol version (legacy), for MCP-Protocol-Version
+	initLine    []byte            // the client's initialize, replayed under the shim's own id
+	initialized []byte            // the client's notifications/initialized
+	level       []byte            // the client's last logging/setLevel (restore.go)
+	subs        map[string][]byte // its resources/subscribe by uri
+	toolsSeen   string            // the digest of the last complete tools/list it got
 	pending     map[idKey]*call
 	done        doneSet // requests answered: a second answer to one is dropped
 	down        bool    // between an outage and a reconnect: requests are answered at once
@@ -178,6 +181,7 @@ func Run(ctx context.Context, cfg Config) int {
 		stop:    stop,
 		pending: map[idKey]*call{},
 		own:     map[idKey]chan []byte{},
+		subs:    map[string][]byte{},
 		done:    newDoneSet(),
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
@@ -458,6 +462,7 @@ func (b *bridge) fromClient(line []byte) {
 	case "notifications/initialized":
 		b.initialized = append([]byte(nil), line...)
 	}
+	b.remember(msg, line)
 	down, reason, retryIn := b.down, b.downReason, time.Until(b.retryAt).Round(100*time.Millisecond)
 	var calls []*call
 	ctx, cancel := context.WithCancel(b.ctx)

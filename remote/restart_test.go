@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
@@ -22,7 +23,10 @@ import (
 // 1.25 a text/plain 400 "Bad Request: No valid session ID provided", from
 // 1.26 a 404 with JSON-RPC -32600 "Session not found". It offers no GET
 // stream (405), so every miss is met by a request.
-func pythonServer(ran *counters, v126 bool) http.Handler {
+func pythonServer(ran *counters, v126 bool) http.Handler { return pythonServerWith(ran, v126, "") }
+
+// pythonServerWith is pythonServer listing one more tool, extra, when set.
+func pythonServerWith(ran *counters, v126 bool, extra string) http.Handler {
 	var mu sync.Mutex
 	sessions := map[string]bool{}
 	n := 0
@@ -70,9 +74,15 @@ func pythonServer(ran *counters, v126 bool) http.Handler {
 		result := `{}`
 		switch req.Method {
 		case "initialize":
-			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":false}},"serverInfo":{"name":"python-like","version":"1.25.0"}}`
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true},"logging":{}},"serverInfo":{"name":"python-like","version":"1.25.0"}}`
 		case "tools/list":
-			result = `{"tools":[{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}]}`
+			tools := `{"name":"echo","inputSchema":{"type":"object","properties":{"message":{"type":"string"}}}}`
+			if extra != "" {
+				tools += `,{"name":"` + extra + `","inputSchema":{"type":"object"}}`
+			}
+			result = `{"tools":[` + tools + `]}`
+		case "logging/setLevel", "resources/subscribe":
+			ran.add(req.Method + " in " + sid)
 		case "tools/call":
 			msg := req.Params.Arguments["message"]
 			ran.add("echo:" + msg)
@@ -179,5 +189,64 @@ func TestRestartForgetsSession(t *testing.T) {
 				t.Errorf("the bridge gave up:\n%s", stderrOf(cmd))
 			}
 		})
+	}
+}
+
+// TestRestoreAfterReinit: after the server forgot the session, the new
+// session gets the client's log level and resource subscription back, and
+// the client, whose server declared tools.listChanged, is told the tools
+// changed (the restarted server lists one more).
+func TestRestoreAfterReinit(t *testing.T) {
+	var ran counters
+	s1 := serve(t, "127.0.0.1:0", pythonServerWith(&ran, false, ""))
+	s1.srv.SetKeepAlivesEnabled(false)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s1.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	c.answer(2)
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"file:///a"}}`)
+	c.answer(3)
+	c.send(`{"jsonrpc":"2.0","id":4,"method":"tools/list"}`)
+	c.answer(4)
+	s1.stop()
+	serve(t, s1.addr, pythonServerWith(&ran, false, "added"))
+	c.send(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"message":"after"}}}`)
+	notified := false
+	for timeout := time.After(deadline); ; {
+		select {
+		case m := <-c.lines:
+			if m["method"] == "notifications/tools/list_changed" {
+				notified = true
+			}
+			if m["id"] != 5.0 {
+				continue
+			}
+			if m["result"] == nil {
+				t.Fatalf("the call after the restart got %v", m)
+			}
+		case <-timeout:
+			t.Fatal("no answer to the call after the restart")
+		}
+		break
+	}
+	if !notified {
+		t.Errorf("no notifications/tools/list_changed before the answer: the restarted server lists one more tool")
+	}
+	// Each server numbers its sessions from 1: the client's session on the
+	// first, the re-initialized one on the second.
+	if n := ran.get("logging/setLevel in py-session-1"); n != 2 {
+		t.Errorf("logging/setLevel reached session 1 of each server %d times in all, want 2 (the client's, then the restore)", n)
+	}
+	if n := ran.get("resources/subscribe in py-session-1"); n != 2 {
+		t.Errorf("resources/subscribe reached session 1 of each server %d times in all, want 2", n)
+	}
+	c.in.Close()
+	c.exitCode()
+	r := waitEvent(t, ledger, "session_restored", 1)[0]
+	if r["restored"] != 2.0 || r["tools_changed"] != true {
+		t.Errorf("session_restored = %s, want 2 restored and tools_changed", mustJSON(r))
 	}
 }

@@ -52,21 +52,56 @@ func (b *bridge) reinitialize(old string, status int, rule string) bool {
 }
 
 // replay sends the client's initialize under the shim's own id, with no
-// session, takes the new session, and sends notifications/initialized: the
-// server sees the client it knew. The answer never reaches the client.
+// session, takes the new session, sends notifications/initialized, and
+// restores what the old session had (restore.go): the server sees the
+// client it knew. No answer reaches the client.
 func (b *bridge) replay() (Class, error) {
 	b.mu.Lock()
 	initLine, initialized := b.initLine, b.initialized
 	b.mu.Unlock()
-	id := fmt.Sprintf("mcpshim-reinit-%d", b.ownSeq.Add(1))
-	line, err := withID(initLine, id)
+	answer, header, class, err := b.ownRequest("reinit", initLine, "")
 	if err != nil {
-		return Unreachable, fmt.Errorf("the client's initialize: %w", err)
+		return class, err
 	}
-	msg := inspect(line)
+	am := inspect(answer)
+	if !am.isResult() {
+		return Unreachable, fmt.Errorf("the server refused the replayed initialize: %s", redact.Preview(answer, 200))
+	}
+	b.mu.Lock()
+	b.session = header.Get("Mcp-Session-Id")
+	if v := am.negotiated(); v != "" {
+		b.version = v
+	}
+	session := b.session
+	b.mu.Unlock()
+	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("request_id", string(am.rawID)), ledger.F("new_session", digest(session)))
+	if initialized == nil {
+		initialized = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	}
+	nresp, ndl, err := b.post(b.ctx, initialized, inspect(initialized), session)
+	if nresp != nil {
+		drain(nresp)
+	}
+	ndl.stop()
+	if err != nil {
+		return Unreachable, err
+	}
+	b.restore(session, am.result)
+	return Answered, nil
+}
+
+// ownRequest sends a line of the client's under the shim's own id
+// ("mcpshim-KIND-N") in session and returns the server's answer and the
+// response's headers. The answer never reaches the client: it is read from
+// the POST's body, or, in the old transport, caught on the stream.
+func (b *bridge) ownRequest(kind string, clientLine []byte, session string) ([]byte, http.Header, Class, error) {
+	id := fmt.Sprintf("mcpshim-%s-%d", kind, b.ownSeq.Add(1))
+	line, err := withID(clientLine, id)
+	if err != nil {
+		return nil, nil, Unreachable, fmt.Errorf("the client's %s: %w", kind, err)
+	}
 	var wait chan []byte
 	if b.legacyEndpoint() != nil {
-		// The old transport answers on its stream, not in the POST's body.
 		wait = make(chan []byte, 1)
 		b.mu.Lock()
 		b.own[stringID(id)] = wait
@@ -77,7 +112,7 @@ func (b *bridge) replay() (Class, error) {
 			b.mu.Unlock()
 		}()
 	}
-	resp, dl, err := b.post(b.ctx, line, msg, "")
+	resp, dl, err := b.post(b.ctx, line, inspect(line), session)
 	defer dl.stop()
 	status := 0
 	if resp != nil {
@@ -88,7 +123,7 @@ func (b *bridge) replay() (Class, error) {
 		if err == nil {
 			err = fmt.Errorf("HTTP %d", status)
 		}
-		return c, err
+		return nil, nil, c, err
 	}
 	var answer []byte
 	if wait != nil {
@@ -103,32 +138,9 @@ func (b *bridge) replay() (Class, error) {
 		answer, err = readAnswer(resp, stringID(id), b.cfg.MaxMessage)
 	}
 	if err != nil {
-		return Unreachable, err
+		return nil, nil, Unreachable, err
 	}
-	am := inspect(answer)
-	if !am.isResult() {
-		return Unreachable, fmt.Errorf("the server refused the replayed initialize: %s", redact.Preview(answer, 200))
-	}
-	b.mu.Lock()
-	b.session = resp.Header.Get("Mcp-Session-Id")
-	if v := am.negotiated(); v != "" {
-		b.version = v
-	}
-	session := b.session
-	b.mu.Unlock()
-	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("request_id", id), ledger.F("new_session", digest(session)))
-	if initialized == nil {
-		initialized = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	}
-	nresp, ndl, err := b.post(b.ctx, initialized, inspect(initialized), session)
-	if nresp != nil {
-		drain(nresp)
-	}
-	ndl.stop()
-	if err != nil {
-		return Unreachable, err
-	}
-	return Answered, nil
+	return answer, resp.Header, Answered, nil
 }
 
 // startGET opens the legacy GET stream for the server's own messages, once
