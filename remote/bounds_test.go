@@ -207,3 +207,60 @@ func TestSSELineEndings(t *testing.T) {
 		})
 	}
 }
+
+// TestBigAnswerStreamed: answers past the bridge's 1 MiB hold are streamed
+// to the client as they arrive: a 4 MiB event with its id last (as the
+// TypeScript SDK writes), a pretty-printed 4 MiB JSON body, and a 4 MiB
+// duplicate with its id first (dropped, as it can be judged before it is
+// written). Each reaches the client as one valid line, and the tracker sees
+// each call answered.
+func TestBigAnswerStreamed(t *testing.T) {
+	text := strings.Repeat("x", 4<<20)
+	dup := make(chan struct{})
+	s := hostile(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"id-last": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "event: message\ndata: {\"result\":{\"content\":[{\"type\":\"text\",\"text\":%q}]},\"jsonrpc\":\"2.0\",\"id\":%s}\n\n", text, id)
+		},
+		"pretty": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, "{\n  \"jsonrpc\": \"2.0\",\n  \"id\": %s,\n  \"result\": {\n    \"content\": [{\"type\": \"text\", \"text\": %q}]\n  }\n}\n", id, text)
+			close(dup)
+		},
+		"dup": func(w http.ResponseWriter, r *http.Request, id string) {
+			<-dup
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"text\":%q}}\n\n", text) // id 3 again
+			fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n\n", id)
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	for id, tool := range map[int]string{2: "id-last", 3: "pretty"} {
+		c.send(call(id, tool))
+		a := c.answer(float64(id))
+		res, _ := a["result"].(map[string]any)
+		content, _ := res["content"].([]any)
+		if len(content) != 1 || content[0].(map[string]any)["text"] != text {
+			t.Fatalf("%s: the 4 MiB answer did not arrive whole and valid: %.200s", tool, mustJSON(a))
+		}
+	}
+	c.send(call(4, "dup"))
+	c.answer(4)
+	c.in.Close()
+	c.exitCode()
+	for m := range c.lines {
+		if m["id"] == 3.0 {
+			t.Errorf("a second answer to id 3 reached the client")
+		}
+	}
+	recs := readLedger(t, ledger)
+	if n := len(events(recs, "tool_call_responded")); n != 3 {
+		t.Errorf("%d tool_call_responded, want 3\n%s", n, eventList(recs))
+	}
+	if d := events(recs, "late_response_dropped"); len(d) != 1 || d[0].str("request_id") != "3" {
+		t.Errorf("late_response_dropped = %v, want one for id 3", d)
+	}
+}

@@ -301,7 +301,11 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
 		resumed := false
 		for {
-			ev, err := sse.next()
+			d, err := sse.nextData()
+			if err == nil {
+				dl.rearm() // one Timeout for each event, from its first line
+				err = b.deliver(d, hold(msg, b.cfg.MaxObserve))
+			}
 			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
 				// and Last-Event-ID to resume a stream that ended early, after
@@ -322,11 +326,16 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 				return
 			}
 			dl.rearm()
-			b.fromServer(ev.data)
 			if b.answered(msg) {
 				return
 			}
 		}
+	case ctype == "application/json" && resp.StatusCode/100 == 2:
+		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), hold(msg, b.cfg.MaxObserve)); err != nil {
+			b.brokeOff(ctx, msg, err, dl)
+			return
+		}
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
 	case ctype == "application/json":
 		body, err := readBody(resp, b.cfg.MaxMessage)
 		if err != nil {
@@ -336,11 +345,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		if len(bytes.TrimSpace(body)) > 0 {
 			b.fromServer(body)
 		}
-		if resp.StatusCode/100 != 2 {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d: %s", b.cfg.Name, resp.StatusCode, b.scrub(redact.Preview(bytes.TrimSpace(body), 300))))
-		} else {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
-		}
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d: %s", b.cfg.Name, resp.StatusCode, b.scrub(redact.Preview(bytes.TrimSpace(body), 300))))
 	default:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		if resp.StatusCode/100 == 2 && !hasRequest(msg) {
@@ -497,6 +502,43 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// hold is how much of an answer to msg is judged whole before any of it is
+// written: a tools/list answer up to --max-observe (the lock and the tap
+// read the whole list), any other up to holdSize.
+func hold(msg message, maxObserve int) int {
+	if msg.method == "tools/list" {
+		return max(maxObserve, holdSize)
+	}
+	return holdSize
+}
+
+// capReader ends a message at the cap: the byte past it is errTooLarge.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func capped(r io.Reader, max int64) io.Reader { return &capReader{r: r, left: max} }
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.left <= 0 {
+		n, err := c.r.Read(p[:1])
+		if n > 0 {
+			return 0, errTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
 }
 
 // peekBody reads up to n bytes of resp's body and puts them back in front

@@ -12,6 +12,7 @@ package remote
 import (
 	"context"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -129,12 +130,17 @@ func (b *bridge) legacyStream(ctx context.Context, resp *http.Response, sse *sse
 	defer resp.Body.Close()
 	var err error
 	for {
-		var ev event
-		if ev, err = sse.next(); err != nil {
+		var d io.Reader
+		if d, err = sse.nextData(); err != nil {
 			break
 		}
-		if ev.typ == "" || ev.typ == "message" {
-			b.fromServer(ev.data)
+		if sse.ev.typ == "" || sse.ev.typ == "message" {
+			err = b.deliver(d, holdSize)
+		} else {
+			_, err = io.Copy(io.Discard, d)
+		}
+		if err != nil {
+			break
 		}
 	}
 	if ctx.Err() != nil && b.ctx.Err() != nil {

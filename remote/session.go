@@ -209,7 +209,10 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		}
 		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
 		for {
-			ev, err := sse.next()
+			d, err := sse.nextData()
+			if err == nil {
+				err = b.deliver(d, holdSize)
+			}
 			if err != nil {
 				if err == errTooLarge {
 					b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("http_method", "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
@@ -217,7 +220,6 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 				break
 			}
 			tries = 0
-			b.fromServer(ev.data)
 		}
 		lastID = sse.lastID
 		if sse.retry > 0 {
