@@ -145,6 +145,35 @@ func TestTerminalHint(t *testing.T) {
 	}
 }
 
+// TestTerminalMissingCommandExitsAtOnce: a person who typed a wrong command
+// at a terminal is told so and gets the prompt back; the wait for a client's
+// first request (10 s) is for clients, which write it as they start.
+func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
+	bin := builtShim(t)
+	cmd := exec.Command(bin, "--ledger", "off", "--", "no-such-mcp-server-x")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout = tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	go io.Copy(io.Discard, ptmx) // the terminal's screen; returns when the pty closes
+	// Less than the 10 s a client is waited for: nothing is typed.
+	waitOrKill(t, cmd, 8*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 127 {
+		t.Errorf("got exit status %d, want 127\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "no-such-mcp-server-x") {
+		t.Errorf("stderr does not name the command:\n%s", stderr.String())
+	}
+}
+
 func waitOrKill(t *testing.T, cmd *exec.Cmd, d time.Duration) {
 	t.Helper()
 	done := make(chan error, 1)

@@ -284,7 +284,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		checkTools = lockChecker(lock, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
-	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
+	file, ok := c.stdin.(*os.File)
+	person := ok && isatty.IsTerminal(file.Fd())
+	if person {
 		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
 	}
 
@@ -355,6 +357,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		CaptureFull: f.capture == "full",
 		CheckTools:  checkTools,
 		EnforceLock: f.lockMode == "enforce",
+		Interactive: person,
 
 		OnServerStderr: serverEvents(rec),
 	})
