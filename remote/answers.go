@@ -91,7 +91,7 @@ func (b *bridge) fromServer(data []byte) {
 					b.version = ver
 				}
 			}
-			delete(b.pending, m.id)
+			b.take(m.id)
 			b.done.add(m.id, false)
 		}
 		verdicts = append(verdicts, v)

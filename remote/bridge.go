@@ -142,6 +142,7 @@ type call struct {
 	tool    string
 	version string // the protocol version a 2026-07-28 request names
 	cancel  context.CancelFunc
+	done    chan struct{} // closed when it leaves pending (take)
 }
 
 // Run bridges until the client leaves (exit 0) or the policy gives up on the
@@ -426,12 +427,22 @@ func (b *bridge) observe(dir phases.Dir, line []byte, whole bool) {
 // fail answers the request id with an error, unless it is answered already.
 func (b *bridge) fail(id idKey, text string, data map[string]any) {
 	b.mu.Lock()
-	c := b.pending[id]
-	delete(b.pending, id)
+	c := b.take(id)
 	b.mu.Unlock()
 	if c != nil {
 		b.answer(c, text, data)
 	}
+}
+
+// take removes the pending request id, if it is, and wakes whoever waits
+// for its answer (awaitStream); the caller holds mu.
+func (b *bridge) take(id idKey) *call {
+	c := b.pending[id]
+	if c != nil {
+		delete(b.pending, id)
+		close(c.done)
+	}
+	return c
 }
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
@@ -459,9 +470,8 @@ func (b *bridge) takeAll() []*call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*call
-	for id, c := range b.pending {
-		out = append(out, c)
-		delete(b.pending, id)
+	for id := range b.pending {
+		out = append(out, b.take(id))
 	}
 	return out
 }

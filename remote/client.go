@@ -75,7 +75,7 @@ func (b *bridge) fromClient(line []byte) {
 	msg.each(func(m message) {
 		if m.isRequest() && m.hasID() {
 			b.done.forget(m.id) // the client may use an id again once it was answered
-			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, version: m.version, cancel: cancel}
+			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, version: m.version, cancel: cancel, done: make(chan struct{})}
 			b.pending[m.id] = c
 			calls = append(calls, c)
 		}

@@ -64,6 +64,7 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	if status/100 == 2 && b.legacyEndpoint() != nil {
 		drain(resp) // 202 Accepted: the answer comes on the event stream
 		dl.stop()
+		b.awaitStream(ctx, msg)
 		return
 	}
 	var head []byte

@@ -123,6 +123,32 @@ func (b *bridge) openLegacy() error {
 	return nil
 }
 
+// awaitStream waits, up to the request timeout, for the answers to the
+// requests of msg, which the old transport sends on its stream: one that
+// does not come in time gets the timeout's error, as over Streamable HTTP.
+func (b *bridge) awaitStream(ctx context.Context, msg message) {
+	var waits []chan struct{}
+	b.mu.Lock()
+	msg.each(func(m message) {
+		if c := b.pending[m.id]; c != nil && m.isRequest() {
+			waits = append(waits, c.done)
+		}
+	})
+	b.mu.Unlock()
+	timeout := time.NewTimer(b.cfg.Timeout)
+	defer timeout.Stop()
+	for _, w := range waits {
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return // cut off: an outage or the bridge stopping answers it
+		case <-timeout.C:
+			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: no answer within the request timeout (--request-timeout %v); not re-sent, as it may have run", b.cfg.Name, b.cfg.Timeout))
+			return
+		}
+	}
+}
+
 // legacyStream passes the stream's messages to the client. It exits when
 // the stream ends: when the bridge stops, or the server went away, which
 // is an outage (the stream is the session).

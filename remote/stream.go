@@ -90,9 +90,8 @@ func (b *bridge) settle(m message, size int64) {
 		return
 	}
 	b.mu.Lock()
-	c := b.pending[m.id]
+	c := b.take(m.id)
 	if c != nil {
-		delete(b.pending, m.id)
 		b.done.add(m.id, false)
 	}
 	b.mu.Unlock()
