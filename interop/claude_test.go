@@ -3,6 +3,7 @@ package interop
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -170,4 +171,57 @@ func ledgerRuns(t *testing.T, path string) []report.Run {
 		s.Add(sc.Entry())
 	}
 	return s.Runs(time.Now(), nil)
+}
+
+// TestClaudeCodeProject runs the real Claude Code CLI on a project's .mcp.json
+// wrapped by mcpshim wrap --remote: its servers wait for approval (the README
+// says so, in Claude Code's words), `claude mcp get` shows a bridged remote
+// entry's Args on one line, and an approval by name survives the wrap.
+func TestClaudeCodeProject(t *testing.T) {
+	need(t, "node")
+	if _, err := os.Stat(filepath.Join(bins.modules, ".bin", "claude")); err != nil {
+		t.Fatalf("Claude Code is not installed in interop/node_modules (%v): run npm ci --prefix interop", err)
+	}
+	home, project := t.TempDir(), t.TempDir()
+	claude(t, home, project, "mcp", "add", "-s", "project", "fs", "--", bins.shim, "fixture", "healthy")
+	claude(t, home, project, "mcp", "add", "-s", "project", "--transport", "http", "linear", "https://mcp.linear.example/mcp",
+		"--header", "Authorization: Bearer ${LINEAR_TOKEN}")
+	cmd := exec.Command(bins.shim, "wrap", "--remote", "--config", filepath.Join(project, ".mcp.json"))
+	cmd.Env, cmd.Dir = claudeEnv(home), project
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim wrap --remote: %v\n%s", err, out)
+	}
+	if list := claude(t, home, project, "mcp", "list"); !strings.Contains(list, "fs: "+bins.shim+" --name fs -- ") ||
+		!strings.Contains(list, "⏸ Pending approval (run `claude` to approve)") {
+		t.Errorf("claude mcp list of a wrapped project config:\n%s\nwant fs wrapped and Pending approval", list)
+	}
+	get := claude(t, home, project, "mcp", "get", "linear")
+	var args string
+	for _, l := range strings.Split(get, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "Args: ") {
+			args = l
+		}
+	}
+	if !strings.Contains(args, "--remote-entry {") || !strings.Contains(args, `"url": "https://mcp.linear.example/mcp"`) || !strings.HasSuffix(strings.TrimSpace(args), "}") {
+		t.Errorf("claude mcp get linear:\n%s\nwant the whole original entry on the Args line", get)
+	}
+
+	// Approve fs as the prompt would (by name, under the project's key).
+	state := filepath.Join(home, ".claude.json")
+	var doc map[string]any
+	b, _ := os.ReadFile(state)
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	projects, _ := doc["projects"].(map[string]any)
+	if projects == nil {
+		projects = map[string]any{}
+	}
+	projects[project] = map[string]any{"enabledMcpjsonServers": []string{"fs"}, "hasTrustDialogAccepted": true}
+	doc["projects"] = projects
+	b, _ = json.Marshal(doc)
+	os.WriteFile(state, b, 0o600)
+	if list := claude(t, home, project, "mcp", "list"); !strings.Contains(list, "fs: "+bins.shim+" --name fs -- ") || !strings.Contains(list, "✔ Connected") {
+		t.Errorf("claude mcp list after approving fs:\n%s\nwant it wrapped and Connected", list)
+	}
 }

@@ -146,6 +146,12 @@ const (
 	OutcomeUnrecorded = "UNRECORDED"
 )
 
+// Outcomes is every outcome a run can have in the ledger, the run states
+// included. A probe's run of a remote server has the probe's outcome, so
+// UNREACHABLE and AUTH_REQUIRED are among them.
+var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
+	OutcomeCrashed, OutcomeUnrecorded, "UNREACHABLE", "AUTH_REQUIRED"}
+
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{

@@ -36,9 +36,9 @@ func (l *ledgerCmd) list(args []string) int {
 	p := painter(l.color)
 	// On a narrow terminal: the noise count, the generation, the date, the
 	// calls, the tools, the exit, the last event, the start time and the
-	// duration give way, in that order; then WHY is cut. --wide and pipes
-	// get them all.
-	t := &table{steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
+	// duration give way, in that order, and WHY goes under its row when it
+	// would be cut short in it. --wide and pipes get them all on one line.
+	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
 	t.add(cell{text: ""}, cell{text: "STARTED"}, cell{text: "SERVER"}, cell{text: "RUN"}, cell{text: "GEN", right: true},
 		cell{text: "DURATION", right: true}, cell{text: "OUTCOME"}, cell{text: "LAST EVENT"}, cell{text: "TOOLS", right: true},
 		cell{text: "CALLS ok/isErr/err"}, cell{text: "NOISE", right: true}, cell{text: "EXIT"}, cell{text: "WHY"})
@@ -75,7 +75,7 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: callsText(r)},
 			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
 			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
-			cell{text: report.OneLine(r.Detail, 100)})
+			cell{text: report.OneLine(r.Detail, 160)})
 	}
 	if len(runs) > 0 {
 		t.write(l.c.stdout, p, l.width)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -68,6 +69,10 @@ func (l *ledgerCmd) show(args []string) int {
 			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
 	}
+	room := 60 // of each field's value on a terminal; whole with --wide and in a pipe
+	if l.width <= 0 {
+		room = math.MaxInt
+	}
 	var phase phases.Phase
 	for i := range es {
 		e := &es[i]
@@ -75,7 +80,7 @@ func (l *ledgerCmd) show(args []string) int {
 			phase = e.Phase
 			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
 		}
-		text := report.FieldsText(e, 60, "stderr_tail", "latency_ms")
+		text := report.FieldsText(e, room, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
 			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+report.FormatMS(ms)))
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -188,12 +189,22 @@ func checkShimArgs(args []string) error {
 	fs.SetOutput(io.Discard)
 	f.register(fs, &cli{})
 	if err := fs.Parse(args); err != nil {
-		return err
+		return cmdline.Explain(fs, err, "")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q before \"--\"", fs.Arg(0))
 	}
 	return f.check()
+}
+
+// shimFlagNames are the names of the shim's flags.
+func shimFlagNames() []string {
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	var f shimFlags
+	f.register(fs, &cli{})
+	var names []string
+	fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+	return names
 }
 
 // shimFlag looks a flag name up in the shim's flag set: whether it is one,
@@ -223,16 +234,18 @@ flags:
 func runShim(ctx context.Context, c *cli, args []string) int {
 	var f shimFlags
 	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	f.register(fs, c)
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, shimUsage)
-		printFlags(c.stderr, fs)
-	}
+	// The shim's flags end at the first argument that is not one: the
+	// server's command line is the server's, flags and all.
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.stdout, shimUsage)
+			cmdline.PrintFlags(c.stdout, fs)
 			return 0
 		}
+		fmt.Fprintf(c.stderr, "mcpshim: %v\n", cmdline.Explain(fs, err, "mcpshim --help"))
 		return exitUsage
 	}
 	command := fs.Args()
@@ -242,12 +255,14 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	if f.remote.url == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
 		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
-		fs.Usage()
+		if len(args) == 0 { // a person trying it out: the whole usage
+			fmt.Fprint(c.stderr, shimUsage)
+			cmdline.PrintFlags(c.stderr, fs)
+		}
 		return exitUsage
 	}
 	usage := func(format string, args ...any) int {
-		fmt.Fprintf(c.stderr, "mcpshim: "+format+"\n", args...)
-		fmt.Fprintln(c.stderr, "usage: mcpshim [flags] -- COMMAND [ARG...] (mcpshim -h lists the flags)")
+		fmt.Fprintf(c.stderr, "mcpshim: "+format+" (mcpshim --help lists the flags)\n", args...)
 		return exitUsage
 	}
 	if err := f.check(); err != nil {
@@ -309,6 +324,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Server:   f.name,
 		MaxSize:  f.ledgerMaxSize,
 		Events:   events,
+		Notices:  stderr,
 		JSON:     f.logFormat == "json",
 		Color:    colorOK(c, c.stderr),
 	})
