@@ -204,7 +204,8 @@ func NewReconnector(p Policy) *Reconnector { return &Reconnector{p: p} }
 //   - Any answer resets the count of consecutive failures.
 //   - A 404 for a forgotten session is housekeeping, not an outage: "it earns
 //     no backoff and no alert": re-initialize at once, count nothing.
-//   - "a second 404 in a row is a failure, not a loop".
+//   - A second miss right after re-initializing fails its request, with no
+//     re-send and no count: not a loop, and not an outage.
 //   - 401/403: no retry; the count does not move (it is not an outage).
 //   - A timeout may have run the request: it gets an error, never a re-send.
 //   - Refused, DNS, reset, 5xx, 429: "a growing delay, 500 milliseconds
@@ -222,11 +223,13 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool, retryAfter time.
 		return Decision{Action: FailRequest, Failures: r.failures, Reason: "the server refused the credentials"}
 	case c == TimedOut:
 		return Decision{Action: FailRequest, Failures: r.failures, Reason: "no answer within the request timeout"}
+	case c == SessionGone:
+		// Issue 23: "A second miss ... is an error to the client and no
+		// re-send": the server answered, so it is no outage (a server whose
+		// replicas share no sessions would otherwise page forever).
+		return Decision{Action: FailRequest, Failures: r.failures, Reason: "the server forgot the session again right after re-initializing"}
 	}
 	reason := "the server is unreachable"
-	if c == SessionGone {
-		reason = "the server forgot the session again right after re-initializing"
-	}
 	r.failures++
 	if r.failures == 1 {
 		r.since = now

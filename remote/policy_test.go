@@ -99,9 +99,9 @@ func TestReconnector(t *testing.T) {
 			{SessionGone, false, Reinitialize, 0, 0},
 			{Answered, true, Deliver, 0, 0},
 		}},
-		{"a second 404 in a row is a failure, not a loop", p, []step{
+		{"a second miss in a row fails its request, not a loop", p, []step{
 			{SessionGone, false, Reinitialize, 0, 0},
-			{SessionGone, true, Reconnect, 500 * time.Millisecond, 1},
+			{SessionGone, true, FailRequest, 0, 0},
 		}},
 		{"an answer resets the count", p, []step{
 			{Unreachable, false, Reconnect, 500 * time.Millisecond, 1},

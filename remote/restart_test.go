@@ -250,3 +250,43 @@ func TestRestoreAfterReinit(t *testing.T) {
 		t.Errorf("session_restored = %s, want 2 restored and tools_changed", mustJSON(r))
 	}
 }
+
+// TestSecondMiss: a server that forgets every session at once (replicas
+// behind a balancer that share none): the call meets the miss, the bridge
+// re-initializes and re-sends it once, it meets the miss again and gets an
+// error; no third send, and no outage.
+func TestSecondMiss(t *testing.T) {
+	var posts counters
+	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		posts.add(req.Method)
+		if req.Method != "initialize" {
+			http.Error(w, "session not found", http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Mcp-Session-Id", fmt.Sprintf("s-%d", posts.get("initialize")))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"forgetful","version":"1"}}}`, req.ID)
+	}))
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(call(2, "echo"))
+	if msg := errorMessage(c.answer(2)); !strings.Contains(msg, "forgot the session again") {
+		t.Errorf("the call got %q, want an error saying the server forgot the session again", msg)
+	}
+	c.in.Close()
+	c.exitCode()
+	if n := posts.get("tools/call"); n != 2 {
+		t.Errorf("the server got the call %d times, want 2 (sent, re-sent once)", n)
+	}
+	if n := len(events(readLedger(t, ledger), "reconnect_scheduled")); n != 0 {
+		t.Errorf("%d reconnect_scheduled: a second miss is no outage", n)
+	}
+}
