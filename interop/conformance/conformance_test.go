@@ -24,6 +24,10 @@ type scenario struct {
 	// known, when set, is the reason the scenario still fails: the test
 	// fails when it passes, so the table is kept true.
 	known string
+	// shimArgs are flags for mcpshim before --url, and env variables for the
+	// host and the shim it starts (a $BROWSER stand-in for the OAuth
+	// scenarios, say).
+	shimArgs, env []string
 }
 
 // scenarios are the suite's non-auth client scenarios (0.2.0-alpha.12,
@@ -153,10 +157,14 @@ func run(t *testing.T, sc scenario) (failed []string, out string) {
 	results := t.TempDir()
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
 	// The suite splits the command on spaces and appends the server's URL.
-	command := strings.Join([]string{bins.host, "-shim", bins.shim, "-shim-arg", "--ledger", "-shim-arg", ledger}, " ")
+	parts := []string{bins.host, "-shim", bins.shim, "-shim-arg", "--ledger", "-shim-arg", ledger}
+	for _, a := range sc.shimArgs {
+		parts = append(parts, "-shim-arg", a)
+	}
+	command := strings.Join(parts, " ")
 	cmd := exec.Command(bins.node, bins.suite, "client", "--command", command, "--scenario", sc.name,
 		"--spec-version", sc.version, "--timeout", "60000", "-o", results)
-	cmd.Env = append(os.Environ(), "NO_COLOR=1")
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), sc.env...) // the suite passes its environment to the host
 	b, _ := cmd.CombinedOutput()
 	out = string(b)
 	if strings.Contains(out, "CLIENT EXITED WITH ERROR") || strings.Contains(out, "Client timed out") {
