@@ -264,3 +264,45 @@ func TestBigAnswerStreamed(t *testing.T) {
 		t.Errorf("late_response_dropped = %v, want one for id 3", d)
 	}
 }
+
+// TestStalledStreamReleasesWire: the GET stream starts a 2 MiB notification
+// and stalls halfway. While it streams it holds the client's wire; after
+// --request-timeout it is broken off, and a call's answer gets through.
+func TestStalledStreamReleasesWire(t *testing.T) {
+	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`+strings.Repeat("a", 2<<20))
+			w.(http.Flusher).Flush()
+			<-r.Context().Done() // stalls
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		w.Header().Set("Mcp-Session-Id", "stall-session")
+		if req.ID == nil {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		result := `{"content":[{"type":"text","text":"fine"}]}`
+		if req.Method == "initialize" {
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"stall","version":"1"}}`
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
+	}))
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--request-timeout", "2s"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	waitRecord(t, ledger, "the GET stream open", func(r record) bool { return isGET(r) && r["status"] == 200.0 })
+	c.send(call(2, "fine"))
+	if a := c.answer(2); a["result"] == nil {
+		t.Fatalf("the call while the GET stream stalled got %v", a)
+	}
+}

@@ -304,8 +304,8 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		for {
 			d, err := sse.nextData()
 			if err == nil {
-				dl.rearm() // one Timeout for each event, from its first line
-				err = b.deliver(d, hold(msg, b.cfg.MaxObserve))
+				dl.rearm()                                           // one Timeout for each event, from its first line
+				err = b.deliver(d, hold(msg, b.cfg.MaxObserve), nil) // the request's deadline bounds it
 			}
 			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
@@ -332,7 +332,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 			}
 		}
 	case ctype == "application/json" && resp.StatusCode/100 == 2:
-		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), hold(msg, b.cfg.MaxObserve)); err != nil {
+		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), hold(msg, b.cfg.MaxObserve), nil); err != nil {
 			b.brokeOff(ctx, msg, err, dl)
 			return
 		}

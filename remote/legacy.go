@@ -161,7 +161,7 @@ func (b *bridge) legacyStream(ctx context.Context, resp *http.Response, sse *sse
 			break
 		}
 		if sse.ev.typ == "" || sse.ev.typ == "message" {
-			err = b.deliver(d, holdSize)
+			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
 		} else {
 			_, err = io.Copy(io.Discard, d)
 		}

@@ -211,7 +211,7 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		for {
 			d, err := sse.nextData()
 			if err == nil {
-				err = b.deliver(d, holdSize)
+				err = b.deliver(d, holdSize, func() { resp.Body.Close() })
 			}
 			if err != nil {
 				if err == errTooLarge {

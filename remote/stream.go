@@ -28,7 +28,11 @@ const holdSize = 1 << 20
 // a message up to hold bytes is judged whole. It returns the read error
 // other than io.EOF: errTooLarge, or a stream cut short (then a streamed
 // message's line was left open, and the Wire ends it before the next).
-func (b *bridge) deliver(r io.Reader, hold int) error {
+// abort, when set, breaks off a streamed message that takes longer than the
+// request timeout: while it streams it holds the client's wire, and a
+// stream with no request deadline of its own (the GET stream, the old
+// transport's) must not hold it for good.
+func (b *bridge) deliver(r io.Reader, hold int, abort func()) error {
 	var buf bytes.Buffer
 	n, err := io.CopyN(&buf, r, int64(hold)+1)
 	if err != nil && err != io.EOF {
@@ -39,6 +43,11 @@ func (b *bridge) deliver(r io.Reader, hold int) error {
 			b.fromServer(buf.Bytes())
 		}
 		return nil
+	}
+	if abort != nil {
+		// Runs once, if the message is still streaming after Timeout.
+		t := time.AfterFunc(b.cfg.Timeout, abort)
+		defer t.Stop()
 	}
 	return b.stream(buf.Bytes(), r)
 }
