@@ -136,7 +136,9 @@ func TestFullCaptureOfLongLinesIsRead(t *testing.T) {
 	client := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + "}\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"dump","arguments":{}}}` + "\n"
-	code, out, stderr := runBinary(t, nil, client, "--quiet", "--capture", "full", "--max-observe", "33554432",
+	// A generous --kill-grace: the client closes its stdin at once, and the
+	// answer is still being relayed and recorded whole on a loaded machine.
+	code, out, stderr := runBinary(t, nil, client, "--quiet", "--capture", "full", "--max-observe", "33554432", "--kill-grace", "2m",
 		"--ledger", path, "--", builtShim(t), "fixture", "huge-response", "--size", "20000000")
 	if code != 0 || len(out) < 20000000 {
 		t.Fatalf("shim: exit %d, %d bytes to the client; stderr:\n%s", code, len(out), stderr)
