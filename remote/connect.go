@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"syscall"
 	"time"
 
@@ -42,8 +43,9 @@ func (b *bridge) connect() bool {
 	if b.cfg.Transport == TransportLegacy {
 		transport = legacyName
 	}
+	// shim_pid: a run without a process is alive while its shim is.
 	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", transport),
-		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen)}
+		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen), ledger.F("shim_pid", os.Getpid())}
 	if prev != "" {
 		fields = append(fields, ledger.F("previous_run", prev))
 	}

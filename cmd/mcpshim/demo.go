@@ -27,6 +27,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const demoUsage = `usage: mcpshim demo [--dir DIR] [--json]
@@ -169,7 +170,7 @@ type demoResult struct {
 	Error      string      `json:"error,omitempty"` // the scenario could not be run or read
 }
 
-// demoRun is a run as the ledger reader judges it, with its diagnosis.
+// demoRun is a run as the ledger reader judges it, with its reason and advice.
 type demoRun struct {
 	report.Run
 	Why string `json:"why"`
@@ -397,7 +398,11 @@ func (r *demoResult) summarize(entries []ledger.Entry, runs []report.Run) {
 		})
 	}
 	for i := range runs {
-		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: report.Diagnosis(&runs[i])})
+		why := runs[i].Reason
+		if runs[i].Advice != "" {
+			why += " — " + runs[i].Advice
+		}
+		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: why})
 	}
 	if len(r.Runs) > 0 {
 		last := r.Runs[len(r.Runs)-1]
@@ -532,7 +537,7 @@ func demoFields(e demoEvent) string {
 		}
 		if n, ok := v.(json.Number); ok && strings.HasSuffix(k, "_ms") {
 			ms, _ := n.Float64()
-			k, v = strings.TrimSuffix(k, "_ms"), report.FormatMS(ms)
+			k, v = strings.TrimSuffix(k, "_ms"), verdict.FormatMS(ms)
 		}
 		parts = append(parts, k+"="+demoValue(v))
 	}

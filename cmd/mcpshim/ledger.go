@@ -10,19 +10,26 @@ package main
 //	RUN
 //	  run, short (the prefix shown), server, shim, origin, pid, generation,
 //	  previous_run, next_run, started, ended (RFC 3339), duration_ms,
-//	  outcome (READY TIMEOUT EXITED PROTOCOL_ERROR RUNNING ENDED CRASHED UNRECORDED),
-//	  alive (no exit recorded and the pid answers kill -0), last_event (the
-//	  last event that shows progress), detail (why it stopped, in a few words),
+//	  outcome (READY TIMEOUT EXITED PROTOCOL_ERROR RUNNING ENDED CRASHED
+//	  UNRECORDED, and for a remote run UNREACHABLE AUTH_REQUIRED), failed (the
+//	  `!` of the table), fixable, alive (no exit recorded and the pid answers
+//	  kill -0), last_event (the last confirmed event), detail (the reason, the
+//	  table's WHY), cause (the line that says why), advice, warning,
+//	  remote, url, address,
 //	  handshake (the event that completed it), handshake_at, initialized, protocol_version,
 //	  server_name, tools (null: never listed), tools_list_failed,
 //	  calls {received, ok, is_error, error, input_required}, noise,
 //	  noise_preview, noise_before_handshake, client_noise, egress, external,
 //	  spawn_failed, error_class, error, hint, timeout_last_event, timeout_ms,
 //	  exited, exit_code (null: killed by a signal, or no exit), signal,
-//	  requested_by_shim, stop_reason, stderr_tail, restarts_exhausted,
-//	  records_lost, forged, records
+//	  requested_by_shim, stop_reason, stderr_tail, stderr_cause, restarts_exhausted,
+//	  attempts, records_lost, forged, records, and when they apply
+//	  server_version, tools_list_error, lock_missing, lock_mode, external_target,
+//	  external_by_server, denied_target, executable_ready, timeout_waiting,
+//	  gave_up, end_reason, auth_status, www_authenticate, http_failure,
+//	  http_failure_method, http_status (verdict.Facts and verdict.Verdict)
 //	mcpshim ledger show RUN --json
-//	  {"run": RUN, "diagnosis": TEXT, "events": [EVENT], "skipped_lines": N}
+//	  {"run": RUN, "diagnosis": TEXT (the reason), "advice": TEXT, "events": [EVENT], "skipped_lines": N}
 //	EVENT
 //	  {"ts", "offset_ms" (since the run's first record), "seq", "phase", "event", "origin", "fields": {...}}
 //	mcpshim ledger why --json
@@ -30,7 +37,7 @@ package main
 //	ANSWER
 //	  {"key" (launched initialized tools external), "question", "answer" (yes no unknown), "reason", "evidence": EVENT or null}
 //	mcpshim ledger stats --json
-//	  {"records": N, "skipped_lines": N, "servers": [{"server", "runs", "outcomes": {OUTCOME: N}, "restarts",
+//	  {"records": N, "skipped_lines": N, "servers": [{"server", "runs", "failed", "outcomes": {OUTCOME: N}, "restarts",
 //	   "zero_tool_discoveries", CALLS, "tools": [{"tool", CALLS}]}]}
 //	CALLS
 //	  "calls" (finished), "ok", "is_error", "errors", "input_required", "error_rate", "is_error_rate",
@@ -224,7 +231,7 @@ func (l *ledgerCmd) keep(r *report.Run) bool {
 	return (l.server == "" || r.Server == l.server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
 		(l.outcomes == nil || l.outcomes[r.Outcome]) &&
-		(!l.failed || r.Failed())
+		(!l.failed || r.Failed)
 }
 
 // ledgerData is what one pass over the ledger files found.

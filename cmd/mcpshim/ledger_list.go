@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // list prints one row per run, newest last.
@@ -46,10 +47,8 @@ func (l *ledgerCmd) list(args []string) int {
 	for i := range runs {
 		r := &runs[i]
 		mark := ""
-		if r.Fixable() {
+		if r.Failed {
 			mark = "!"
-		}
-		if r.Failed() {
 			failed++
 		}
 		if r.Alive {
@@ -68,14 +67,14 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: server},
 			cell{text: d.short[r.ID]},
 			cell{text: gen, right: true},
-			cell{text: report.FormatMS(r.DurationMS), right: true},
-			cell{text: r.Outcome, style: outcomeStyle(r.Outcome)},
+			cell{text: verdict.FormatMS(r.DurationMS), right: true},
+			cell{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
 			cell{text: r.LastEvent},
 			cell{text: toolsText(r), right: true},
 			cell{text: callsText(r)},
 			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
 			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
-			cell{text: report.OneLine(r.Detail, 160)})
+			cell{text: report.OneLine(r.Reason, 160)})
 	}
 	if len(runs) > 0 {
 		t.write(l.c.stdout, p, l.width)

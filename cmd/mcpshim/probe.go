@@ -27,10 +27,15 @@ the CPUs allow (--parallel), each under one deadline that bounds every read,
 and sorts them into outcomes:
   READY           the handshake completed and the tools were listed
   TIMEOUT         no answer before the deadline; retried, since time may fix it
-  EXITED          the server died or could not start: its last stderr line
+  EXITED          the server died or could not start: the stderr line that
+                  states its error, not a runtime's trailer
+  CRASHED         the server died after its handshake
   PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
-  UNREACHABLE     a remote server refused the connection or did not resolve
+  UNREACHABLE     a remote server refused the connection, did not resolve, or
+                  answered 5xx; retried
   AUTH_REQUIRED   a remote server answered 401 or 403
+The verdict is the one mcpshim ledger gives the probe's run in the server's
+ledger: both judge the same records.
 Every server gets a line: the failures a person can fix first, with the
 reason verbatim, then timeouts and unreachable servers, then the READY ones.
 The last line counts them and ends with the exit status. Every probed server

@@ -34,17 +34,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 	}
 	sub := fmt.Sprintf("%-15s %-*s  ", "", width, "")
 	line := func(r *probe.Result) {
-		detail := r.Detail
-		if r.ExitStatus != "" && r.Outcome == probe.Exited {
-			detail += " (" + r.ExitStatus + ")"
-		}
-		if r.Outcome == probe.Timeout && r.LastEvent != "" && !verbose {
-			stderr := "stderr silent"
-			if r.StderrActive {
-				stderr = "stderr active: still starting?" // a cold npx install is slow, not dead
-			}
-			detail += fmt.Sprintf(" (last event %s, %s)", r.LastEvent, stderr)
-		}
+		detail := r.Detail // the verdict's reason: the cause, the exit, how far a timeout got
 		if r.Cached {
 			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
 		}
@@ -58,6 +48,9 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 		}
 		for _, warn := range r.Warnings {
 			say(sub, "warning: "+warn)
+		}
+		if verbose && r.Advice != "" {
+			say(sub, "what to do: "+r.Advice)
 		}
 		if verbose {
 			if r.Outcome == probe.Ready && len(r.Tools) > 0 {
@@ -104,7 +97,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 // counted against the fleet, then the exit status, so the line and $? agree.
 func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	var parts []string
-	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
+	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.Crashed, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}

@@ -30,6 +30,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
@@ -329,7 +330,8 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Color:    colorOK(c, c.stderr),
 	})
 	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
-	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr})
+	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
+	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr, Tell: teller.Record})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Styles are ANSI SGR sequences; painter applies them only when colour is on.
@@ -36,20 +37,19 @@ func (p painter) paint(style, s string) string {
 }
 
 // outcomeStyle makes the fixable failures stand out.
-func outcomeStyle(outcome string) string {
-	switch outcome {
-	case phases.OutcomeExited, phases.OutcomeProtocolError:
-		return styleBoldRed
-	case phases.OutcomeCrashed:
-		return styleRed
-	case phases.OutcomeTimeout:
+// outcomeStyle colours a verdict's outcome word: a failure is never green.
+func outcomeStyle(v *verdict.Verdict) string {
+	switch {
+	case v.Outcome == verdict.Timeout:
 		return styleYellow
-	case phases.OutcomeReady, phases.OutcomeEnded:
-		return styleGreen
-	case phases.OutcomeRunning:
+	case v.Outcome == verdict.Running:
 		return styleCyan
+	case v.Fixable:
+		return styleBoldRed
+	case v.Failed:
+		return styleRed
 	}
-	return styleMagenta
+	return styleGreen
 }
 
 func answerStyle(a string) string {
