@@ -1,7 +1,7 @@
-// Package phases is the phase model of an MCP server run: the event names,
-// the tracker that turns observed traffic into events, and the recorder that
-// hands them to the ledger off the relay's path. It never touches the
-// filesystem (that is ledger's) and never judges a run (that is verdict's).
+// Package phases is the vocabulary of an MCP server run's ledger: the phases,
+// the event names, the directions and the origins. It is a leaf above the
+// record format alone: views that only read events need nothing else. Turning
+// traffic into events is tap's; judging a run is verdict's.
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,
@@ -129,29 +129,6 @@ const (
 	OriginServer = "server" // reported by the server on its stderr
 	OriginProbe  = "probe"  // written by mcpshim probe
 )
-
-// Outcomes shared by the ledger reader and the probe (seed 000's four, plus run states).
-const (
-	OutcomeReady         = "READY"
-	OutcomeTimeout       = "TIMEOUT"
-	OutcomeExited        = "EXITED"
-	OutcomeProtocolError = "PROTOCOL_ERROR"
-	OutcomeRunning       = "RUNNING"
-	OutcomeEnded         = "ENDED"
-	OutcomeCrashed       = "CRASHED"
-	// OutcomeUnrecorded is a run whose ledger stops without an exited record
-	// while its process is gone: the shim itself was killed (SIGKILL, power
-	// loss) before it could write the end.
-	OutcomeUnrecorded = "UNRECORDED"
-	// A remote server's run (mcpshim --url, or a probe over HTTP).
-	OutcomeUnreachable  = "UNREACHABLE"
-	OutcomeAuthRequired = "AUTH_REQUIRED"
-)
-
-// Outcomes is every outcome a run can have in the ledger (package verdict
-// says which), the run states included.
-var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
-	OutcomeCrashed, OutcomeUnrecorded, OutcomeUnreachable, OutcomeAuthRequired}
 
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.

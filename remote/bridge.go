@@ -27,6 +27,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -43,7 +44,7 @@ type Config struct {
 	URL     *url.URL
 	Headers []Header
 
-	Recorder  *phases.Recorder
+	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's messages, one per line
 	ClientOut io.Writer // the wire back: only the server's messages and the errors the shim owes
 
@@ -81,7 +82,7 @@ type bridge struct {
 	secrets *scrubber
 	http    *http.Client
 	wire    *jsonrpc.Wire // the client's stdout
-	rec     *phases.Recorder
+	rec     *tap.Recorder
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
@@ -420,7 +421,7 @@ func (b *bridge) observe(dir phases.Dir, line []byte, whole bool) {
 		n = min(len(line), b.cfg.MaxObserve)
 	}
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(line, data)}
+	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(line, data)}
 	b.rec.Line(dir, &l)
 }
 

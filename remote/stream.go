@@ -13,11 +13,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // holdSize is how much of a message is read before it must be judged: as
@@ -85,8 +85,8 @@ func (b *bridge) stream(head []byte, rest io.Reader) error {
 	if readErr == nil {
 		b.settle(m, src.n+int64(len(head)))
 	}
-	l := jsonrpc.Line{Data: append([]byte(nil), keep...), Size: int64(len(head)) + src.n + 1, Truncated: true,
-		Forwarded: true, Routed: true, End: time.Now(), Msg: sc.Msg(keep)}
+	l := tap.Observation{Data: append([]byte(nil), keep...), Size: int64(len(head)) + src.n + 1, Truncated: true,
+		Unterminated: readErr != nil, Forwarded: true, End: time.Now(), Msg: sc.Msg(keep)}
 	b.rec.Line(phases.FromServer, &l)
 	return readErr
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // TestLockEnforceManyViolationsWhileDraining: an enforced lock broken by
@@ -39,7 +39,7 @@ exit 0`, n, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := phases.NewRecorder(lg, &phases.Tracker{}, phases.RecorderOptions{})
+	rec := tap.NewRecorder(lg, &tap.Tracker{}, tap.RecorderOptions{})
 	defer rec.Close()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -312,7 +313,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.ToolCallResponded:
 		f.Calls.Count(e.Str("outcome"))
 	case phases.PendingFailed:
-		if e.Str("tool") != "" || e.Str("method") == "tools/call" {
+		if e.Str("tool") != "" || e.Str("method") == mcp.MethodCallTool {
 			f.Calls.Error++
 		}
 	case phases.RestartsExhausted, phases.ReconnectsExhausted:

@@ -11,7 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Directives a completion's first line may be instead of candidates: the
@@ -27,7 +27,7 @@ var flagValues = map[string][]string{
 	"capture":       {"meta", "full"},
 	"log-format":    {"text", "json"},
 	"lock-mode":     {"warn", "enforce"},
-	"outcome":       phases.Outcomes,
+	"outcome":       verdict.Outcomes,
 	"parallel":      {"auto"},
 	"protocol":      {"2026-07-28", "2025-11-25"},
 	"otlp-protocol": {"http/protobuf"},
