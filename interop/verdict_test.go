@@ -136,8 +136,10 @@ var verdictScenarios = []verdictScenario{
 		command: func(t *testing.T) []string { return []string{testdataPath(t, "crash.py")} }, script: initThenClose},
 	{name: "remote-healthy", server: "Go SDK Streamable HTTP server", client: "initialize, tools/list, one tools/call, then closes stdin (--url)",
 		url: func(t *testing.T) string { return startGoSDKHTTP(t, nil) }, script: remoteSession},
-	{name: "remote-401", server: "HTTP 401 with a Bearer challenge to every request", client: "initialize, waits for the answer (--url)",
-		url: func(t *testing.T) string { return serveHTTP(t, challenge) }, script: initThenClose, probe: true},
+	{name: "remote-401", server: "HTTP 401 with a Bearer challenge to every request", client: "initialize, waits for the answer (--url with its own --header Authorization)",
+		flags: []string{"--header", "Authorization: Bearer expired-golden-token"}, url: func(t *testing.T) string { return serveHTTP(t, challenge) }, script: initThenClose, probe: true},
+	{name: "remote-oauth-other-resource", server: "HTTP 401 whose resource metadata names another resource", client: "initialize, waits for the answer (--url, signing in)",
+		url: func(t *testing.T) string { return serveHTTP(t, otherResource) }, script: initThenClose},
 	// Seed 004's page comes on the third consecutive failure and is no exit:
 	// the client leaves once it is written, long before the fourth attempt
 	// (800 ms after the third, ±20%).

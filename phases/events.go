@@ -110,7 +110,13 @@ const (
 	ReconnectsExhausted      = "reconnects_exhausted"  // the outage outlasted --give-up-after: exit 69
 	OutagePaged              = "outage_paged"          // seed 004's page on the third consecutive failure: the bridge goes on trying
 	OutageEnded              = "outage_ended"          // the remote server is back: failures and how long the outage lasted
-	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge
+	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge; or a sign-in that stopped (stage, error)
+	// Signing in to a remote server (OAuth): every value redacted; never a
+	// code, a token, a secret or a verifier.
+	AuthRequired         = "auth_required"         // a 401/403 the bridge answers by signing in: status, scope, error
+	AuthorizationStarted = "authorization_started" // issuer, resource, scope, grant, client kind and id
+	Authorized           = "authorized"            // a token: issuer, granted scope, expires_in_s, refresh_token
+	TokenRefreshed       = "token_refreshed"       // a refresh: expires_in_s, rotated
 
 	// ledger
 	RecordsLost = ledger.RecordsLost
@@ -137,6 +143,7 @@ var shimOwned = map[string]bool{
 	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, MessageTooLarge: true,
 	TransportFallback: true, SSEEndpoint: true, ToolDropped: true, SessionReinitialized: true,
 	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, OutagePaged: true, OutageEnded: true, AuthFailed: true,
+	AuthRequired: true, AuthorizationStarted: true, Authorized: true, TokenRefreshed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,

@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
@@ -71,6 +72,9 @@ type Config struct {
 	// Transport is TransportAuto (the default), TransportHTTP or
 	// TransportLegacy.
 	Transport string
+	// Auth signs the bridge in on a 401 or 403 (auth.go); nil leaves the
+	// credential to --header.
+	Auth *oauth.Session
 }
 
 // modern reports whether version is 2026-07-28 or later: no session, no GET
@@ -191,6 +195,10 @@ func Run(ctx context.Context, cfg Config) int {
 		lockBroken: make(chan struct{}),
 	}
 	b.http.CheckRedirect = b.checkRedirect
+	if cfg.Auth != nil {
+		b.secrets.more = cfg.Auth.Secrets
+		cfg.Auth.Observe(b.authStep, sayWriter{b})
+	}
 	code := b.loop(ctx)
 	b.finish()
 	return code
@@ -305,6 +313,7 @@ func (b *bridge) loop(ctx context.Context) int {
 				reason = "stdin_error: " + err.Error()
 			}
 			b.leave(reason)
+			b.finishSignIn(ctx)
 			return 0
 		case <-b.gone:
 			b.leave("stdout_closed")

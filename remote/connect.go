@@ -92,8 +92,9 @@ func (b *bridge) setDown(reason string) {
 
 // scheduleFailure runs the policy for a failure outside a request (the
 // first connection, a reconnect attempt) and tells the loop. Whatever the
-// exchange was (a refusal, a 401 or a 400 to the replayed initialize), the
-// server did not take the session back: it is a failure, and counts.
+// exchange was (a refusal, a 5xx or a 400 to the replayed initialize; a 401
+// or 403 is the server's answer), the server did not take the session back:
+// it is a failure, and counts.
 func (b *bridge) scheduleFailure(reason string) {
 	b.mu.Lock()
 	d := b.recon.Next(time.Now(), Unreachable, false, 0)
@@ -128,7 +129,10 @@ func (b *bridge) attempt() {
 		}
 	}
 	if initLine != nil {
-		if _, err := b.replay(); err != nil {
+		// A 401 or 403 to the replay that signing in did not get past is the
+		// server's answer, not an outage: the next request meets it (and its
+		// sign-in) again, then the forgotten session (and its replay).
+		if class, err := b.replay(); err != nil && class != Denied {
 			b.setDown(b.scrub(describeErr(err)))
 			b.scheduleFailure("the handshake replay failed")
 			return

@@ -26,9 +26,18 @@ import (
 // send posts one client message and handles what comes back, following the
 // policy. resent marks the one re-send after a re-initialization.
 func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool) {
+	b.sendTry(ctx, line, msg, resent, 0)
+}
+
+// sendTry is send after authTries sign-ins for this message (auth.go).
+func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent bool, authTries int) {
 	if err := b.ensureLegacy(); err != nil {
+		if de := (*deniedError)(nil); errors.As(err, &de) {
+			b.authFailed(msg, de)
+			return
+		}
 		d := b.judge(Unreachable, false, b.scrub(err.Error()), 0)
-		b.failed(msg, d, fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, err), map[string]any{"url": b.endpoint()})
+		b.failed(msg, d, fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, b.scrub(err.Error())), map[string]any{"url": b.endpoint()})
 		return
 	}
 	b.mu.Lock()
@@ -61,6 +70,21 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		}
 		// Neither transport: the 4xx is judged as it is.
 	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		// A 401 or 403 proves the server never ran the request: the bearer
+		// check comes before any handler. The request waits for the sign-in
+		// with no deadline of its own (auth.go bounds it).
+		body := bodyExcerpt(resp)
+		drain(resp)
+		dl.stop()
+		if err := b.denied(ctx, resp, authTries); err != nil {
+			err.body = body
+			b.authFailed(msg, err)
+			return
+		}
+		b.sendTry(ctx, line, msg, resent, authTries+1)
+		return
+	}
 	if status/100 == 2 && b.legacyEndpoint() != nil {
 		drain(resp) // 202 Accepted: the answer comes on the event stream
 		dl.stop()
@@ -81,7 +105,12 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 		drain(resp)
 		dl.stop()
 		rule := SessionMiss(status, head)
-		if b.reinitialize(session, status, rule) {
+		ok, de := b.reinitialize(session, status, rule)
+		if de != nil {
+			b.authFailed(msg, de)
+			return
+		}
+		if ok {
 			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
 				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
 			b.observe(phases.FromClient, line, false) // the new run sees the request it is sent
@@ -136,23 +165,6 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 	text := fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, b.scrub(describeStatus(status, err)))
 	if class == Unreachable || class == TimedOut {
 		text += "; not re-sent, as it may have run"
-	}
-	if class == Denied && resp != nil {
-		ch := b.scrub(resp.Header.Get("Www-Authenticate"))
-		c := parseChallenge(ch)
-		fields := []ledger.Field{ledger.F("status", status), ledger.F("www_authenticate", ch)}
-		for _, k := range []string{"scheme", "realm", "resource_metadata", "error", "scope"} {
-			if c[k] != "" {
-				fields = append(fields, ledger.F(k, c[k]))
-			}
-		}
-		b.emit(phases.Handshake, phases.AuthFailed, fields...)
-		if ch != "" {
-			text += "; WWW-Authenticate: " + ch
-			data["www_authenticate"] = ch
-		}
-		text += "; set the credential with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env (OAuth is not supported yet)"
-		b.say("HTTP %d: %s", status, ch)
 	}
 	if resp != nil {
 		if excerpt := bodyExcerpt(resp); excerpt != "" {
@@ -255,6 +267,12 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 			continue
 		}
 		req.Header.Set(h.Name, h.Value)
+	}
+	if a := b.authorizationHeader(req.Context()); a != "" {
+		req.Header.Set("Authorization", a)
+		if p := b.cfg.Auth.Proof(req.Method, req.URL.String()); p != "" {
+			req.Header.Set("DPoP", p)
+		}
 	}
 	if req.Method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")

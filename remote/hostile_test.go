@@ -216,15 +216,16 @@ func TestBadURLHidesPassword(t *testing.T) {
 	}
 }
 
-// TestChallengeOnTerminal: a WWW-Authenticate with a bidi override reaches
-// stderr escaped, and a server named auth keeps its name in its lines.
+// TestChallengeOnTerminal: a WWW-Authenticate with a bidi override, refusing
+// the user's own token, reaches stderr escaped, and a server named auth
+// keeps its name in its lines.
 func TestChallengeOnTerminal(t *testing.T) {
 	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", "Bearer realm=\"evil\u202egnp.exe\"")
 		http.Error(w, "no", http.StatusUnauthorized)
 	}))
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-	cmd := shimCommand(t, ledger, "--url", s.url())
+	cmd := shimCommand(t, ledger, append(credentialArgs(), "--url", s.url())...)
 	cmd.Args[2] = "auth" // --name auth
 	c := startRaw(t, cmd)
 	c.send(initialize)

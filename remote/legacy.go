@@ -81,14 +81,28 @@ func (b *bridge) openLegacy() error {
 	ctx, cancel := context.WithCancel(b.ctx)
 	timer := time.AfterFunc(b.cfg.Timeout, cancel) // runs once, if the endpoint takes longer than Timeout
 	defer timer.Stop()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
-	b.setHeaders(req, message{}, "")
-	start := time.Now()
-	resp, err := b.http.Do(req)
-	b.recordExchange(req, resp, err, start, 0, 0, message{}, "")
-	if err != nil {
-		cancel()
-		return err
+	var resp *http.Response
+	for tries := 0; ; tries++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
+		b.setHeaders(req, message{}, "")
+		start := time.Now()
+		var err error
+		resp, err = b.http.Do(req)
+		b.recordExchange(req, resp, err, start, 0, 0, message{}, "")
+		if err != nil {
+			cancel()
+			return err
+		}
+		if resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden {
+			break
+		}
+		drain(resp)
+		timer.Stop() // a sign-in has its own bounds (auth.go)
+		if de := b.denied(b.ctx, resp, tries); de != nil {
+			cancel()
+			return de
+		}
+		timer.Reset(b.cfg.Timeout)
 	}
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {

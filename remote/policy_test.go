@@ -241,14 +241,6 @@ func TestIDsAreValues(t *testing.T) {
 	}
 }
 
-func TestParseChallenge(t *testing.T) {
-	c := parseChallenge(`Bearer realm="mcp", error="invalid_token", resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource"`)
-	if c["scheme"] != "Bearer" || c["realm"] != "mcp" || c["error"] != "invalid_token" ||
-		c["resource_metadata"] != "https://mcp.example.test/.well-known/oauth-protected-resource" {
-		t.Errorf("parseChallenge = %v", c)
-	}
-}
-
 func TestOneLine(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{`{"a":1}` + "\n", `{"a":1}`},

@@ -21,6 +21,9 @@ type scrubber struct {
 	safe   string
 	mu     sync.RWMutex
 	values []string // literal secrets, longest first
+	// more, when set, are secrets that change as the bridge runs (OAuth's
+	// tokens and the credentials its sign-ins sent), longest first.
+	more func() []string
 }
 
 func newScrubber(u *url.URL, headers []Header) *scrubber {
@@ -83,6 +86,13 @@ func (s *scrubber) String(text string) string {
 		text = strings.ReplaceAll(text, v, redact.Marker)
 	}
 	s.mu.RUnlock()
+	if s.more != nil {
+		for _, v := range s.more() {
+			if len(v) >= 6 {
+				text = strings.ReplaceAll(text, v, redact.Marker)
+			}
+		}
+	}
 	return redact.String(text)
 }
 

@@ -5,6 +5,7 @@ package remote
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"mime"
 	"net/http"
@@ -18,28 +19,31 @@ import (
 // reinitialize replays the client's initialize after the server forgot the
 // session old (status and the SessionMiss rule that said so), unless a
 // concurrent request already did. It reports whether a session is in place
-// to re-send into.
-func (b *bridge) reinitialize(old string, status int, rule string) bool {
+// to re-send into; a 401 or 403 to the replay that signing in did not get
+// past is returned as it is (the server answered: no outage).
+func (b *bridge) reinitialize(old string, status int, rule string) (bool, *deniedError) {
 	b.reinit.Lock()
 	defer b.reinit.Unlock()
 	b.mu.Lock()
 	current, initLine := b.session, b.initLine
 	b.mu.Unlock()
 	if current != old {
-		return current != "" // another request re-initialized meanwhile
+		return current != "", nil // another request re-initialized meanwhile
 	}
 	if initLine == nil {
-		return false
+		return false, nil
 	}
 	start := time.Now()
 	b.endRun(fmt.Sprintf("the server forgot the session (HTTP %d)", status), false)
 	if !b.connect() {
-		return false
+		return false, nil
 	}
 	class, err := b.replay()
 	if err != nil {
 		b.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", b.scrub(describeStatus(0, err))), ledger.F("class", class.String()))
-		return false
+		var de *deniedError
+		errors.As(err, &de)
+		return false, de
 	}
 	b.mu.Lock()
 	session := b.session
@@ -48,7 +52,7 @@ func (b *bridge) reinitialize(old string, status int, rule string) bool {
 		ledger.F("status", status), ledger.F("rule", rule), ledger.F("duration_ms", time.Since(start)), ledger.F("failures", b.failures()))
 	b.say("the server forgot the session (HTTP %d); re-initialized at once", status)
 	b.startGET()
-	return true
+	return true, nil
 }
 
 // replay sends the client's initialize under the shim's own id, with no
@@ -112,7 +116,19 @@ func (b *bridge) ownRequest(kind string, clientLine []byte, session string) ([]b
 			b.mu.Unlock()
 		}()
 	}
-	resp, dl, err := b.post(b.ctx, line, inspect(line), session)
+	var resp *http.Response
+	var dl *deadline
+	for tries := 0; ; tries++ {
+		resp, dl, err = b.post(b.ctx, line, inspect(line), session)
+		if resp == nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			break
+		}
+		drain(resp)
+		dl.stop()
+		if de := b.denied(b.ctx, resp, tries); de != nil {
+			return nil, nil, Denied, de
+		}
+	}
 	defer dl.stop()
 	status := 0
 	if resp != nil {
@@ -173,7 +189,7 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		}
 		b.mu.Unlock()
 	}()
-	lastID := ""
+	lastID, authTries := "", 0
 	// The stream's retry field, once it sent one, replaces the one second.
 	wait := time.Second
 	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
@@ -191,6 +207,18 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		if err != nil {
 			cancel()
 			return
+		}
+		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && authTries < maxAuthTries {
+			// An expired token: refreshed (or signed in again), then the
+			// stream is asked for again at once.
+			drain(resp)
+			cancel()
+			if b.denied(ctx, resp, authTries) != nil {
+				return
+			}
+			authTries++
+			tries--
+			continue
 		}
 		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 		if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {

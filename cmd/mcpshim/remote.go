@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
@@ -22,6 +24,7 @@ type remoteFlags struct {
 	giveUpAfter    time.Duration
 	transport      string
 	entry          string // wrap --remote's copy of the entry it replaced; unused here
+	oauth          oauthFlags
 }
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
@@ -32,6 +35,7 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.transport, "transport", remote.TransportAuto, "with --url: auto (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server refuses the first initialize with 400, 404 or 405), http, or sse")
 	fs.DurationVar(&f.giveUpAfter, "give-up-after", 0, "with --url: exit 69 when the server has been unreachable this long (0, the default, never: the shim retries until the client leaves)")
 	fs.Int64Var(&f.maxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
+	f.oauth.register(fs)
 }
 
 // headerList collects repeated --header flags.
@@ -83,7 +87,20 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 	}
 	p.GiveUpAfter = f.remote.giveUpAfter
 	p.Jitter = rand.Float64
-	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage, Transport: f.remote.transport}, nil
+	cfg := remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage, Transport: f.remote.transport}
+	// The bridge signs in on a 401 unless the user brings the credential.
+	if !slices.ContainsFunc(hs, func(h remote.Header) bool { return h.Name == "Authorization" }) {
+		oc, err := f.remote.oauth.config(c, u)
+		if err != nil {
+			return remote.Config{}, err
+		}
+		if cfg.Auth, err = oauth.New(oc); err != nil {
+			return remote.Config{}, err
+		}
+	} else if f.remote.oauth.set() {
+		return remote.Config{}, fmt.Errorf("--header Authorization and --oauth-* flags both given: the bridge either sends your credential or signs in")
+	}
+	return cfg, nil
 }
 
 // remoteName labels a remote server after its host: mcp.linear.app -> linear.
@@ -111,7 +128,7 @@ func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self 
 	if unwrap {
 		out, mine, err = clientconfig.UnwrapRemote(file, data, scope)
 	} else {
-		out, mine, err = clientconfig.WrapRemote(file, data, self, o.baked, scope)
+		out, mine, err = clientconfig.WrapRemote(file, data, self, append(slices.Clone(o.baked), o.oauth...), scope)
 	}
 	if err != nil {
 		return nil, nil, err
