@@ -81,12 +81,12 @@ func (b *bridge) fromServer(data []byte) {
 		if v == pass && m.isResponse() {
 			lockList = lockList || !msg.isBatch() && b.toolsList(m)
 			c := b.pending[m.id]
-			whole = whole || c.method == "tools/list"
-			if c.method == "tools/list" && m.isResult() && !msg.isBatch() {
+			whole = whole || c.method == mcp.MethodListTools
+			if c.method == mcp.MethodListTools && m.isResult() && !msg.isBatch() {
 				b.listed(m.result)
 			}
-			listed = listed || !msg.isBatch() && c.method == "tools/list" && m.isResult() && modern(c.version)
-			if b.pending[m.id].method == "initialize" && m.isResult() {
+			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && modern(c.version)
+			if b.pending[m.id].method == mcp.MethodInitialize && m.isResult() {
 				if ver := m.negotiated(); ver != "" {
 					b.version = ver
 				}

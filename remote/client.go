@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -63,9 +64,9 @@ func (b *bridge) fromClient(line []byte) {
 	}
 	b.mu.Lock()
 	switch msg.method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		b.initLine = append([]byte(nil), line...)
-	case "notifications/initialized":
+	case mcp.NotificationInitialized:
 		b.initialized = append([]byte(nil), line...)
 	}
 	b.remember(msg, line)
@@ -91,7 +92,7 @@ func (b *bridge) fromClient(line []byte) {
 		}
 		return
 	}
-	if len(calls) == 0 || msg.method == "initialize" {
+	if len(calls) == 0 || msg.method == mcp.MethodInitialize {
 		b.send(ctx, line, msg, false)
 		cancel()
 		return
@@ -142,7 +143,7 @@ func (b *bridge) failOpen(msg message, text string) {
 			b.fail(m.id, text, nil)
 		}
 	})
-	if msg.method == "notifications/initialized" {
+	if msg.method == mcp.NotificationInitialized {
 		b.startGET()
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
@@ -204,7 +205,7 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 		return nil, dl, err
 	}
 	b.setHeaders(req, msg, session)
-	if msg.method == "tools/call" && msg.name != "" {
+	if msg.method == mcp.MethodCallTool && msg.name != "" {
 		b.setParamHeaders(req, line, msg.name)
 	}
 	start := time.Now()
@@ -229,7 +230,7 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 
 // streamless reports whether a request's stream is bounded by Timeout:
 // subscriptions/listen is meant to stay open and silent.
-func streamless(msg message) bool { return msg.method == "subscriptions/listen" }
+func streamless(msg message) bool { return msg.method == mcp.MethodListen }
 
 // readBody reads a JSON body whole, up to max bytes (after any
 // decompression: the transport inflates gzip as it reads). A body of known
@@ -283,10 +284,10 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	b.mu.Lock()
 	version := b.version
 	b.mu.Unlock()
-	if msg.version != "" && msg.method != "initialize" {
+	if msg.version != "" && msg.method != mcp.MethodInitialize {
 		version = msg.version // 2026-07-28: each request names its own
 	}
-	if version != "" && msg.method != "initialize" {
+	if version != "" && msg.method != mcp.MethodInitialize {
 		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	if session != "" {
@@ -307,7 +308,7 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadline, msg message, session string) {
 	defer dl.stop()
 	defer resp.Body.Close()
-	if msg.method == "initialize" && resp.StatusCode/100 == 2 {
+	if msg.method == mcp.MethodInitialize && resp.StatusCode/100 == 2 {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			b.mu.Lock()
 			b.session = sid
@@ -369,7 +370,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		if resp.StatusCode/100 == 2 && !hasRequest(msg) {
 			// 202 Accepted for a notification or an answer
-			if msg.method == "notifications/initialized" {
+			if msg.method == mcp.NotificationInitialized {
 				b.startGET()
 			}
 			return
@@ -527,7 +528,7 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 // written: a tools/list answer up to --max-observe (the lock and the tap
 // read the whole list), any other up to holdSize.
 func hold(msg message, maxObserve int) int {
-	if msg.method == "tools/list" {
+	if msg.method == mcp.MethodListTools {
 		return max(maxObserve, holdSize)
 	}
 	return holdSize

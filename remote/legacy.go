@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -53,7 +54,7 @@ func (b *bridge) fallsBack(msg message, status int, session string) bool {
 	b.mu.Lock()
 	tried := b.legacyTried
 	b.mu.Unlock()
-	return b.cfg.Transport == TransportAuto && !tried && msg.method == "initialize" && session == "" &&
+	return b.cfg.Transport == TransportAuto && !tried && msg.method == mcp.MethodInitialize && session == "" &&
 		(status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusMethodNotAllowed)
 }
 

@@ -41,12 +41,12 @@ func fromMsg(m mcp.Msg) message {
 		msg.parts = append(msg.parts, fromMsg(e))
 	}
 	switch msg.method {
-	case "tools/call", "prompts/get":
+	case mcp.MethodCallTool, mcp.MethodGetPrompt:
 		msg.name = mcp.String(mcp.Member(m.Params, "name"))
 	case "resources/read":
 		msg.name = mcp.String(mcp.Member(m.Params, "uri"))
 	}
-	if msg.method == "initialize" {
+	if msg.method == mcp.MethodInitialize {
 		msg.version = mcp.String(mcp.Member(m.Params, "protocolVersion"))
 	} else if meta := mcp.Member(m.Params, "_meta"); meta != nil {
 		msg.version = mcp.String(mcp.Member(meta, protocolVersionMeta))

@@ -17,17 +17,17 @@ import (
 )
 
 // listChanged is the notification a client re-lists its tools on.
-var listChanged = []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`)
+var listChanged = []byte(`{"jsonrpc":"2.0","method":"` + mcp.NotificationToolListChanged + `"}`)
 
 // remember keeps the client's requests a new session must see again; the
 // caller holds mu.
 func (b *bridge) remember(m message, line []byte) {
 	switch m.method {
-	case "logging/setLevel":
+	case mcp.MethodSetLevel:
 		b.level = append([]byte(nil), line...)
-	case "resources/subscribe", "resources/unsubscribe":
+	case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
 		uri := mcp.String(mcp.Member(mcp.Member(line, "params"), "uri"))
-		if m.method == "resources/unsubscribe" {
+		if m.method == mcp.MethodUnsubscribe {
 			delete(b.subs, uri)
 		} else {
 			b.subs[uri] = append([]byte(nil), line...)
@@ -75,7 +75,7 @@ func (b *bridge) restore(session string, initResult []byte) {
 	}
 	changed := false
 	if seen != "" && string(mcp.Member(mcp.Member(mcp.Member(initResult, "capabilities"), "tools"), "listChanged")) == "true" {
-		answer, _, _, err := b.ownRequest("tools", []byte(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`), session)
+		answer, _, _, err := b.ownRequest("tools", []byte(`{"jsonrpc":"2.0","id":0,"method":"`+mcp.MethodListTools+`"}`), session)
 		if err == nil {
 			page, perr := mcp.ParseToolsPage(inspect(answer).result)
 			changed = perr == nil && toolsDigest(page.Tools) != seen

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
@@ -80,7 +81,7 @@ func (b *bridge) replay() (Class, error) {
 	b.mu.Unlock()
 	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("request_id", string(am.rawID)), ledger.F("new_session", digest(session)))
 	if initialized == nil {
-		initialized = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		initialized = []byte(`{"jsonrpc":"2.0","method":"` + mcp.NotificationInitialized + `"}`)
 	}
 	nresp, ndl, err := b.post(b.ctx, initialized, inspect(initialized), session)
 	if nresp != nil {
