@@ -9,6 +9,7 @@ package conformance
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,19 +22,18 @@ import (
 // must get: pass, or fail while a known gap is open (want names it).
 type scenario struct {
 	name, version string
+	// extension scenarios are on no spec version's timeline: the suite runs
+	// them at version only with --force.
+	extension bool
 	// known, when set, is the reason the scenario still fails: the test
 	// fails when it passes, so the table is kept true.
 	known string
-	// shimArgs are flags for mcpshim before --url, and env variables for the
-	// host and the shim it starts (a $BROWSER stand-in for the OAuth
-	// scenarios, say).
-	shimArgs, env []string
 }
 
-// scenarios are the suite's non-auth client scenarios (0.2.0-alpha.12,
-// `conformance list`), each at the versions it applies to. The OAuth
-// scenarios (auth/...) are added by the OAuth work with the same host.
-var scenarios = []scenario{
+// scenarios are the suite's client scenarios (0.2.0-alpha.12, `conformance
+// list`), each at the versions it applies to: the non-auth ones, then the
+// auth ones (authScenarios).
+var scenarios = append([]scenario{
 	{name: "initialize", version: "2025-06-18"},
 	{name: "initialize", version: "2025-11-25"},
 	{name: "tools_call", version: "2025-06-18"},
@@ -49,6 +49,43 @@ var scenarios = []scenario{
 	{name: "http-custom-headers", version: "2026-07-28"},
 	{name: "http-invalid-tool-headers", version: "2026-07-28"},
 	{name: "json-schema-ref-no-deref", version: "2026-07-28"},
+}, authScenarios()...)
+
+// authScenarios are the authorization scenarios: every one required at
+// 2025-11-25 and at 2026-07-28 (2026-07-28 requires the 2025-11-25 ones
+// too), the three 2025-06-18 ones, the two 2025-03-26 fallbacks, and the
+// six extensions at both current versions. The host turns each scenario's
+// context into --oauth-* flags (host/auth.go); the browser step is the
+// fixture browser (run).
+func authScenarios() []scenario {
+	both := []string{"metadata-default", "metadata-var1", "metadata-var2", "metadata-var3", "basic-cimd",
+		"scope-from-www-authenticate", "scope-from-scopes-supported", "scope-omitted-when-undefined", "scope-step-up",
+		"scope-retry-limit", "token-endpoint-auth-basic", "token-endpoint-auth-post", "token-endpoint-auth-none", "pre-registration"}
+	modern := []string{"resource-mismatch", "offline-access-scope", "offline-access-not-supported", "authorization-server-migration",
+		"iss-supported", "iss-not-advertised", "iss-supported-missing", "iss-wrong-issuer", "iss-unexpected", "iss-normalized",
+		"metadata-issuer-mismatch"}
+	extensions := []string{"client-credentials-jwt", "client-credentials-basic", "enterprise-managed-authorization", "dpop", "dpop-nonce", "wif-jwt-bearer"}
+	var out []scenario
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		for _, n := range both {
+			out = append(out, scenario{name: "auth/" + n, version: v})
+		}
+	}
+	for _, n := range modern {
+		out = append(out, scenario{name: "auth/" + n, version: "2026-07-28"})
+	}
+	for _, n := range []string{"token-endpoint-auth-basic", "token-endpoint-auth-post", "token-endpoint-auth-none"} {
+		out = append(out, scenario{name: "auth/" + n, version: "2025-06-18"})
+	}
+	for _, n := range []string{"2025-03-26-oauth-metadata-backcompat", "2025-03-26-oauth-endpoint-fallback"} {
+		out = append(out, scenario{name: "auth/" + n, version: "2025-03-26"})
+	}
+	for _, v := range []string{"2025-11-25", "2026-07-28"} {
+		for _, n := range extensions {
+			out = append(out, scenario{name: "auth/" + n, version: v, extension: true})
+		}
+	}
+	return out
 }
 
 var bins struct{ shim, host, node, suite string }
@@ -158,19 +195,38 @@ func run(t *testing.T, sc scenario) (failed []string, out string) {
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
 	// The suite splits the command on spaces and appends the server's URL.
 	parts := []string{bins.host, "-shim", bins.shim, "-shim-arg", "--ledger", "-shim-arg", ledger}
-	for _, a := range sc.shimArgs {
-		parts = append(parts, "-shim-arg", a)
-	}
 	command := strings.Join(parts, " ")
-	cmd := exec.Command(bins.node, bins.suite, "client", "--command", command, "--scenario", sc.name,
-		"--spec-version", sc.version, "--timeout", "60000", "-o", results)
-	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), sc.env...) // the suite passes its environment to the host
+	args := []string{bins.suite, "client", "--command", command, "--scenario", sc.name,
+		"--spec-version", sc.version, "--timeout", "60000", "-o", results}
+	if sc.extension {
+		args = append(args, "--force")
+	}
+	cmd := exec.Command(bins.node, args...)
+	// The suite passes its environment to the host, and the host to the
+	// shim: a config directory of the scenario's own (tokens are kept per
+	// server, and each scenario's server is new), and a browser that GETs
+	// the authorization URL and follows its redirect, as the suite's
+	// authorization server approves at once.
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "XDG_CONFIG_HOME="+t.TempDir(),
+		"BROWSER="+bins.shim+" fixture browser --url %s")
 	b, _ := cmd.CombinedOutput()
 	out = string(b)
-	if strings.Contains(out, "CLIENT EXITED WITH ERROR") || strings.Contains(out, "Client timed out") {
+	switch {
+	case strings.Contains(out, "CLIENT EXITED WITH ERROR"):
 		failed = append(failed, "the host did not finish its conversation")
+	case strings.Contains(out, "Client timed out"):
+		failed = append(failed, "the host timed out")
+	case !strings.Contains(out, "OVERALL: PASSED") && !strings.Contains(out, "OVERALL: FAILED"):
+		failed = append(failed, "the suite gave no verdict")
 	}
-	paths, _ := filepath.Glob(filepath.Join(results, "*", "checks.json"))
+	// auth/x's results are in auth/x-<time>/: a level deeper.
+	var paths []string
+	filepath.WalkDir(results, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "checks.json" {
+			paths = append(paths, p)
+		}
+		return nil
+	})
 	if len(paths) != 1 {
 		return append(failed, fmt.Sprintf("the suite wrote %d checks.json files, want 1", len(paths))), out
 	}
@@ -182,9 +238,10 @@ func run(t *testing.T, sc scenario) (failed []string, out string) {
 	if err := json.Unmarshal(data, &checks); err != nil {
 		t.Fatalf("%s: %v", paths[0], err)
 	}
+	// The suite fails a scenario on a warning too.
 	for _, c := range checks {
-		if c.Status == "FAILURE" {
-			failed = append(failed, c.ID+": "+c.ErrorMessage)
+		if c.Status == "FAILURE" || c.Status == "WARNING" {
+			failed = append(failed, c.Status+" "+c.ID+": "+c.ErrorMessage)
 		}
 	}
 	return failed, out

@@ -12,8 +12,11 @@
 //
 // It exits 0 when the conversation ran, 1 with the reason on stderr when it
 // did not: the suite judges the server side's checks, the exit is for people.
-// The OAuth scenarios reuse it: extra shim flags go in -shim-arg, and the
-// shim's environment is the host's (a $BROWSER stand-in, for instance).
+// The OAuth scenarios (auth/...) reuse it: the shim signs in when the
+// scenario's server answers 401, with the --oauth-* flags the scenario's
+// MCP_CONFORMANCE_CONTEXT calls for (auth.go); its environment is the
+// host's, where the harness puts a $BROWSER stand-in and a config directory
+// of its own. Extra shim flags go in -shim-arg.
 package main
 
 import (
@@ -46,17 +49,33 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: host -shim MCPSHIM [-shim-arg FLAG]... URL")
 		os.Exit(2)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
-	defer cancel()
-	if err := converse(ctx, *shim, shimArgs, flag.Arg(0), os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION")); err != nil {
+	if err := run(*shim, shimArgs, flag.Arg(0), *timeout); err != nil {
 		fmt.Fprintf(os.Stderr, "host: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func converse(ctx context.Context, shim string, shimArgs []string, url, version string) error {
+// run starts the shim with the sign-in flags the scenario's context calls
+// for and holds the conversation.
+func run(shim string, shimArgs []string, url string, timeout time.Duration) error {
+	dir, err := os.MkdirTemp("", "mcpshim-conformance-host-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	flags, env, err := signInFlags(os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"), dir)
+	if err != nil {
+		return fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return converse(ctx, shim, append(shimArgs, flags...), env, url, os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"))
+}
+
+func converse(ctx context.Context, shim string, shimArgs, env []string, url, version string) error {
 	args := append(append([]string{"--name", "conformance"}, shimArgs...), "--url", url)
 	cmd := exec.Command(shim, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr // the suite keeps it with the scenario's results
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpshim-conformance-host", Version: "1.0.0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
