@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -398,5 +399,65 @@ func TestRemoteEverythingSSE(t *testing.T) {
 				t.Errorf("ledger events %v, want the outage ended", recs)
 			}
 		})
+	}
+}
+
+// TestWrapRemoteSSE: a Claude Code entry of type sse (server-everything in
+// its sse mode) is rewritten by mcpshim wrap --remote into an entry that
+// runs the shim with --transport sse; run as the client would run it, it
+// lists the tools and calls echo over the old transport from the start (no
+// fallback), and unwrap restores the file byte for byte.
+func TestWrapRemoteSSE(t *testing.T) {
+	need(t, "node")
+	endpoint, _ := startEverythingOn(t, "sse", freePort(t))
+	dir := t.TempDir()
+	config := filepath.Join(dir, ".mcp.json")
+	orig := fmt.Sprintf("{\n  \"mcpServers\": {\n    \"everything\": {\"type\": \"sse\", \"url\": %q}\n  }\n}\n", endpoint)
+	if err := os.WriteFile(config, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ledgers := filepath.Join(dir, "ledgers")
+	if out, err := exec.Command(bins.shim, "wrap", "--remote", "--config", config, "--ledger", ledgers).CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim wrap --remote: %v\n%s", err, out)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(config)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the wrapped config: %v\n%s", err, data)
+	}
+	e := doc.MCPServers["everything"]
+	if i := slices.Index(e.Args, "--transport"); i < 0 || e.Args[i+1] != "sse" {
+		t.Fatalf("the wrapped entry's args %q lack --transport sse", e.Args)
+	}
+	cmd := exec.Command(e.Command, e.Args...)
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("connect through the wrapped entry: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "wrapped sse"}})
+	if err != nil || res.IsError || !strings.Contains(string(mustJSON(t, res)), "wrapped sse") {
+		t.Fatalf("echo through the wrapped entry: %v %s", err, mustJSON(t, res))
+	}
+	cs.Close()
+	ledger, _ := filepath.Glob(filepath.Join(ledgers, "everything*.jsonl"))
+	if len(ledger) != 1 {
+		t.Fatalf("ledgers %v, want one for everything", ledger)
+	}
+	if recs := readRemoteLedger(t, ledger[0]); recs["sse_endpoint"] != 1 || recs["transport_fallback"] != 0 {
+		t.Errorf("ledger events %v, want the old transport from the start (sse_endpoint, no transport_fallback)", recs)
+	}
+	if out, err := exec.Command(bins.shim, "unwrap", "--config", config).CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim unwrap: %v\n%s", err, out)
+	}
+	if back, _ := os.ReadFile(config); string(back) != orig {
+		t.Errorf("unwrap did not restore the file:\n%s\nwant:\n%s", back, orig)
 	}
 }
