@@ -83,7 +83,7 @@ func (b *bridge) fromServer(data []byte) {
 			c := b.pending[m.id]
 			whole = whole || c.method == mcp.MethodListTools
 			if c.method == mcp.MethodListTools && m.isResult() && !msg.isBatch() {
-				b.listed(m.result)
+				b.listed(m.id, m.result)
 			}
 			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && modern(c.version)
 			if b.pending[m.id].method == mcp.MethodInitialize && m.isResult() {

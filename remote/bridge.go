@@ -106,7 +106,9 @@ type bridge struct {
 	initialized []byte            // the client's notifications/initialized
 	level       []byte            // the client's last logging/setLevel (restore.go)
 	subs        map[string][]byte // its resources/subscribe by uri
-	toolsSeen   string            // the digest of the last complete tools/list it got
+	toolsSeen   map[string]string // the last complete tools/list the client got: name to digest (restore.go)
+	toolPages   map[string]string // the pages of the list it is paging through, nil when none
+	listID      idKey             // the request of that list's latest page
 	pending     map[idKey]*call
 	done        doneSet // requests answered: a second answer to one is dropped
 	down        bool    // between an outage and a reconnect: requests are answered at once

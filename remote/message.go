@@ -43,7 +43,7 @@ func fromMsg(m mcp.Msg) message {
 	switch msg.method {
 	case mcp.MethodCallTool, mcp.MethodGetPrompt:
 		msg.name = mcp.String(mcp.Member(m.Params, "name"))
-	case "resources/read":
+	case mcp.MethodReadResource:
 		msg.name = mcp.String(mcp.Member(m.Params, "uri"))
 	}
 	if msg.method == mcp.MethodInitialize {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -288,5 +289,83 @@ func TestSecondMiss(t *testing.T) {
 	}
 	if n := len(events(readLedger(t, ledger), "reconnect_scheduled")); n != 0 {
 		t.Errorf("%d reconnect_scheduled: a second miss is no outage", n)
+	}
+}
+
+// TestRestoreComparesAllPages: a server that lists its tools a page at a
+// time (go-sdk, PageSize 1: echo, then wait) restarts and forgets the
+// session. The bridge compares every page of the new list with every page
+// the client saw: the same tools are no change (comparing the first page
+// with the last said "changed" every time), and a tool changed on the
+// second page is one (comparing the first pages alone missed it).
+func TestRestoreComparesAllPages(t *testing.T) {
+	for _, tc := range []struct {
+		name, waitAfter string
+		changed         bool
+	}{
+		{"same tools", "Blocks until released.", false},
+		{"second page changed", "Blocks, now for longer.", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ran counters
+			var h atomic.Pointer[http.Handler]
+			serveWith := func(waitDesc string) {
+				var handler http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+					s := mcp.NewServer(&mcp.Implementation{Name: "paged", Version: "1.0.0"}, &mcp.ServerOptions{PageSize: 1})
+					mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Returns the message."},
+						func(_ context.Context, _ *mcp.CallToolRequest, in echoArgs) (*mcp.CallToolResult, any, error) {
+							ran.add("echo:" + in.Message)
+							return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
+						})
+					mcp.AddTool(s, &mcp.Tool{Name: "wait", Description: waitDesc},
+						func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+							return &mcp.CallToolResult{}, nil, nil
+						})
+					return s
+				}, nil)
+				h.Store(&handler)
+			}
+			serveWith("Blocks until released.")
+			s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
+			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+			c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+			c.send(initialize)
+			c.answer(1)
+			c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			res, _ := c.answer(2)["result"].(map[string]any)
+			cursor, _ := res["nextCursor"].(string)
+			if cursor == "" {
+				t.Fatalf("the first page has no nextCursor: %v", res)
+			}
+			c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":%q}}`, cursor)
+			if res, _ := c.answer(3)["result"].(map[string]any); res["nextCursor"] != nil {
+				t.Fatalf("the second page is not the last: %v", res)
+			}
+			serveWith(tc.waitAfter) // the restart: sessions forgotten
+			c.send(call(4, "echo"))
+			notified := false
+			for timeout := time.After(deadline); ; {
+				select {
+				case m := <-c.lines:
+					notified = notified || m["method"] == "notifications/tools/list_changed"
+					if m["id"] != 4.0 {
+						continue
+					}
+					if m["result"] == nil {
+						t.Fatalf("the call after the restart got %v", m)
+					}
+				case <-timeout:
+					t.Fatal("no answer to the call after the restart")
+				}
+				break
+			}
+			c.in.Close()
+			c.exitCode()
+			r := waitEvent(t, ledger, "session_restored", 1)[0]
+			if notified != tc.changed || r["tools_changed"] != tc.changed {
+				t.Errorf("list_changed sent %v, session_restored %s; want tools_changed %v\n%s", notified, mustJSON(r), tc.changed, eventList(readLedger(t, ledger)))
+			}
+		})
 	}
 }
