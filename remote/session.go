@@ -4,6 +4,7 @@ package remote
 // and its GET stream for the server's own messages.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -180,8 +181,15 @@ func (b *bridge) startGET() {
 	b.goBG(func() { b.getStream(ctx, session) })
 }
 
-// getStream exits when the stream is refused, the session changes, or the
-// bridge stops; then the next session may open its own.
+// getStream exits when the server refuses the stream for good (405, a 4xx,
+// a redirect, no event stream), forgot the session, the session changes, or
+// the bridge stops; then the next session may open its own. A failure time
+// may fix (refused, reset, a 5xx or 429, a stream that ends before its first
+// event) is asked again after the reconnect policy's backoff (seed 004) or
+// the server's Retry-After: a server restarting behind a proxy ends streams
+// for a while, and the stream gave up after three such tries until the next
+// session. It pages nobody and fails no request: the requests' own exchanges
+// find an outage.
 func (b *bridge) getStream(ctx context.Context, session string) {
 	defer func() {
 		b.mu.Lock()
@@ -190,10 +198,12 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		}
 		b.mu.Unlock()
 	}()
+	p := b.cfg.Policy
+	p.GiveUpAfter = 0 // the delays only: ending the bridge is the requests' call
+	rc := NewReconnector(p)
 	lastID, authTries := "", 0
-	// The stream's retry field, once it sent one, replaces the one second.
-	wait := time.Second
-	for tries := 0; tries < 3 && ctx.Err() == nil; tries++ {
+	var retry time.Duration // the stream's retry field, once it sent one
+	for ctx.Err() == nil && b.sessionIs(session) {
 		hctx, cancel := context.WithCancel(ctx)
 		timer := time.AfterFunc(b.cfg.Timeout, cancel) // runs once, if the headers take longer than Timeout
 		req, _ := http.NewRequestWithContext(hctx, http.MethodGet, b.cfg.URL.String(), nil)
@@ -205,11 +215,12 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 		resp, err := b.http.Do(req)
 		timer.Stop()
 		b.recordExchange(req, resp, err, start, 0, 0, message{}, session)
-		if err != nil {
+		var wait time.Duration
+		switch {
+		case err != nil:
 			cancel()
-			return
-		}
-		if (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && authTries < maxAuthTries {
+			wait = rc.Next(time.Now(), Unreachable, false, 0).Delay
+		case (resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden) && authTries < maxAuthTries:
 			// An expired token: refreshed (or signed in again), then the
 			// stream is asked for again at once.
 			drain(resp)
@@ -218,11 +229,12 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 				return
 			}
 			authTries++
-			tries--
 			continue
-		}
-		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-		if resp.StatusCode != http.StatusOK || ctype != "text/event-stream" {
+		case resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests:
+			drain(resp)
+			cancel()
+			wait = rc.Next(time.Now(), Unreachable, false, retryAfter(resp, time.Now())).Delay
+		case resp.StatusCode != http.StatusOK || !isEventStream(resp):
 			rule := ""
 			if resp.StatusCode == 400 || resp.StatusCode == 404 {
 				rule = SessionMiss(resp.StatusCode, peekBody(resp, 4096))
@@ -235,36 +247,61 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 				b.reinitialize(session, resp.StatusCode, rule)
 			}
 			return
-		}
-		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
-		for {
-			d, err := sse.nextData()
-			if err == nil {
-				err = b.deliver(d, holdSize, func() { resp.Body.Close() })
+		default:
+			sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
+			events := b.readGET(sse, resp)
+			cancel()
+			lastID = sse.lastID
+			if sse.retry > 0 {
+				retry = sse.retry
 			}
-			if err != nil {
-				if err == errTooLarge {
-					b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("http_method", "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
-				}
+			if events > 0 {
+				// A stream that worked and ended: resumed after its retry
+				// field, else a second.
+				rc.Next(time.Now(), Answered, false, 0)
+				wait = cmp.Or(retry, time.Second)
 				break
 			}
-			tries = 0
+			wait = rc.Next(time.Now(), Unreachable, false, 0).Delay
 		}
-		lastID = sse.lastID
-		if sse.retry > 0 {
-			wait = sse.retry
-		}
-		resp.Body.Close()
-		cancel()
-		b.mu.Lock()
-		same := b.session == session
-		b.mu.Unlock()
-		if !same {
-			return
+		if wait < retry {
+			wait = retry
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):
 		}
 	}
+}
+
+// readGET passes on the events of one GET stream until it ends, and
+// returns how many there were.
+func (b *bridge) readGET(sse *sseReader, resp *http.Response) int {
+	defer resp.Body.Close()
+	n := 0
+	for {
+		d, err := sse.nextData()
+		if err == nil {
+			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
+		}
+		if err != nil {
+			if err == errTooLarge {
+				b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("http_method", "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
+			}
+			return n
+		}
+		n++
+	}
+}
+
+// sessionIs reports whether session is still the bridge's.
+func (b *bridge) sessionIs(session string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.session == session
+}
+
+func isEventStream(resp *http.Response) bool {
+	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return ctype == "text/event-stream"
 }
