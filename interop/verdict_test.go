@@ -140,6 +140,8 @@ var verdictScenarios = []verdictScenario{
 		flags: []string{"--header", "Authorization: Bearer expired-golden-token"}, url: func(t *testing.T) string { return serveHTTP(t, challenge) }, script: initThenClose, probe: true},
 	{name: "remote-oauth-other-resource", server: "HTTP 401 whose resource metadata names another resource", client: "initialize, waits for the answer (--url, signing in)",
 		url: func(t *testing.T) string { return serveHTTP(t, otherResource) }, script: initThenClose},
+	{name: "remote-redirect", server: "HTTP 307 to another origin for every request", client: "initialize, waits for the answer (--url)",
+		url: func(t *testing.T) string { return serveHTTP(t, moved) }, script: initThenClose, probe: true},
 	// Seed 004's page comes on the third consecutive failure and is no exit:
 	// the client leaves once it is written, long before the fourth attempt
 	// (800 ms after the third, ±20%).
