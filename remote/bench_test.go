@@ -21,7 +21,9 @@ import (
 // same go-sdk client calls the same loopback server directly over HTTP and
 // through `mcpshim --url` on stdio, in alternating blocks so that the load
 // of a shared machine lands on both. It reports the median round trip of
-// each and their difference.
+// each and their difference; on Linux also the CPU time per call of the
+// shim (the bridge's whole cost, its ledger included) and, for scale, of the
+// direct client and the server together (this process, in the direct blocks).
 //
 //	go test -run '^$' -bench AddedLatency -benchtime 2000x ./remote/
 func BenchmarkAddedLatency(b *testing.B) {
@@ -60,16 +62,25 @@ func BenchmarkAddedLatency(b *testing.B) {
 				call(bridged)
 			}
 			var d, br []time.Duration
+			var directCPU time.Duration // this process's (client and server) during the direct blocks
+			bridgeCPU := cpuOf(cmd.Process.Pid)
 			b.ResetTimer()
 			for i := 0; i < b.N; i += 100 {
+				c := cpuOf(os.Getpid())
 				for range min(100, b.N-i) {
 					d = append(d, call(direct))
 				}
+				directCPU += cpuOf(os.Getpid()) - c
 				for range min(100, b.N-i) {
 					br = append(br, call(bridged))
 				}
 			}
 			b.StopTimer()
+			if bridgeCPU > 0 {
+				bridgeCPU = cpuOf(cmd.Process.Pid) - bridgeCPU
+				b.ReportMetric(float64(directCPU.Microseconds())/float64(len(d)), "direct-cpu-µs/call")
+				b.ReportMetric(float64(bridgeCPU.Microseconds())/float64(len(br)), "bridge-cpu-µs/call")
+			}
 			md, mb := median(d), median(br)
 			b.ReportMetric(float64(md.Microseconds()), "direct-µs/call")
 			b.ReportMetric(float64(mb.Microseconds()), "bridged-µs/call")
@@ -135,6 +146,21 @@ func BenchmarkBigEvent(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuOf is the CPU time (user and system) all of a process's threads have
+// had, to the clock tick (Linux /proc/PID/stat, whose ticks are 10 ms; 0
+// elsewhere).
+func cpuOf(pid int) time.Duration {
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	_, rest, _ := strings.Cut(string(data), ") ") // the command may hold spaces
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 // peakRSSOf is a process's VmHWM in bytes.
