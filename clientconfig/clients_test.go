@@ -95,7 +95,7 @@ func TestClientFixtures(t *testing.T) {
 			}
 			var probs []string
 			for _, p := range problems {
-				probs = append(probs, strings.TrimPrefix(p.String(), dir+"/"))
+				probs = append(probs, filepath.ToSlash(strings.TrimPrefix(p.String(), dir+string(filepath.Separator))))
 			}
 			if !slices.Equal(probs, tt.problems) {
 				t.Errorf("Load problems = %q, want %q", probs, tt.problems)

@@ -13,6 +13,7 @@ func TestReplace(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"v": 1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	orig, _ := os.Stat(file) // 0600 on Unix; Windows has no modes to keep
 	backup, err := Replace(file, []byte(`{"v": 1}`), []byte(`{"v": 2}`))
 	if err != nil {
 		t.Fatalf("Replace(%s): %v", file, err)
@@ -20,8 +21,8 @@ func TestReplace(t *testing.T) {
 	for path, want := range map[string]string{file: `{"v": 2}`, backup: `{"v": 1}`} {
 		got, err := os.ReadFile(path)
 		fi, serr := os.Stat(path)
-		if err != nil || serr != nil || string(got) != want || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, 0600", path, got, fi.Mode().Perm(), err, serr, want)
+		if err != nil || serr != nil || string(got) != want || fi.Mode().Perm() != orig.Mode().Perm() {
+			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, %v", path, got, fi.Mode().Perm(), err, serr, want, orig.Mode().Perm())
 		}
 	}
 	if backup != file+".mcpshim.bak" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
+	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -24,10 +25,10 @@ func TestLedgerFileModesAndFields(t *testing.T) {
 	}
 	l.Write(&ledger.Record{Run: "run_1", PID: 7, Phase: phases.Launch, Event: phases.Spawned, Fields: []ledger.Field{ledger.F("pid", 7), ledger.F("argv", []string{"a b"}), ledger.F("latency_ms", 1500*time.Microsecond)}})
 	l.Close()
-	st, _ := os.Stat(path)
-	dir, _ := os.Stat(filepath.Dir(path))
-	if st.Mode().Perm() != 0o600 || dir.Mode().Perm() != 0o700 {
-		t.Errorf("modes file %v dir %v, want 0600 0700", st.Mode().Perm(), dir.Mode().Perm())
+	for _, p := range []string{path, filepath.Dir(path)} {
+		if err := ownerfile.Check(p); err != nil {
+			t.Errorf("the ledger is not its owner's only: %v", err) // 0600 and 0700 on Unix
+		}
 	}
 	es := ledgertest.ReadEntries(t, path)
 	e := es[0]

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/ownerfile"
 )
 
 // State is what a batch export remembers between invocations: how far each
@@ -55,10 +56,10 @@ func (s *State) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+	if err := ownerfile.MkdirAll(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
+	tmp, err := ownerfile.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}

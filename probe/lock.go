@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mcpshim-dev/mcpshim/ownerfile"
 )
 
 // LockVersion is the lock file format written and accepted.
@@ -106,7 +108,7 @@ func (l *Lock) Write(path string) error {
 // writeFileAtomic writes data to a temporary file beside path and renames it over path.
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	f, err := ownerfile.CreateTemp(dir, "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

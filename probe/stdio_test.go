@@ -2,7 +2,6 @@ package probe
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -238,23 +236,6 @@ func TestProbeLeavesNothingRunning(t *testing.T) {
 			}
 		}
 	}
-}
-
-// gone reports whether pid is dead: no such process, or a zombie an orphan's
-// new parent has yet to reap. Killing is immediate; reaping by init may lag.
-func gone(pid int) bool {
-	for range 40 {
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			return true
-		}
-		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-			if _, after, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(after, "Z") {
-				return true
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return false
 }
 
 func TestStderrIsRedacted(t *testing.T) {

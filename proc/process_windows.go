@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -142,40 +143,44 @@ func classifyOS(err error, dir string, se *SpawnError) {
 // envKeyEqual compares environment names as Windows does: without case.
 func envKeyEqual(a, b string) bool { return strings.EqualFold(a, b) }
 
-// lookPath finds file as cmd.exe would, in the PATH the server will get: a
+// LookPath finds file as cmd.exe would, in the PATH the server will get: a
 // name without an extension (npx) is tried with each of PATHEXT's (npx.cmd),
-// a name with one (uvx.exe, npx.cmd) as it is. A path is left to the start
-// itself, which reports what is wrong with it, after trying PATHEXT on it.
-func lookPath(file string, env []string) (string, error) {
+// a name with one (uvx.exe, npx.cmd) as it is. A path (relative to dir, the
+// child's working directory) is tried with PATHEXT's too, then as it is.
+func LookPath(file string, env []string, dir string) (string, error) {
 	if file == "" {
 		return file, nil
 	}
 	exts := pathExts(EnvValue(env, "PATHEXT"))
 	if strings.ContainsAny(file, `/\:`) {
-		if p, ok := withExt(file, exts); ok {
+		if p, ok := withExt(file, exts, dir); ok {
 			return p, nil
 		}
-		return file, nil
+		if isFile(file, dir) {
+			return file, nil // CreateProcess says what is wrong with it
+		}
+		// As Linux says it, not exec's "not found in %PATH%" for a path.
+		return "", &fs.PathError{Op: "fork/exec", Path: file, Err: windows.ERROR_FILE_NOT_FOUND}
 	}
-	for _, dir := range filepath.SplitList(EnvValue(env, "PATH")) {
-		if dir == "" {
+	for _, d := range filepath.SplitList(EnvValue(env, "PATH")) {
+		if d == "" {
 			continue
 		}
-		if p, ok := withExt(filepath.Join(dir, file), exts); ok {
+		if p, ok := withExt(filepath.Join(d, file), exts, ""); ok {
 			return p, nil
 		}
 	}
 	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
 }
 
-// withExt is path as it is when its extension is one of exts, else path with
-// the first of exts that names a file.
-func withExt(path string, exts []string) (string, bool) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(exts, ext) && isFile(path, "") {
+// withExt is path (relative to dir) as it is when its extension is one of
+// exts, else path with the first of exts that names a file.
+func withExt(path string, exts []string, dir string) (string, bool) {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(exts, ext) && isFile(path, dir) {
 		return path, true
 	}
 	for _, ext := range exts {
-		if isFile(path+ext, "") {
+		if isFile(path+ext, dir) {
 			return path + ext, true
 		}
 	}

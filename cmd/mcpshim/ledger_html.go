@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 )
@@ -60,7 +60,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+	if err := ownerfile.WriteFile(out, buf.Bytes()); err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/ownerfile"
 )
 
 const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
@@ -259,7 +260,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	rep.DryRun = o.dryRun
 	files := o.configs
 	if len(files) == 0 {
-		if files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv); len(files) == 0 {
+		if files = clientconfig.Find(cwd, c.home(), c.getenv); len(files) == 0 {
 			return done(fail(exitConfig, "no client config in %s or $HOME (mcpshim probe -h lists where the clients keep theirs); name one with --config", cwd))
 		}
 	}
@@ -335,7 +336,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	// is the directory where each server keeps its NAME.jsonl.
 	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
 	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
-		if err := os.MkdirAll(o.ledger, 0o700); err != nil {
+		if err := ownerfile.MkdirAll(o.ledger); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
@@ -405,7 +406,7 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	total, bad := 0, 0
 	for _, s := range servers {
 		if s.Type != "stdio" || (len(scope.Servers) > 0 && !slices.Contains(scope.Servers, s.Name)) ||
-			(s.Project != "" && scope.Project != "" && s.Project != scope.Project) {
+			(s.Project != "" && scope.Project != "" && !clientconfig.SameProject(s.Project, scope.Project)) {
 			continue
 		}
 		found[s.Name] = true
