@@ -18,6 +18,7 @@ func pump(b *testing.B, data []byte) *os.File {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The writer: returns when data is written or the reader closed the pipe.
 	go func() {
 		w.Write(data)
 		w.Close()

@@ -220,7 +220,7 @@ func TestRelayCoalesces(t *testing.T) {
 	var writes countingWriter
 	r := &Relay{Src: pr, Dst: NewWire(&writes)}
 	done := make(chan error)
-	go func() { done <- r.Run() }()
+	go func() { done <- r.Run() }() // returns when pw is closed
 	pw.Write([]byte(strings.Repeat(msg, 100)))
 	// The pipe hands the 100 lines over in one read: one write, at once.
 	for writes.count() < 1 {

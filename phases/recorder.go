@@ -43,10 +43,15 @@ var Folded = [...]string{"notifications/message", "notifications/progress"}
 const foldEvery = time.Second
 
 // foldCount is one direction and method's notifications since its last
-// record, and when the first of them was relayed (unix ns; 0 for none).
+// record, and when the first of them was relayed. One lock keeps the two
+// together: as two atomics, a relay's notification could be counted after
+// the recorder had taken the count and cleared its time, and the next
+// record's window ran from 1970. Uncontended (the recorder takes it once a
+// poll), it costs what the two atomics did.
 type foldCount struct {
-	n     atomic.Int64
-	first atomic.Int64
+	mu    sync.Mutex
+	n     int64
+	first int64 // unix ns; valid while n > 0
 }
 
 type item struct {
@@ -86,8 +91,14 @@ func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
 		// Counted here, never queued: a flood of 1 KiB notifications once
 		// held 17 MiB of lines in the queue, and lost some when it was full.
 		c := &r.folds[dir][i]
-		c.first.CompareAndSwap(0, l.End.UnixNano())
-		if c.n.Add(1) == 1 {
+		c.mu.Lock()
+		c.n++
+		first := c.n == 1
+		if first {
+			c.first = l.End.UnixNano()
+		}
+		c.mu.Unlock()
+		if first {
 			r.poke() // an idle recorder writes the count in time
 		}
 		return
@@ -263,14 +274,14 @@ func (r *Recorder) fold(at time.Time, now bool) {
 	for dir := range r.folds {
 		for i := range r.folds[dir] {
 			c := &r.folds[dir][i]
-			first := c.first.Load()
-			if c.n.Load() == 0 || !now && at.UnixNano()-first < int64(foldEvery) {
+			c.mu.Lock()
+			n, first := c.n, c.first
+			if n == 0 || !now && at.UnixNano()-first < int64(foldEvery) {
+				c.mu.Unlock()
 				continue
 			}
-			// first before n: a notification counted in between has a
-			// window starting a little early, never a count without one.
-			c.first.Store(0)
-			n := c.n.Swap(0)
+			c.n = 0
+			c.mu.Unlock()
 			window := time.Duration(max(at.UnixNano()-first, 0))
 			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
 				Fields: []ledger.Field{ledger.F("direction", Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
@@ -282,7 +293,11 @@ func (r *Recorder) fold(at time.Time, now bool) {
 func (r *Recorder) folding() bool {
 	for dir := range r.folds {
 		for i := range r.folds[dir] {
-			if r.folds[dir][i].n.Load() > 0 {
+			c := &r.folds[dir][i]
+			c.mu.Lock()
+			n := c.n
+			c.mu.Unlock()
+			if n > 0 {
 				return true
 			}
 		}

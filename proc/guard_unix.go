@@ -38,7 +38,8 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 		return nil, err
 	}
 	r.Close()
-	// Reap it when it is done; nobody waits on its status.
+	// Reaps the guard; nobody waits on its status. Returns when the guard
+	// exits: after the shim closed its pipe (or died) and it killed the group.
 	go cmd.Wait()
 	return w, nil
 }

@@ -43,7 +43,7 @@ func TestGuardRunnerLadder(t *testing.T) {
 			}
 			defer child.Process.Kill()
 			ended := make(chan error, 1)
-			go func() { ended <- child.Wait() }() // reaped at once, as an orphan is by init
+			go func() { ended <- child.Wait() }() // returns when it exits: reaped at once, as an orphan is by init
 			for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(up); err == nil {
 					break

@@ -107,7 +107,9 @@ func shebang(path, dir string) string {
 }
 
 // Process is one started child with its pipes. Stdin, Stdout and Stderr are
-// the shim's ends.
+// the shim's ends. Stdin is closed when the child has been reaped: nothing
+// written after can reach it, and a write blocked on a pipe that a
+// grandchild holds and never reads fails instead of hanging its writer.
 type Process struct {
 	Pid     int
 	Stdin   *os.File
@@ -170,8 +172,9 @@ func Start(spec Spec) (*Process, error) {
 	}
 	p := &Process{Stdin: stdinW, Stdout: stdoutR, Stderr: stderrR, cmd: cmd, exited: make(chan struct{})}
 	started := make(chan error, 1)
+	// The child's waiter: returns when the child has been reaped (or could
+	// not start). Its thread must outlive the child: see Start's comment.
 	go func() {
-		// This goroutine's thread must outlive the child: see Start's comment.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
@@ -187,6 +190,7 @@ func Start(spec Spec) (*Process, error) {
 		started <- nil
 		p.err = cmd.Wait()
 		p.state = cmd.ProcessState
+		stdinW.Close()
 		close(p.exited)
 	}()
 	err = <-started

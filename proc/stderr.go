@@ -84,6 +84,8 @@ const (
 // NewLog returns a Log writing to w.
 func NewLog(w io.Writer) *Log {
 	l := &Log{w: w}
+	// idleLine runs on a goroutine of its own each time the timer fires, and
+	// returns once it has ended the open line.
 	l.idle = time.AfterFunc(time.Hour, l.idleLine)
 	l.idle.Stop()
 	return l

@@ -15,12 +15,20 @@ import (
 )
 
 // supervise waits for the child to exit, handling the client leaving and
-// signals meanwhile. It reports whether the shim asked the child to stop.
-func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error) (requested bool, stdoutOpen <-chan error) {
+// signals meanwhile. When the shim asked the child to stop, stopped says
+// why, in words that follow "stopped by mcpshim" ("after the client left");
+// it is empty when the child ended on its own.
+func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error) (stopped string, stdoutOpen <-chan error) {
 	p := c.p
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
+	// stopFor keeps the first reason the shim had to stop the child.
+	stopFor := func(why string) {
+		if stopped == "" {
+			stopped = why
+		}
+	}
 	escalate := func(reason string) {
 		switch step {
 		case 0:
@@ -48,24 +56,26 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			waited = s.closedGrace(c) // a runner still installing finishes first
 		}
 		ladder = time.After(waited)
-		requested = true
 	}
 	for {
 		select {
 		case <-p.Exited():
-			return requested, stdoutDone
+			return stopped, stdoutDone
 		case ev := <-s.events:
 			switch {
 			case ev.lockBroken:
 				s.stopping = true
+				stopFor("after its tools broke the lock")
 				escalate("tool surface lock violated")
 			case ev.clientEOF || ev.clientGone:
 				s.clientLeft(ev)
+				stopFor("after the client left")
 				escalate("client disconnected")
 			}
 		case err := <-stdoutDone:
 			if errors.Is(err, jsonrpc.ErrWrite) {
 				s.clientLeft(loopEvent{clientGone: true})
+				stopFor("after the client left")
 				escalate("client disconnected")
 			}
 			// Stdout closed while the process lives: its exit is what counts.
@@ -78,6 +88,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 				// No signal is safe for an install (runner.go): let it finish.
 				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
 				s.stopping = true
+				stopFor("on " + name)
 				if step == 0 {
 					escalate("shim stopping while the package runner may be installing")
 				}
@@ -87,7 +98,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", forwarded))
 			if stop {
 				s.stopping = true
-				requested = true
+				stopFor("on " + name)
 				switch {
 				case !forwarded && step == 0:
 					// Windows without a console: the ladder from its first step.
@@ -101,6 +112,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			escalate(fmt.Sprintf("still running %v after being asked to stop", waited))
 		case <-ctx.Done():
 			s.stopping = true
+			stopFor("as it stopped")
 			if step == 0 {
 				escalate("shim stopping")
 			}

@@ -44,12 +44,14 @@ exit 0`, n, n)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan int, 1)
+	// The shim: returns when the session ends.
 	go func() {
 		done <- Run(context.Background(), Config{Name: "lock", Spec: proc.Spec{Path: "sh", Args: []string{"-c", script}},
 			Recorder: rec, ClientIn: inR, ClientOut: outW, Stderr: io.Discard, Policy: DefaultPolicy(),
 			CheckTools: func([]json.RawMessage) []string { return []string{"locked"} }, EnforceLock: true})
 		outW.Close()
 	}()
+	// The client: returns when it has written its requests (or the pipe broke).
 	go func() {
 		for i := 1; i <= n; i++ {
 			fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":%d,"method":"tools/list","params":{}}`+"\n", i)
@@ -57,6 +59,7 @@ exit 0`, n, n)
 	}()
 	seen := map[string]int{}
 	read := make(chan struct{})
+	// The client's reader: returns at the shim's EOF.
 	go func() {
 		defer close(read)
 		br := bufio.NewReaderSize(outR, 1<<20)

@@ -50,19 +50,23 @@ func (s *Supervisor) loop(ctx context.Context) int {
 		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F("delay_ms", d.Delay),
 			ledger.F("reason", d.Reason), ledger.F("previous_run", s.cur.Load().run))
 		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
-		if !s.sleep(ctx, d.Delay) {
+		if !s.wait(ctx, d.Delay, nil) {
 			return status
 		}
 	}
 }
 
-// sleep waits out a restart delay; it returns false when the session ended meanwhile.
-func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
+// wait waits d, or until done is closed, while no child runs; it returns
+// false when the session ended meanwhile: the client left, or the shim was
+// told to stop.
+func (s *Supervisor) wait(ctx context.Context, d time.Duration, done <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
+			return true
+		case <-done:
 			return true
 		case ev := <-s.events:
 			if ev.clientEOF || ev.clientGone {
@@ -72,9 +76,11 @@ func (s *Supervisor) sleep(ctx context.Context, d time.Duration) bool {
 		case sig := <-s.cfg.Signals:
 			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sigName(sig)), ledger.F("forwarded", false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
-				return false // told to stop: no restart
+				s.stopping = true // told to stop: no restart
+				return false
 			}
 		case <-ctx.Done():
+			s.stopping = true
 			return false
 		}
 	}
@@ -142,9 +148,9 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.emit(phases.Launch, phases.SpawnFailed, ledger.F("error_class", se.Class), ledger.F("error", se.Error()), ledger.F("hint", se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
 		s.causeMu.Lock()
-		s.spawnErr, s.cause = se, "cannot start: "+proc.SpawnCause(se)
+		s.spawnErr, s.cause, s.death = se, "cannot start: "+proc.SpawnCause(se), nil
 		s.causeMu.Unlock()
-		exit.SpawnFailed = true
+		exit.SpawnFailed, exit.Code = true, se.ExitStatus()
 		return se.ExitStatus(), exit, err
 	}
 	c := &child{gen: gen, run: run, p: p, tail: &proc.Tail{}, runner: proc.PackageRunner(spec.Path, spec.Args), own: make(chan []byte, 16)}
@@ -160,7 +166,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.cur.Store(c)
 	s.sess.spawned()
 	s.causeMu.Lock()
-	s.spawnErr, s.cause = nil, ""
+	s.spawnErr, s.cause, s.death = nil, "", nil
 	s.causeMu.Unlock()
 	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", gen))
 	stdoutDone := make(chan error, 1)
@@ -174,10 +180,13 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		Keep:       s.keepWhole,
 		Kept:       s.cfg.Recorder.Kept,
 	}
-	// The child's stdout: relayed until EOF, or until drain closes the pipe.
+	// The child's stdout relay: returns at EOF (the child and whatever
+	// inherited the pipe are gone), when drain closes the pipe, or when
+	// writing to the client fails.
 	go func() { stdoutDone <- stdout.Run() }()
 	stderrDone := make(chan struct{})
 	pid := p.Pid
+	// The child's stderr: forwarded until EOF, or until drain closes the pipe.
 	go func() {
 		defer close(stderrDone)
 		proc.ForwardStderr(p.Stderr, s.cfg.Stderr, c.tail, func(line []byte) {
@@ -209,34 +218,32 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
 	}
 
-	requested, stdoutOpen := s.supervise(ctx, c, stdoutDone)
+	stopped, stdoutOpen := s.supervise(ctx, c, stdoutDone)
+	requested := stopped != ""
 	s.childIn.set(nil)
 	code, sig := p.Status()
 	status = p.ShellStatus()
-	how := fmt.Sprintf("exited with code %d", code)
-	if sig != "" {
-		how = "was killed by " + sig
-	}
+	how := exitWords(code, sig, stopped)
 	var withdrawn []pendingCall
+	owed := 0
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := c.tail.Cause()
 		c := proc.ExitCause(how, line, stated, requested)
+		said := strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
+		d := &death{message: diedMessage(s.cfg.Name, how, said, requested), code: code, signal: sig}
 		s.causeMu.Lock()
-		s.cause = c
+		s.cause, s.death = c, d
 		s.causeMu.Unlock()
-		return strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
+		return said
 	}
 	owe := func() {
-		said := cause()
+		cause()
 		var unanswered []pendingCall
 		unanswered, withdrawn = s.sess.down()
+		owed = len(unanswered)
 		for _, pc := range unanswered {
-			msg := fmt.Sprintf("mcpshim: server %s %s before answering", s.cfg.Name, how)
-			if said != "" {
-				msg += ": " + said
-			}
-			s.writeOwed(pc, msg, s.causeData(map[string]any{"run": run, "exit_code": code, "signal": sig, "method": pc.method}))
+			s.answer(pc, notRunning)
 		}
 	}
 	// All pipe reads finish before the run is declared over.
@@ -256,7 +263,10 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		exitFields = append(exitFields, ledger.F("signal", sig))
 	}
 	s.emit(phases.Launch, phases.Exited, exitFields...)
-	if !requested && (code != 0 || sig != "") {
+	// A child the shim stopped is mentioned when it had to be killed or
+	// left requests unanswered: an exit 0 at the client's leaving is the
+	// ordinary end.
+	if code != 0 || sig != "" || requested && owed > 0 {
 		if said != "" {
 			s.say("server %s; its stderr said: %s", how, said)
 		} else {
@@ -269,6 +279,23 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.everHS = true
 	}
 	return status, exit, nil
+}
+
+// exitWords says how a child ended, and who stopped it when the shim did
+// ("stopped by mcpshim after the client left: killed by SIGTERM"): a server
+// that went at the shim's word did not fail on its own.
+func exitWords(code int, sig, stopped string) string {
+	how := fmt.Sprintf("exited with code %d", code)
+	if sig != "" {
+		how = "killed by " + sig
+	}
+	if stopped != "" {
+		return "stopped by mcpshim " + stopped + ": " + how
+	}
+	if sig != "" {
+		how = "was " + how
+	}
+	return how
 }
 
 // egressWord says whether outbound connections of the run are witnessed: a

@@ -1,7 +1,9 @@
 package supervisor
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -28,7 +30,9 @@ func (s *Supervisor) writeOwedError(id []byte, msg string, data map[string]any) 
 }
 
 func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
-	if s.writeOwedError(p.id, msg, data) != nil {
+	err := s.writeOwedError(p.id, msg, data)
+	s.markReplied() // or it can have no answer: its stdout is closed
+	if err != nil {
 		return
 	}
 	if id, ok := mcp.ParseID(p.id); ok {
@@ -50,6 +54,28 @@ func errorResponse(id []byte, message string, data map[string]any) []byte {
 // causeTail is how many stderr lines an owed error's data carries.
 const causeTail = 5
 
+// death is how a child ended, for the errors owed after it.
+type death struct {
+	message string // the error owed for a request it did not answer (diedMessage)
+	code    int
+	signal  string
+}
+
+// diedMessage is the error owed for a request a child did not answer, and
+// for one sent after it ended for good: the same words whenever the request
+// came. said is the stderr line that states why; stopped says the shim
+// stopped it (how then says why and how).
+func diedMessage(name, how, said string, stopped bool) string {
+	msg := fmt.Sprintf("mcpshim: server %s %s before answering", name, how)
+	if stopped {
+		msg = fmt.Sprintf("mcpshim: server %s did not answer: %s", name, how)
+	}
+	if said != "" {
+		msg += ": " + said
+	}
+	return msg
+}
+
 // owedMessage is the message of an error the shim writes in place of the
 // server's answer, with the cause the client should show: what stopped the
 // server, in its own words when it gave some.
@@ -58,6 +84,8 @@ func (s *Supervisor) owedMessage(why string) string {
 	s.causeMu.Lock()
 	defer s.causeMu.Unlock()
 	switch {
+	case why == notRunning && s.death != nil:
+		return s.death.message
 	case s.cause == "":
 	case why == notRunning:
 		why = s.cause
@@ -75,6 +103,9 @@ func (s *Supervisor) causeData(data map[string]any) map[string]any {
 	defer s.causeMu.Unlock()
 	if s.cause != "" {
 		data["cause"] = s.cause
+	}
+	if s.death != nil {
+		data["exit_code"], data["signal"] = s.death.code, s.death.signal
 	}
 	if s.spawnErr != nil {
 		data["error_class"] = s.spawnErr.Class
@@ -109,5 +140,29 @@ func (s *Supervisor) withdraw(requests []pendingCall, how string) {
 		}
 		s.emit(phases.Interruption, phases.PendingFailed, ledger.F("request_id", string(p.id)), ledger.F("method", p.method),
 			ledger.F("direction", "server"), ledger.F("message", "cancelled: the server is gone"))
+	}
+}
+
+// answerWait is how long a session whose server is gone for good stays open
+// for the client's first request. A client writes it as soon as it has
+// started the server, so it is on its way; it may come after a server that
+// died at once was given up on, and it is owed an answer then too.
+const answerWait = 10 * time.Second
+
+// awaitRequest keeps the session open, once no child will come, for a client
+// that has had no answer yet: it waits for the client relay to answer the
+// client's request with the cause, for the client to leave or for the shim
+// to be told to stop, at most answerWait. Exiting at once would leave such a
+// client an EPIPE and an empty stdout, the cause only in a log.
+func (s *Supervisor) awaitRequest(ctx context.Context) {
+	if !s.replied.Load() {
+		s.wait(ctx, answerWait, s.firstReply)
+	}
+}
+
+// markReplied notes that the client had an answer, or that writing one failed.
+func (s *Supervisor) markReplied() {
+	if s.replied.CompareAndSwap(false, true) {
+		close(s.firstReply)
 	}
 }

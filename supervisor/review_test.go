@@ -38,12 +38,14 @@ done`
 	policy := DefaultPolicy()
 	policy.Backoff, policy.MaxRestarts = 20*time.Millisecond, 1000
 	done := make(chan int, 1)
+	// The shim: returns when the session ends.
 	go func() {
 		done <- Run(context.Background(), Config{Name: "loop", Spec: proc.Spec{Path: "sh", Args: []string{"-c", script}},
 			Recorder: rec, ClientIn: inR, ClientOut: outW, Stderr: io.Discard, Policy: policy})
 		outW.Close()
 	}()
 	const n = 3000
+	// The client: returns when it has written its requests.
 	go func() {
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`+"\n")
 		fmt.Fprintf(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
@@ -64,7 +66,7 @@ done`
 		}
 	}
 	inW.Close()
-	go io.Copy(io.Discard, br)
+	go io.Copy(io.Discard, br) // returns at the shim's EOF
 	select {
 	case <-done:
 	case <-time.After(60 * time.Second):

@@ -11,7 +11,7 @@ import (
 
 // relayClient is the client relay: the client's stdin to whichever child is
 // current (switchWriter), routed by routeClient. It tells the loop when the
-// client's stdin ends.
+// client's stdin ends. It returns at that EOF, or when reading it fails.
 func (s *Supervisor) relayClient() {
 	r := &jsonrpc.Relay{
 		Src:        s.cfg.ClientIn,
@@ -27,8 +27,14 @@ func (s *Supervisor) relayClient() {
 }
 
 // routeClient is the client relay's Route: it forwards, holds across a
-// restart, or answers in the child's place.
+// restart, or answers in the child's place. Once Run has ended the session
+// it does nothing: the recorder is closed, and the shim is exiting.
 func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
+	s.routing.Lock()
+	defer s.routing.Unlock()
+	if s.ended {
+		return false
+	}
 	if !l.Held && s.childIn.takeCut() {
 		// Its start reached a child that is gone, or nothing: no child has it whole.
 		each(&l.Msg, func(m *mcp.Msg) {
@@ -103,6 +109,9 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 	s.record(phases.FromServer, l)
 	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
 		return false
+	}
+	if answered != "" || l.Msg.IsResponse() {
+		s.markReplied()
 	}
 	return true
 }

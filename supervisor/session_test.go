@@ -90,6 +90,7 @@ func TestSessionFullHoldWaits(t *testing.T) {
 		s.fromClient(line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)))
 	}
 	routed := make(chan bool)
+	// The client relay: returns once its line is routed.
 	go func() {
 		fwd, _ := s.fromClient(line(`{"jsonrpc":"2.0","id":"over","method":"ping"}`))
 		routed <- fwd
@@ -113,7 +114,8 @@ func TestSessionSetUpWritesWithoutTheLock(t *testing.T) {
 	s.fromClient(line(`{"jsonrpc":"2.0","id":2,"method":"ping"}`))
 	done := make(chan struct{})
 	s.setUp(func(l []byte, _ bool) error {
-		// The child answers before it reads on: the stdout relay needs the lock.
+		// The child answers before it reads on: the stdout relay needs the
+		// lock. Returns once the answer is routed.
 		go func() {
 			m := mcp.Peek([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			s.fromServer(&m)

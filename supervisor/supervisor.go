@@ -76,8 +76,9 @@ type loopEvent struct {
 
 // Supervisor runs the child for one client session. Its fields span the
 // generations; what belongs to one process is its child. The loop goroutine
-// owns them, except cur and lockBroken (atomic), sess and mem (their own
-// locks) and cause and spawnErr (causeMu), which the relays use too.
+// owns them, except cur, lockBroken and replied (atomic), sess and mem (their
+// own locks), cause, death and spawnErr (causeMu) and ended (routing), which
+// the relays use too.
 type Supervisor struct {
 	cfg     Config
 	sess    *session
@@ -99,8 +100,19 @@ type Supervisor struct {
 	// the child's status. Set by a stdout relay (lock.go).
 	lockBroken atomic.Bool
 	cause      string           // why no child is serving, for the owed errors' messages (owed.go)
+	death      *death           // how the last child ended, when it did: the owed errors' words
 	spawnErr   *proc.SpawnError // the last start that failed, for their data
-	causeMu    sync.Mutex       // guards cause and spawnErr: the client relay answers with them
+	causeMu    sync.Mutex       // guards cause, death and spawnErr: the client relay answers with them
+	// replied is set when the client first had an answer, the server's or
+	// the shim's, or when writing one failed; firstReply is closed then
+	// (owed.go).
+	replied    atomic.Bool
+	firstReply chan struct{}
+	// routing is held by the client relay while it routes a line. Run takes
+	// it to set ended once the session is over: no line is answered or
+	// recorded after Run returned and the recorder closed.
+	routing sync.Mutex
+	ended   bool
 }
 
 // Run supervises the child until it ends for good and returns the shim's exit
@@ -119,6 +131,8 @@ func Run(ctx context.Context, cfg Config) int {
 		toChild: jsonrpc.NewWire(childIn),
 		events:  make(chan loopEvent, 4),
 		restart: NewRestarter(cfg.Policy),
+
+		firstReply: make(chan struct{}),
 	}
 	s.cur.Store(&child{}) // generation 0: no start yet
 	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
@@ -129,6 +143,13 @@ func Run(ctx context.Context, cfg Config) int {
 	// when the process ends (a blocking read of stdin cannot be interrupted).
 	go s.relayClient()
 	status := s.loop(ctx)
+	if !s.stopping && !s.lockBroken.Load() {
+		s.awaitRequest(ctx)
+	}
+	// The client relay finishes the line it is routing, and routes no other.
+	s.routing.Lock()
+	s.ended = true
+	s.routing.Unlock()
 	s.client.Flush()
 	return status
 }

@@ -12,6 +12,12 @@ import (
 // so that Route answers it. Writes to a dead child are dropped silently: the
 // requests in them are answered when the child's exit is handled, never
 // re-sent.
+//
+// Write holds the lock while it writes, so set waits for a write in
+// progress: a child that does not read blocks both. That wait ends when
+// the child reads, or when its stdin is closed: by the ladder, or by proc
+// once the child is reaped — a grandchild holding the pipe without reading
+// cannot keep the loop from handling the exit.
 type switchWriter struct {
 	mu   sync.Mutex
 	w    io.Writer

@@ -150,6 +150,26 @@ func (s *session) finish() int {
 	return 0
 }
 
+// readToEOF reads what the shim writes to the client until its stdout ends.
+func (s *session) readToEOF() []string {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
+	defer cancel()
+	var lines []string
+	for {
+		l, err := s.client.ReadLine(ctx)
+		if len(l) > 0 {
+			lines = append(lines, string(l))
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			s.t.Fatalf("stdout still open after %v; got %q", eventWait, lines)
+		}
+		if err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, testfixtures.ErrServerRequest) {
+			return lines
+		}
+	}
+}
+
 // call sends a request and returns the line that answers it, passing over
 // anything else the server writes (noise, notifications, other ids).
 func (s *session) call(id, method, params string) string {
