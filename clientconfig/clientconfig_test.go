@@ -76,11 +76,11 @@ func TestFindOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := Find(project, home, noEnv); !slices.Equal(got, files) {
+	if got := Find(project, home, fixtureEnv(home)); !slices.Equal(got, files) {
 		t.Errorf("Find(%s, %s) = %q, want %q", project, home, got, files)
 	}
 	// The project is home: ~/.cursor/mcp.json is listed once.
-	if got, want := Find(home, home, noEnv), []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
+	if got, want := Find(home, home, fixtureEnv(home)), []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
 		t.Errorf("Find(%s, %s) = %q, want %q", home, home, got, want)
 	}
 	if got := Find("", "", noEnv); got != nil {
@@ -89,6 +89,17 @@ func TestFindOrder(t *testing.T) {
 }
 
 func noEnv(string) string { return "" }
+
+// fixtureEnv has the fixtures' ~/.config stand for %APPDATA% on Windows
+// (elsewhere ~/.config is where the apps look without it).
+func fixtureEnv(home string) func(string) string {
+	return func(k string) string {
+		if k == "APPDATA" {
+			return filepath.Join(home, ".config")
+		}
+		return ""
+	}
+}
 
 const sep = string(filepath.Separator)
 
@@ -191,7 +202,7 @@ func TestLoadFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", tt.name)
-			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"), noEnv)
+			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"), fixtureEnv(filepath.Join(dir, "home")))
 			got, probs, err := Load(files, tt.lookup)
 			if err != nil {
 				t.Fatalf("Load(%q): %v", files, err)

@@ -24,8 +24,9 @@ import (
 
 // sysProcess holds the child's job. Signal and Kill may race Release.
 type sysProcess struct {
-	mu  sync.Mutex
-	job windows.Handle // 0 once released
+	mu    sync.Mutex
+	job   windows.Handle // 0 once released
+	ended bool           // the shim ended the job (TerminateJobObject)
 }
 
 // stillActive is GetExitCodeProcess's code for a running process (STILL_ACTIVE).
@@ -212,13 +213,19 @@ const (
 	KillName = "TerminateJobObject"
 )
 
-// Status returns the exit code and, Windows having no signals, no signal
-// name. Valid after Exited is closed.
+// Status returns the exit code and, when the shim ended the child's job,
+// KillName as the signal: Windows has no signals, and an exit code cannot
+// say who ended a process. Valid after Exited is closed.
 func (p *Process) Status() (code int, signal string) {
 	if p.state == nil {
 		return -1, ""
 	}
-	return p.state.ExitCode(), ""
+	p.sys.mu.Lock()
+	defer p.sys.mu.Unlock()
+	if code = p.state.ExitCode(); p.sys.ended && code == killExitCode {
+		return code, KillName
+	}
+	return code, ""
 }
 
 // ShellStatus is the child's exit code. Valid after Exited is closed.
@@ -250,7 +257,9 @@ func (s *sysProcess) terminate() error {
 	if s.job == 0 {
 		return nil
 	}
-	return windows.TerminateJobObject(s.job, killExitCode)
+	err := windows.TerminateJobObject(s.job, killExitCode)
+	s.ended = s.ended || err == nil
+	return err
 }
 
 // ErrNoConsole is Signal's answer to a stop request when the shim has no

@@ -81,8 +81,8 @@ func TestJobKillsTree(t *testing.T) {
 		t.Fatal("the child still runs 30s after Kill")
 	}
 	gone(t, "grandchild", gc)
-	if code, _ := p.Status(); code != killExitCode {
-		t.Errorf("exit code after Kill: got %d, want %d", code, killExitCode)
+	if code, sig := p.Status(); code != killExitCode || sig != KillName {
+		t.Errorf("status after Kill: got %d %q, want %d %q", code, sig, killExitCode, KillName)
 	}
 }
 
@@ -109,8 +109,8 @@ func TestStopByClosingStdin(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the child still runs 30s after its stdin closed")
 	}
-	if code, _ := p.Status(); code != 0 {
-		t.Errorf("exit code: got %d, want 0", code)
+	if code, sig := p.Status(); code != 0 || sig != "" {
+		t.Errorf("status: got %d %q, want 0 and no signal", code, sig)
 	}
 }
 

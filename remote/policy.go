@@ -58,7 +58,7 @@ func Classify(status int, err error, hadSession bool) Class {
 
 func isTimeout(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED)
+	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, wsaeConnRefused)
 }
 
 // Policy is the reconnect policy of seed 004.

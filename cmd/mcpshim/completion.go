@@ -5,12 +5,14 @@ import (
 	"strings"
 )
 
-const completionUsage = `usage: mcpshim completion bash|zsh|fish
+const completionUsage = `usage: mcpshim completion bash|zsh|fish|powershell
 
 Prints a completion script for the shell:
   bash:  source <(mcpshim completion bash)         (or save it in ~/.local/share/bash-completion/completions/mcpshim)
   zsh:   source <(mcpshim completion zsh)          (after compinit; or save it as _mcpshim on your $fpath)
   fish:  mcpshim completion fish > ~/.config/fish/completions/mcpshim.fish
+  powershell:  mcpshim completion powershell | Out-String | Invoke-Expression
+               (add that line to $PROFILE to keep it)
 
 Subcommands complete from the script; flags are read from mcpshim help
 COMMAND when you press Tab, so they are always this mcpshim's own; after --
@@ -45,7 +47,7 @@ _mcpshim() {
 	elif [[ $sub == ledger ]] && ((COMP_CWORD == 2)); then
 		words="@LEDGER@"
 	elif [[ $sub == completion ]]; then
-		words="bash zsh fish"
+		words="bash zsh fish powershell"
 	else
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return
@@ -80,7 +82,7 @@ _mcpshim() {
 	elif [[ $sub == ledger ]] && (( CURRENT == 3 )); then
 		compadd -- @LEDGER@
 	elif [[ $sub == completion ]]; then
-		compadd -- bash zsh fish
+		compadd -- bash zsh fish powershell
 	else
 		_files
 	fi
@@ -106,21 +108,21 @@ complete -c mcpshim -f
 complete -c mcpshim -n '__fish_use_subcommand' -a '@SUBCOMMANDS@'
 complete -c mcpshim -n '__fish_seen_subcommand_from help' -a '@SUBCOMMANDS@'
 complete -c mcpshim -n '__fish_seen_subcommand_from ledger; and not __fish_seen_subcommand_from @LEDGER@' -a '@LEDGER@'
-complete -c mcpshim -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish'
+complete -c mcpshim -n '__fish_seen_subcommand_from completion' -a 'bash zsh fish powershell'
 complete -c mcpshim -n 'string match -q -- "-*" (commandline -ct)' -a '(__mcpshim_flags)'
 complete -c mcpshim -n '__fish_seen_subcommand_from ledger probe lock wrap unwrap' -F
 `
 
 // runCompletion is `mcpshim completion SHELL`.
 func runCompletion(c *cli, args []string) int {
-	scripts := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+	scripts := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion, "powershell": powershellCompletion}
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(c.stdout, completionUsage)
 		return 0
 	}
 	if len(args) != 1 || scripts[args[0]] == "" {
 		if len(args) > 0 {
-			fmt.Fprintf(c.stderr, "mcpshim completion: no shell %q%s\n", args[0], didYouMean(args[0], []string{"bash", "zsh", "fish"}))
+			fmt.Fprintf(c.stderr, "mcpshim completion: no shell %q%s\n", args[0], didYouMean(args[0], []string{"bash", "zsh", "fish", "powershell"}))
 		}
 		fmt.Fprint(c.stderr, completionUsage)
 		return exitUsage

@@ -58,6 +58,23 @@ func TestConventions(t *testing.T) {
 	}
 }
 
+// TestPowerShellCompletion: the script registers a native completer for
+// mcpshim and mcpshim.exe that knows the subcommands and asks the binary for
+// flags. No PowerShell runs it here (none on the build machine).
+func TestPowerShellCompletion(t *testing.T) {
+	code, stdout, stderr := runBuilt(t, t.TempDir(), nil, "completion", "powershell")
+	for _, want := range []string{"Register-ArgumentCompleter -Native -CommandName mcpshim, mcpshim.exe",
+		"'" + strings.Join(subcommands, " ") + "' -split ' '", "'" + ledgerSubcommands + "' -split ' '",
+		"& $cmd @ctx", "'bash', 'zsh', 'fish', 'powershell'"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("completion powershell: exit %d, script lacks %q\n%s%s", code, want, stdout, stderr)
+		}
+	}
+	if strings.Contains(stdout, "@SUBCOMMANDS@") || strings.Contains(stdout, "@LEDGER@") {
+		t.Errorf("completion powershell left a placeholder in the script:\n%s", stdout)
+	}
+}
+
 func TestSuggest(t *testing.T) {
 	tests := []struct{ word, want string }{
 		{"ledgr", "ledger"}, {"shwo", "show"}, {"lokc", "lock"}, {"prbe", "probe"}, {"wrpa", "wrap"},

@@ -27,7 +27,7 @@ Commands:
   mcpshim lock [--out FILE] ...           pin the expected tool surface
   mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
   mcpshim demo                            a scripted tour against built-in fixture servers
-  mcpshim completion bash|zsh|fish        a shell completion script
+  mcpshim completion bash|zsh|fish|powershell   a shell completion script
   mcpshim version [--json]
 
 mcpshim help COMMAND (or mcpshim COMMAND --help) shows a command's usage.

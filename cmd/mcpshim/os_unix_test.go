@@ -19,6 +19,10 @@ const killedStatus = 128 + 9
 // stdin's EOF and every signal but SIGKILL.
 func ladderSteps() string { return "SIGTERM,SIGKILL" }
 
+// deafServer ignores its stdin; deafEnd is what ends it after the client
+// left: the ladder's SIGTERM.
+var deafServer, deafEnd = []string{"sleep", "1000"}, "SIGTERM"
+
 // systemPath is a minimal PATH: dirs, then the system's own directories.
 func systemPath(dirs ...string) string {
 	return strings.Join(append(dirs, "/usr/bin", "/bin"), string(os.PathListSeparator))

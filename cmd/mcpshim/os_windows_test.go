@@ -26,6 +26,11 @@ func ladderSteps() string {
 	return "TerminateJobObject"
 }
 
+// deafServer ignores its stdin; deafEnd is what ends it after the client
+// left: the end of its job, the shim having no console to send
+// CTRL_BREAK_EVENT through (wine's case; a console would end it first).
+var deafServer, deafEnd = []string{"fixture", "sleep"}, "TerminateJobObject"
+
 // systemPath is a minimal Path: dirs, then the system's own directory.
 func systemPath(dirs ...string) string {
 	return strings.Join(append(dirs, filepath.Join(os.Getenv("SystemRoot"), "system32")), string(os.PathListSeparator))

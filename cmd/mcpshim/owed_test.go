@@ -123,7 +123,7 @@ func TestStoppedByShimSaysWho(t *testing.T) {
 		argv []string
 		how  string
 	}{
-		{"silent until SIGTERM", []string{"sleep", "1000"}, "stopped by mcpshim after the client left: killed by SIGTERM"},
+		{"deaf until ended", deafServer, "stopped by mcpshim after the client left: killed by " + deafEnd},
 		{"exits 0 on stdin EOF", []string{"fixture", "silent"}, "stopped by mcpshim after the client left: exited with code 0"},
 	}
 	for _, c := range cases {
