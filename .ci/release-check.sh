@@ -92,12 +92,16 @@ for sbom in dist/mcpshim_"$version"_*.cdx.json; do
 	n=$(json "$sbom" 'v.bomFormat === "CycloneDX" ? v.components.length : 0')
 	[ "$n" -gt 0 ] || fail "$sbom is not a CycloneDX SBOM with components"
 done
-formula=dist/homebrew/Formula/mcpshim.rb
-[ -f "$formula" ] || fail "no Homebrew formula in $formula"
+cask=dist/homebrew/Casks/mcpshim.rb
+[ -f "$cask" ] || fail "no Homebrew cask in $cask"
 while read -r sum file; do
-	case $file in *.tar.gz) grep -q "sha256 \"$sum\"" "$formula" || fail "$formula lacks $file's sha256" ;; esac
+	case $file in *.tar.gz) grep -q "sha256 \"$sum\"" "$cask" || fail "$cask lacks $file's sha256" ;; esac
 done <dist/checksums.txt
-if command -v ruby >/dev/null; then ruby -c "$formula" >/dev/null; fi
+grep -q 'binary "mcpshim"' "$cask" || fail "$cask does not install the mcpshim binary"
+if command -v ruby >/dev/null; then ruby -c "$cask" >/dev/null; fi
+if grep -q DEPRECATED "$tmp/goreleaser.log"; then
+	grep DEPRECATED "$tmp/goreleaser.log"; fail "GoReleaser warns that .goreleaser.yaml uses something deprecated"
+fi
 
 echo "== reproducible"
 # The same commit built again, in another directory, gives the same bytes.
@@ -133,6 +137,17 @@ npx="npx --offline --cache $tmp/npm-cache"
 got=$($npx mcpshim --version)
 [ "$got" = "$("$tmp/$host_os-$host_arch/mcpshim" version)" ] || fail "npx mcpshim --version says $got"
 echo "npx mcpshim --version: $got"
+
+# The main package alone (its tarball, or --omit=optional): the launcher names
+# the platform package it lacks and the command that installs it.
+mkdir "$tmp/alone"
+npm install --offline --omit=optional --cache "$tmp/npm-cache" --prefix "$tmp/alone" --no-audit --no-fund --loglevel=error \
+	"$main_tgz" >/dev/null
+alone=0
+(cd "$tmp/alone" && $npx mcpshim --version) >/dev/null 2>"$tmp/alone.err" || alone=$?
+[ "$alone" = 1 ] && grep -q "npm install @mcpshim/$host_os-$cpu@$version" "$tmp/alone.err" ||
+	{ cat "$tmp/alone.err"; fail "npx mcpshim without its platform package exits $alone, want 1 naming npm install @mcpshim/$host_os-$cpu@$version"; }
+echo "npx mcpshim without @mcpshim/$host_os-$cpu: $(cat "$tmp/alone.err")"
 
 # A wrapped server through npx: the client reads the server's bytes, unchanged.
 bin=$tmp/prefix/node_modules/@mcpshim/$host_os-$cpu/bin/mcpshim

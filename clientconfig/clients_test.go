@@ -154,9 +154,9 @@ func TestClientFixtures(t *testing.T) {
 func TestWrapTOML(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"no args", "[mcp_servers.t]\ncommand = \"tickets\"\nenabled = true\n",
-			"[mcp_servers.t]\ncommand = \"/s/mcpshim\"\nargs = [\"--name\", \"t\", \"--\", \"tickets\"]\nenabled = true\n"},
+			"[mcp_servers.t]\ncommand = \"/s/mcpshim\"\nargs = [ \"--name\", \"t\", \"--\", \"tickets\" ]\nenabled = true\n"},
 		{"no args at the end, crlf", "[mcp_servers.t]\r\ncommand = 'tickets' # literal",
-			"[mcp_servers.t]\r\ncommand = \"/s/mcpshim\" # literal\r\nargs = [\"--name\", \"t\", \"--\", 'tickets']"},
+			"[mcp_servers.t]\r\ncommand = \"/s/mcpshim\" # literal\r\nargs = [ \"--name\", \"t\", \"--\", 'tickets' ]"},
 		{"args before command", "[mcp_servers.\"my fs\"]\nargs = [\"-y\", \"fs\"] # why\ncommand = \"npx\"\n",
 			"[mcp_servers.\"my fs\"]\nargs = [\"--name\", \"my fs\", \"--\", \"npx\", \"-y\", \"fs\"] # why\ncommand = \"/s/mcpshim\"\n"},
 		{"multi-line args", "[mcp_servers.fs]\ncommand = \"npx\"\nargs = [\n  \"-y\", # quiet\n  \"fs\",\n]\n",

@@ -1,12 +1,15 @@
 package clientconfig
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
+
+var utf8BOM = []byte("\xEF\xBB\xBF")
 
 // kind is the JSON type of a value.
 type kind byte
@@ -74,6 +77,7 @@ func (e *SyntaxError) Error() string {
 type parser struct {
 	data   []byte
 	pos    int
+	depth  int  // objects and arrays open at pos
 	jsonc  bool // comments allowed
 	commas bool // trailing commas allowed
 	file   string
@@ -88,8 +92,8 @@ func parse(file string, data []byte, jsonc bool, client string) (*value, error) 
 // comments and then calls JSON.parse, which refuses a trailing comma.
 func parseWith(file string, data []byte, comments, commas bool, client string) (*value, error) {
 	p := &parser{data: data, jsonc: comments, commas: commas, file: file, client: client}
-	if len(data) >= 3 && data[0] == 0xEF && data[1] == 0xBB && data[2] == 0xBF {
-		p.pos = 3 // a UTF-8 byte order mark: editors write it, JSON ignores it
+	if bytes.HasPrefix(data, utf8BOM) {
+		p.pos = len(utf8BOM) // editors write it, JSON ignores it
 	}
 	if err := p.space(); err != nil {
 		return nil, err
@@ -203,7 +207,26 @@ func (p *parser) value() (*value, error) {
 	}
 }
 
+// maxDepth bounds how deep a config's values nest: the parsers recurse, and
+// a file nested millions deep overflowed the stack. No client's config comes
+// near it.
+const maxDepth = 1000
+
+const deepMsg = "values nested more than 1000 deep: no client config is; the file is refused"
+
+// enter counts one more open object or array, refusing one too many.
+func (p *parser) enter() error {
+	if p.depth++; p.depth > maxDepth {
+		return p.errorf(p.pos, deepMsg)
+	}
+	return nil
+}
+
 func (p *parser) object() (*value, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	v := &value{kind: kindObject, start: p.pos}
 	p.pos++ // {
 	for {
@@ -255,6 +278,10 @@ func (p *parser) object() (*value, error) {
 }
 
 func (p *parser) array() (*value, error) {
+	if err := p.enter(); err != nil {
+		return nil, err
+	}
+	defer func() { p.depth-- }()
 	v := &value{kind: kindArray, start: p.pos}
 	p.pos++ // [
 	for {

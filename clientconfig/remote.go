@@ -2,7 +2,6 @@ package clientconfig
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,6 +17,8 @@ const RemoteEntryFlag = "--remote-entry"
 //
 //	"command": shim, "args": ["--name", NAME, flags..., "--url", URL,
 //	    "--header", "Name: value"..., "--remote-entry", ORIGINAL]
+//
+// ORIGINAL is the entry's bytes on one line (oneLine).
 //
 // Header values keep their ${VAR} references, expanded by the shim from its
 // environment. An "sse" entry (the old HTTP+SSE transport) is not bridged;
@@ -43,7 +44,7 @@ func WrapRemote(file string, data []byte, shim string, flags []string, sc Scope)
 		for _, h := range headers {
 			items = append(items, quote("--header"), quote(h))
 		}
-		items = append(items, quote(RemoteEntryFlag), quote(string(data[obj.start:obj.end])))
+		items = append(items, quote(RemoteEntryFlag), quote(oneLine(data[obj.start:obj.end])))
 		return []splice{{obj.start, obj.end, stdioObject(data, obj, shim, items)}}, Rewritten, "", true
 	})
 }
@@ -61,10 +62,14 @@ func UnwrapRemote(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 		if i < 0 || i+1 >= len(a) {
 			return nil, 0, "", false
 		}
-		if !validRemoteEntry(a[i+1]) {
+		orig := []byte(a[i+1])
+		if !strings.ContainsAny(a[i+1], "\r\n") { // written by oneLine (an older wrap kept the raw lines)
+			orig = fromOneLine(a[i+1])
+		}
+		if !validRemoteEntry(orig) {
 			return nil, SkippedBroken, RemoteEntryFlag + " does not hold a JSON object to restore", true
 		}
-		return []splice{{obj.start, obj.end, []byte(a[i+1])}}, Rewritten, "", true
+		return []splice{{obj.start, obj.end, orig}}, Rewritten, "", true
 	})
 }
 
@@ -170,8 +175,10 @@ func trimComma(lead string) string {
 	return ""
 }
 
-// validRemoteEntry reports whether s, a --remote-entry value, is a JSON
-// object: unwrap refuses to splice anything else into a config.
-func validRemoteEntry(s string) bool {
-	return json.Valid([]byte(s)) && strings.HasPrefix(strings.TrimSpace(s), "{")
+// validRemoteEntry reports whether b, a --remote-entry value, is a JSON
+// (JSONC, in VS Code's files) object: unwrap refuses to splice anything
+// else into a config.
+func validRemoteEntry(b []byte) bool {
+	v, err := parseWith("", b, true, true, "")
+	return err == nil && v.kind == kindObject
 }

@@ -3,6 +3,7 @@ package clientconfig
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -91,4 +92,34 @@ func TestUnwrapRemoteRefusesAForgedEntry(t *testing.T) {
 	if string(out) != in || len(entries) != 1 || entries[0].Result != SkippedBroken {
 		t.Fatalf("UnwrapRemote of a forged entry = %v, wrote %s; want it skipped, nothing changed", entries, out)
 	}
+}
+
+// TestOneLine: a remote entry's bytes ride in one argument on one line and
+// come back byte for byte, comments, backslashes and CRLF included.
+func TestOneLine(t *testing.T) {
+	for _, in := range []string{
+		"{\n      \"type\": \"http\",\n      \"url\": \"https://x/mcp\"\n    }",
+		"{\r\n\t\"url\": \"https://x/\\n\\\\\" // a C:\\new \"path\r\n}",
+		"{ /* multi\n line * / \\n */ \"url\": \"u\\\"//\" }",
+		`{"url":"https://x"}`,
+		"{\"a\": \"\\\\\", \"b\": \"\\\"\" // \\\\n\n}",
+	} {
+		line := oneLine([]byte(in))
+		if strings.ContainsAny(line, "\r\n") {
+			t.Errorf("oneLine(%q) = %q: not one line", in, line)
+		}
+		if back := fromOneLine(line); string(back) != in {
+			t.Errorf("fromOneLine(oneLine(%q)) = %q (via %q)", in, back, line)
+		}
+	}
+}
+
+func FuzzOneLine(f *testing.F) {
+	f.Add("{\n \"a\": \"b\\n\" // c\\d\n}")
+	f.Add("/* \\ */ \"\\\"\"\r\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		if back := fromOneLine(oneLine([]byte(in))); string(back) != in {
+			t.Errorf("fromOneLine(oneLine(%q)) = %q", in, back)
+		}
+	})
 }

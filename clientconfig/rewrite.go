@@ -50,9 +50,12 @@ type splice struct {
 //
 //	"command": shim, "args": ["--name", NAME, flags..., "--", COMMAND, ARGS...]
 //
-// Only the bytes of the command value and the args value change (an args
-// member is added when there was none), so key order, whitespace, line
-// endings and unknown keys survive, and Unwrap restores the original bytes.
+// Only the bytes of the command value and the args value change, so key
+// order, whitespace, line endings and unknown keys survive, and Unwrap
+// restores the original bytes. An args member is added when there was none,
+// written "[ ... ]" with a space before its "]": wrap's items inserted into
+// an existing array never leave one there, so Unwrap can tell an added args
+// (removed with its key) from an emptied "args": [] (kept).
 // Wrapped entries are left as they are. Comments and trailing commas, where
 // the client allows them, are kept where they are.
 func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]byte, []Entry, error) {
@@ -71,7 +74,7 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 			if bytes.Contains(data, []byte("\r\n")) {
 				nl = "\r\n"
 			}
-			text := fmt.Appendf(nil, "args = [%s]%s", join(items, " "), nl)
+			text := fmt.Appendf(nil, "args = [ %s ]%s", join(items, " "), nl)
 			if eol == len(data) {
 				text = append([]byte(nl), text[:len(text)-len(nl)]...)
 			} else {
@@ -85,7 +88,7 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 			if lead == "" { // {"command": ...} on one line: space like the colon does
 				lead = inlineSep(colon)
 			}
-			text := fmt.Appendf(nil, ",%s\"args\":%s[%s]", lead, colon, join(items, inlineSep(colon)))
+			text := fmt.Appendf(nil, ",%s\"args\":%s[ %s ]", lead, colon, join(items, inlineSep(colon)))
 			return append(edits, splice{cmd.end, cmd.end, text}), Rewritten, ""
 		}
 		return append(edits, arrayPrefix(data, args, items, inlineSep(spaceBefore(data, args.start)))), Rewritten, ""
@@ -94,7 +97,8 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 
 // Unwrap returns data with each entry in sc that runs mcpshim restored to the server after "--": the exact bytes Wrap
 // replaced, and a sensible layout for an entry wrapped by hand. An args list
-// left empty is removed with its key, since Wrap adds one when there was none.
+// left empty is removed with its key when Wrap added it (its "[ ... ]"), and
+// kept as it was ("[]", "[ ]", "[/*x*/]") otherwise.
 func Unwrap(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 	return rewriteStdio(file, data, sc, func(obj *value, name string, d dialect, cmd, args *value) ([]splice, Result, string) {
 		shim, real, ok := splitShim(cmd.str, strs(args))
@@ -111,7 +115,14 @@ func Unwrap(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 		server := args.elems[len(shim)+1]
 		edits := []splice{{cmd.start, cmd.end, data[server.start:server.end]}}
 		if len(real) > 1 {
-			return append(edits, splice{args.elems[0].start, args.elems[len(shim)+2].start, nil}), Rewritten, how
+			// Up to the comma after the server's command and the space Wrap
+			// put after it: a comment before the first argument stays.
+			return append(edits, splice{args.elems[0].start, afterComma(data, server.end), nil}), Rewritten, how
+		}
+		last := args.elems[len(args.elems)-1]
+		if tail := data[last.end : args.end-1]; len(tail) == 0 || len(bytes.TrimLeft(tail, " \t\r\n")) > 0 {
+			// Not Wrap's "[ ... ]": the array was there, empty, before.
+			return append(edits, splice{args.elems[0].start, last.end, nil}), Rewritten, how
 		}
 		i := obj.index("args")
 		if d == codex { // the whole args line goes
@@ -235,6 +246,20 @@ func arrayPrefix(data []byte, arr *value, items [][]byte, sep string) splice {
 		text = append(append(text, ','), sep...)
 	}
 	return splice{pos, pos, text}
+}
+
+// afterComma is the offset past the comma that follows off (across
+// whitespace and comments) and the whitespace after it.
+func afterComma(data []byte, off int) int {
+	p := &parser{data: data, pos: off, jsonc: true}
+	p.space()
+	if p.pos < len(data) && data[p.pos] == ',' {
+		p.pos++
+	}
+	for p.pos < len(data) && strings.IndexByte(" \t\r\n", data[p.pos]) >= 0 {
+		p.pos++
+	}
+	return p.pos
 }
 
 // spaceBefore is the run of whitespace that ends at off.

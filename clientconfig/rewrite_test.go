@@ -135,11 +135,11 @@ func TestWrapLayouts(t *testing.T) {
   "mcpServers": {
     "mem": {
       "command": "/opt/bin/mcpshim",
-      "args": ["--name", "mem", "--ledger", "/var/log/mcp", "--", "memory-server"]
+      "args": [ "--name", "mem", "--ledger", "/var/log/mcp", "--", "memory-server" ]
     },
     "env-after": {
       "command": "/opt/bin/mcpshim",
-      "args": ["--name", "env-after", "--ledger", "/var/log/mcp", "--", "srv"],
+      "args": [ "--name", "env-after", "--ledger", "/var/log/mcp", "--", "srv" ],
       "env": {}
     }
   }
@@ -149,13 +149,13 @@ func TestWrapLayouts(t *testing.T) {
 			name: "no args, compact",
 			file: ".mcp.json",
 			in:   `{"mcpServers":{"mem":{"command":"memory-server"}}}`,
-			want: `{"mcpServers":{"mem":{"command":"/opt/bin/mcpshim","args":["--name","mem","--ledger","/var/log/mcp","--","memory-server"]}}}`,
+			want: `{"mcpServers":{"mem":{"command":"/opt/bin/mcpshim","args":[ "--name","mem","--ledger","/var/log/mcp","--","memory-server" ]}}}`,
 		},
 		{
 			name: "claude.json projects",
 			file: "/home/dev/.claude.json",
 			in:   `{"mcpServers": {"a": {"command": "x"}}, "projects": {"/p": {"mcpServers": {"b": {"command": "y", "args": ["1"]}}}}}`,
-			want: `{"mcpServers": {"a": {"command": "/opt/bin/mcpshim", "args": ["--name", "a", "--ledger", "/var/log/mcp", "--", "x"]}}, "projects": {"/p": {"mcpServers": {"b": {"command": "/opt/bin/mcpshim", "args": ["--name", "b", "--ledger", "/var/log/mcp", "--", "y", "1"]}}}}}`,
+			want: `{"mcpServers": {"a": {"command": "/opt/bin/mcpshim", "args": [ "--name", "a", "--ledger", "/var/log/mcp", "--", "x" ]}}, "projects": {"/p": {"mcpServers": {"b": {"command": "/opt/bin/mcpshim", "args": ["--name", "b", "--ledger", "/var/log/mcp", "--", "y", "1"]}}}}}`,
 		},
 		{
 			name: "vscode servers",
@@ -211,7 +211,7 @@ func TestWrapEntries(t *testing.T) {
 	if !reflect.DeepEqual(entries, want) {
 		t.Errorf("Wrap(%s) entries:\ngot  %+v\nwant %+v", in, entries, want)
 	}
-	if wantOut := strings.Replace(in, `"fs": {"command": "npx"}`, `"fs": {"command": "/opt/bin/mcpshim", "args": ["--name", "fs", "--", "npx"]}`, 1); string(got) != wantOut {
+	if wantOut := strings.Replace(in, `"fs": {"command": "npx"}`, `"fs": {"command": "/opt/bin/mcpshim", "args": [ "--name", "fs", "--", "npx" ]}`, 1); string(got) != wantOut {
 		t.Errorf("Wrap(%s) =\n%s\nwant\n%s", in, got, wantOut)
 	}
 
@@ -236,10 +236,14 @@ func TestUnwrapByHand(t *testing.T) {
 		},
 		{
 			`{"mcpServers": {"a": {"command": "mcpshim", "env": {}, "args": ["--", "srv"]}}}`,
-			`{"mcpServers": {"a": {"command": "srv", "env": {}}}}`,
+			`{"mcpServers": {"a": {"command": "srv", "env": {}, "args": []}}}`,
 		},
-		{ // an empty args list goes with its key: Wrap cannot tell it from none
+		{ // an args list Wrap did not add is kept, emptied
 			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["--", "srv"], "env": {}}}}`,
+			`{"mcpServers": {"a": {"command": "srv", "args": [], "env": {}}}}`,
+		},
+		{ // one it added ("[ ... ]") goes with its key
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": [ "--", "srv" ], "env": {}}}}`,
 			`{"mcpServers": {"a": {"command": "srv", "env": {}}}}`,
 		},
 		{ // mcpshim without "--" is mcpshim itself, not a wrapped server
@@ -357,6 +361,36 @@ func TestIsShim(t *testing.T) {
 	} {
 		if got := isShim(cmd); got != want {
 			t.Errorf("isShim(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+}
+
+// TestUnwrapRestoresEmptyArgsAndComments: Unwrap gives back the bytes Wrap
+// was given when args was an empty array in any spelling, and when a comment
+// stood before the first argument.
+func TestUnwrapRestoresEmptyArgsAndComments(t *testing.T) {
+	for _, tt := range []struct{ file, in string }{
+		{".mcp.json", `{"mcpServers": {"a": {"command": "srv", "args": []}}}`},
+		{".mcp.json", `{"mcpServers": {"a": {"command": "srv", "args" : [ ]}}}`},
+		{".mcp.json", "{\"mcpServers\": {\"a\": {\n  \"command\": \"srv\",\n  \"args\": [\n  ],\n  \"env\": {}\n}}}"},
+		{".mcp.json", `{"mcpServers": {"a": {"command": "srv"}}}`},
+		{".vscode/mcp.json", `{"servers": {"a": {"command": "srv", "args": [/*x*/]}}}`},
+		{".vscode/mcp.json", `{"servers": {"a": {"command": "srv", "args": [ /*x*/ ]}}}`},
+		{".vscode/mcp.json", `{"servers": {"a": {"command": "srv", "args": [/*c*/ "x", "y"]}}}`},
+		{".vscode/mcp.json", "{\"servers\": {\"a\": {\"command\": \"srv\", \"args\": [\n    // the root\n    \"/tmp\",\n  ]}}}"},
+		{".vscode/mcp.json", "{\"servers\": {\"a\": {\"command\": \"srv\", \"args\": [ // c\n  ]}}}"},
+		{".codex/config.toml", "[mcp_servers.a]\ncommand = \"srv\"\nargs = []\n"},
+		{".codex/config.toml", "[mcp_servers.a]\ncommand = \"srv\"\nargs = [ ]\nenabled = true\n"},
+		{".codex/config.toml", "[mcp_servers.a]\ncommand = \"srv\"\n"},
+	} {
+		wrapped, _, err := Wrap(tt.file, []byte(tt.in), "/s/mcpshim", nil, Scope{})
+		if err != nil || !strings.Contains(string(wrapped), `"--name"`) {
+			t.Errorf("Wrap(%q) = %q, %v", tt.in, wrapped, err)
+			continue
+		}
+		got, _, err := Unwrap(tt.file, wrapped, Scope{})
+		if err != nil || string(got) != tt.in {
+			t.Errorf("Unwrap(Wrap(%q)):\n got %q, %v\nwant the original; wrapped %q", tt.in, got, err, wrapped)
 		}
 	}
 }

@@ -18,6 +18,10 @@ import (
 // with dotted keys or an inline table) has start -1 and is read, never
 // rewritten.
 func parseTOML(file string, data []byte) (*value, error) {
+	if off := tooDeep(data); off >= 0 {
+		line, col := position(data, off)
+		return nil, &SyntaxError{File: file, Line: line, Col: col, Msg: deepMsg}
+	}
 	var doc map[string]any
 	if _, err := toml.Decode(string(data), &doc); err != nil {
 		var perr toml.ParseError
@@ -139,6 +143,9 @@ func scanTOMLTables(data []byte, prefix string) map[string]*tomlTable {
 	out := map[string]*tomlTable{}
 	var cur *tomlTable
 	pos := 0
+	if bytes.HasPrefix(data, utf8BOM) {
+		pos = len(utf8BOM) // Codex's parser (the toml crate's lexer) skips it too
+	}
 	for pos < len(data) {
 		lineStart := pos
 		pos = skipSpace(data, pos)
@@ -304,6 +311,28 @@ func skipString(data []byte, pos int) int {
 		}
 	}
 	return len(data)
+}
+
+// tooDeep is the offset at which the arrays and inline tables of a TOML
+// document nest deeper than maxDepth, or -1: the decoder recurses, and a file
+// nested millions deep overflowed the stack.
+func tooDeep(data []byte) int {
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"', '\'':
+			i = skipString(data, i) - 1
+		case '#':
+			i = lineEnd(data, i) - 1
+		case '[', '{':
+			if depth++; depth > maxDepth {
+				return i
+			}
+		case ']', '}':
+			depth--
+		}
+	}
+	return -1
 }
 
 // skipNested returns the end of the array or inline table at pos, stepping

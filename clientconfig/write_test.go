@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestReplace(t *testing.T) {
@@ -14,8 +15,8 @@ func TestReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	orig, _ := os.Stat(file) // 0600 on Unix; Windows has no modes to keep
-	backup, err := Replace(file, []byte(`{"v": 1}`), []byte(`{"v": 2}`))
-	if err != nil {
+	backup := BackupPath(filepath.Join(dir, "state", "backups"), file, "wrap", time.Now())
+	if err := Replace(file, []byte(`{"v": 1}`), []byte(`{"v": 2}`), backup); err != nil {
 		t.Fatalf("Replace(%s): %v", file, err)
 	}
 	for path, want := range map[string]string{file: `{"v": 2}`, backup: `{"v": 1}`} {
@@ -25,11 +26,8 @@ func TestReplace(t *testing.T) {
 			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, %v", path, got, fi.Mode().Perm(), err, serr, want, orig.Mode().Perm())
 		}
 	}
-	if backup != file+".mcpshim.bak" {
-		t.Errorf("backup = %s, want %s.mcpshim.bak", backup, file)
-	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
-		t.Errorf("dir holds %v after Replace, want the file and its backup only", entries)
+		t.Errorf("dir holds %v after Replace, want the file and the state directory only", entries)
 	}
 }
 
@@ -38,7 +36,7 @@ func TestReplaceRefusesAChangedFile(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"numStartups": 2}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Replace(file, []byte(`{"numStartups": 1}`), []byte(`{}`))
+	err := Replace(file, []byte(`{"numStartups": 1}`), []byte(`{}`), filepath.Join(t.TempDir(), "b"))
 	got, _ := os.ReadFile(file)
 	if !errors.Is(err, ErrChanged) || string(got) != `{"numStartups": 2}` {
 		t.Errorf("Replace over a file changed since it was read: %v, file %q; want ErrChanged and the file kept", err, got)

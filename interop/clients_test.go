@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 
 	gomcp "github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
@@ -106,16 +107,21 @@ func goSDKClient(root string) *mcp.Client {
 // mcpgoSession is mark3labs/mcp-go's stdio client with its default version
 // (2026-07-28 with the initialize fallback).
 func mcpgoSession(ctx context.Context, argv, env []string, stderr *os.File, s serverRun) (o outcome, err error) {
-	c, err := gomcp.NewStdioMCPClientWithOptions(argv[0], env, argv[1:], transport.WithCommandFunc(
+	t := transport.NewStdioWithOptions(argv[0], env, argv[1:], transport.WithCommandFunc(
 		func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
 			cmd.Env = append(os.Environ(), env...)
 			cmd.Stderr = stderr
 			return cmd, nil
 		}))
-	if err != nil {
+	if err := t.Start(context.Background()); err != nil {
 		return o, fmt.Errorf("start: %w", err)
 	}
+	// mcp-go falls back to initialize when server/discover is unanswered for
+	// 5 s: a node server starting on a loaded machine takes that long, and the
+	// session's era would depend on the load. The fallback is tested on a
+	// refusal, so the probe waits as long as the session may.
+	c := gomcp.NewClient(t, gomcp.WithDiscoverTimeout(time.Minute))
 	defer func() {
 		if cerr := c.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close: %w", cerr)

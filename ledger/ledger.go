@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/rs/zerolog"
 )
@@ -36,6 +36,9 @@ type Options struct {
 	JSON bool
 	// Color colours text events (only on a terminal, never with NO_COLOR).
 	Color bool
+	// Notices receives the ledger's own lines (cannot open, repaired,
+	// reopened), also with --quiet; nil sends them to Events.
+	Notices io.Writer
 	// OnRecord, when set, sees every record after it was written (redacted
 	// exactly as on disk). It runs on the recorder's goroutine and must not
 	// block: an exporter queues and drops.
@@ -139,7 +142,7 @@ func DefaultDir(getenv func(string) string) string {
 }
 
 // Open opens the ledger, creating its directories and file for their owner
-// only (0700 and 0600; see ownerfile for Windows).
+// only (0700 and 0600; see safefile for Windows).
 // It always returns a usable Ledger; the error says why the file is off.
 func Open(opts Options) (*Ledger, error) {
 	if opts.MaxSize <= 0 {
@@ -158,11 +161,14 @@ func Open(opts Options) (*Ledger, error) {
 	return l, nil
 }
 
+// open opens the file at the ledger's path, never through a symlink and
+// only in a directory no other user controls (safefile); what it had to
+// repair for that is said on stderr.
 func (l *Ledger) open() error {
-	if err := ownerfile.MkdirAll(filepath.Dir(l.opts.Path)); err != nil {
-		return err
+	f, note, err := safefile.OpenAppend(l.opts.Path)
+	if note != "" {
+		l.say("%s", note)
 	}
-	f, err := ownerfile.OpenAppend(l.opts.Path)
 	if err != nil {
 		return err
 	}
@@ -256,6 +262,12 @@ func (l *Ledger) Write(r *Record) {
 	}
 	l.buf.Reset()
 	r.encode(l.enc, &l.stamp, l.ts)
+	if l.buf.Len() > MaxLine {
+		r.fit(&l.buf, func() {
+			l.buf.Reset()
+			r.encode(l.enc, &l.stamp, l.ts)
+		})
+	}
 	l.print(r, l.buf.Bytes())
 	l.append(l.buf.Bytes())
 	if l.held && l.file.Len() > 64<<10 {
@@ -363,10 +375,14 @@ func (l *Ledger) Close() error {
 }
 
 func (l *Ledger) say(format string, args ...any) {
-	if l.opts.Events == nil {
+	w := l.opts.Notices
+	if w == nil {
+		w = l.opts.Events
+	}
+	if w == nil {
 		return
 	}
-	fmt.Fprintf(l.opts.Events, "mcpshim: "+format+"\n", args...)
+	fmt.Fprintf(w, "mcpshim: "+format+"\n", args...)
 }
 
 func (l *Ledger) print(r *Record, line []byte) {

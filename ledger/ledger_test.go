@@ -12,8 +12,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 func TestLedgerFileModesAndFields(t *testing.T) {
@@ -26,7 +26,7 @@ func TestLedgerFileModesAndFields(t *testing.T) {
 	l.Write(&ledger.Record{Run: "run_1", PID: 7, Phase: phases.Launch, Event: phases.Spawned, Fields: []ledger.Field{ledger.F("pid", 7), ledger.F("argv", []string{"a b"}), ledger.F("latency_ms", 1500*time.Microsecond)}})
 	l.Close()
 	for _, p := range []string{path, filepath.Dir(path)} {
-		if err := ownerfile.Check(p); err != nil {
+		if err := safefile.CheckPrivate(p); err != nil {
 			t.Errorf("the ledger is not its owner's only: %v", err) // 0600 and 0700 on Unix
 		}
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // MaxLine is the longest line the reader accepts as a record; a longer line
-// is skipped whole. The shim bounds what it writes far below this.
+// is skipped whole. The writer never writes a longer one (Record.fit).
 const MaxLine = 16 << 20
 
 // Scanner reads ledger records from one stream. It never trusts the stream:

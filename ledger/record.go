@@ -9,7 +9,9 @@ package ledger
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 )
@@ -116,4 +118,67 @@ func addField[T fieldAdder[T]](e T, f Field) T {
 	default:
 		return e.Str(f.Key, fmt.Sprint(v))
 	}
+}
+
+// fit shortens r until it encodes (in enc, into buf) to at most MaxLine
+// bytes, so that the reader, which skips a longer line as torn, reads every
+// record the writer writes: --capture full with --max-observe past 16 MiB
+// once wrote a call's answer as a record no reader counted. The biggest
+// field is cut (a string keeps its start and ends with "…", a list its first
+// elements) until the line fits, and the cut keys are listed under "cut".
+func (r *Record) fit(buf *bytes.Buffer, encode func()) {
+	var cut []string
+	for tries := 0; buf.Len() > MaxLine && tries < 8; tries++ {
+		i, size := biggest(r.Fields)
+		if i < 0 {
+			return // nothing left to cut: no field of the shim's is that big
+		}
+		// Keep the share of the field that fits, with room for escaping and
+		// the rest of the record.
+		keep := int(int64(size) * (MaxLine - 64<<10) / int64(buf.Len()))
+		f := &r.Fields[i]
+		switch v := f.Value.(type) {
+		case string:
+			for keep > 0 && keep < len(v) && !utf8.RuneStart(v[keep]) {
+				keep--
+			}
+			f.Value = v[:min(keep, len(v))] + "…"
+		case []string:
+			f.Value = v[:min(len(v)*keep/max(size, 1), len(v)-1)]
+		case []Field:
+			f.Value = v[:min(len(v)*keep/max(size, 1), len(v)-1)]
+		}
+		if !slices.Contains(cut, f.Key) {
+			cut = append(cut, f.Key)
+		}
+		if r.Fields[len(r.Fields)-1].Key == "cut" {
+			r.Fields = r.Fields[:len(r.Fields)-1]
+		}
+		r.Fields = append(r.Fields, F("cut", slices.Clone(cut)))
+		encode()
+	}
+}
+
+// biggest finds the field whose value takes the most bytes, roughly.
+func biggest(fields []Field) (index, size int) {
+	index = -1
+	for i, f := range fields {
+		n := 0
+		switch v := f.Value.(type) {
+		case string:
+			n = len(v)
+		case []string:
+			for _, s := range v {
+				n += len(s) + 3
+			}
+		case []Field:
+			for _, sub := range v {
+				n += len(sub.Key) + len(fmt.Sprint(sub.Value)) + 4
+			}
+		}
+		if n > size {
+			index, size = i, n
+		}
+	}
+	return index, size
 }

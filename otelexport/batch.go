@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // State is what a batch export remembers between invocations: how far each
@@ -34,9 +34,10 @@ type FileState struct {
 	Offset int64  `json:"offset"` // bytes exported: always the end of a line
 }
 
-// LoadState reads a state file; a missing one is an empty state.
+// LoadState reads a state file; a missing one is an empty state. It is
+// never read through a symlink, nor when it is another user's (safefile).
 func LoadState(path string) (*State, error) {
-	b, err := os.ReadFile(path)
+	b, err := safefile.Read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return &State{}, nil
 	}
@@ -56,21 +57,10 @@ func (s *State) Save(path string) error {
 	if err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}
-	if err := ownerfile.MkdirAll(filepath.Dir(path)); err != nil {
+	if _, err := safefile.Dir(filepath.Dir(path)); err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}
-	tmp, err := ownerfile.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("export state %s: %w", path, err)
-	}
-	_, werr := tmp.Write(append(b, '\n'))
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("export state %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
+	if err := safefile.Write(path, append(b, '\n'), 0o600); err != nil {
 		return fmt.Errorf("export state %s: %w", path, err)
 	}
 	return nil

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -27,6 +28,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const (
@@ -48,8 +50,10 @@ const (
 // which makes a batch export resumable. Span ids are derived from the run id
 // and the records, so the same records always give the same spans.
 //
-// A run's root span is emitted when the run ends (exited, spawn_failed);
-// its children are emitted as they end and point at it by id.
+// A run's root span is emitted when the run ends (exited, spawn_failed,
+// and a remote run's disconnected, connect_failed), with the run's verdict
+// (verdict.Judge) as its outcome and status; its children are emitted as
+// they end and point at it by id.
 // It is not safe for concurrent use.
 type Mapper struct {
 	st        mapperState
@@ -88,14 +92,14 @@ type runState struct {
 	Rounds map[string]*linkState `json:"rounds,omitempty"`
 	Tasks  map[string]*linkState `json:"tasks,omitempty"`
 
-	// What the root's status needs.
-	HandshakeDone bool   `json:"handshake_done,omitempty"`
-	Responded     bool   `json:"responded,omitempty"`   // initialize answered
-	Initialized   bool   `json:"initialized,omitempty"` // notifications/initialized seen
-	TimedOut      bool   `json:"timed_out,omitempty"`
-	Refused       string `json:"refused,omitempty"` // the handshake's JSON-RPC error
-	NoiseFirst    bool   `json:"noise_first,omitempty"`
-	SpawnFailed   string `json:"spawn_failed,omitempty"` // its error_class
+	// Where the handshake span stands.
+	HandshakeDone bool `json:"handshake_done,omitempty"`
+	Responded     bool `json:"responded,omitempty"`   // initialize answered
+	Initialized   bool `json:"initialized,omitempty"` // notifications/initialized seen
+
+	// Fold is the run's records as the verdict reads them: the root's
+	// outcome and status are its verdict, as every view's.
+	Fold verdict.Fold `json:"fold"`
 }
 
 // spanState is a span that has started and not ended.
@@ -173,6 +177,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	if e.Time.After(r.Last) {
 		r.Last = e.Time
 	}
+	r.Fold.Add(e)
 	var out []*Span
 	emit := func(s *Span) {
 		if s != nil {
@@ -195,15 +200,13 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		if r.Launch == nil {
 			r.Launch = r.open("launch", e)
 		}
-		r.SpawnFailed = e.Str("error_class")
-		emit(m.end(r, r.Launch, "launch", e, fail(r.SpawnFailed, e.Str("error"))))
+		emit(m.end(r, r.Launch, "launch", e, fail(e.Str("error_class"), e.Str("error"))))
 		r.Launch = nil
 		out = append(out, m.closeRun(r, e)...)
-	case phases.Exited:
+	case phases.Exited, phases.Disconnected, phases.ConnectFailed:
 		out = append(out, m.closeRun(r, e)...)
 
 	case phases.InitializeReceived, phases.DiscoverReceived:
-		r.Refused = "" // a refused server/discover then initialize is the dual-era fallback
 		if r.Handshake == nil && !r.HandshakeDone {
 			r.Handshake = r.open("handshake", e)
 		}
@@ -228,7 +231,6 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	case phases.InitializeFailed, phases.DiscoverFailed:
 		st := rpcFail(e)
 		emit(m.endRequest(r, e, "client", st))
-		r.Refused = st.errType + " " + e.Str("message")
 		emit(m.endHandshake(r, e, st))
 	case phases.ModernRequest:
 		r.Protocol = e.Str("protocol_version")
@@ -242,7 +244,6 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		r.Handshake.Start = backdate(e)
 		emit(m.endHandshake(r, e, status{}))
 	case phases.HandshakeTimeout:
-		r.TimedOut = true
 		if r.Handshake == nil {
 			r.Handshake = r.open("handshake", e)
 			r.Handshake.Start = r.SpawnedAt
@@ -314,9 +315,6 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		emit(m.endRequest(r, e, dirOf(e), fail(phases.PendingFailed, e.Str("message"))))
 
 	default:
-		if e.Event == phases.StdoutNoise && !r.HandshakeDone {
-			r.NoiseFirst = true
-		}
 		m.event(r, e)
 	}
 	return out
@@ -617,54 +615,31 @@ func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {
 	if r.PrevRun != "" {
 		addAttrs(span, attribute.String(FieldPrefix+"previous_run", r.PrevRun))
 	}
-	if e.Event == phases.Exited {
+	if e.Event == phases.Exited || e.Event == phases.Disconnected {
 		addAttrs(span, fieldAttrs(e.Fields, nil)...)
 	}
-	outcome, st := r.outcome(e)
-	addAttrs(span, attribute.String(FieldPrefix+"outcome", outcome))
+	v := verdict.Judge(&r.Fold, e.Time, false)
+	addAttrs(span, attribute.String(FieldPrefix+"outcome", v.Outcome), attribute.Bool(FieldPrefix+"verdict.failed", v.Failed))
+	if v.Cause != "" {
+		addAttrs(span, attribute.String(FieldPrefix+"verdict.cause", v.Cause))
+	}
+	if v.Reason != "" {
+		addAttrs(span, attribute.String(FieldPrefix+"verdict.reason", v.Reason))
+	}
 	if e.Event == "unfinished" {
 		addAttrs(span, attribute.Bool(FieldPrefix+"unfinished", true))
 	}
 	if m.rootAttrs != nil {
 		addAttrs(span, m.rootAttrs()...)
 	}
-	setStatus(span, st)
-	return span
-}
-
-// outcome judges the run as `mcpshim ledger` does (report.Summary), from
-// what a single pass can know.
-func (r *runState) outcome(e *ledger.Entry) (string, status) {
-	code, _ := e.Int("exit_code")
-	sig := e.Str("signal")
-	done := r.HandshakeDone || e.Bool("handshake")
-	how := "exit " + strconv.FormatInt(code, 10)
-	if sig != "" {
-		how = "killed by " + sig
-	}
-	if tail := e.Strs("stderr_tail"); len(tail) > 0 {
-		how += ": " + tail[len(tail)-1]
-	}
-	switch {
-	case r.SpawnFailed != "":
-		return phases.OutcomeExited, fail(r.SpawnFailed, e.Str("error"))
-	case r.NoiseFirst:
-		return phases.OutcomeProtocolError, fail("protocol_error", "stdout noise before the handshake")
-	case e.Event != phases.Exited:
-		if done {
-			return phases.OutcomeReady, status{}
+	if v.Failed {
+		errType := strings.ToLower(v.Outcome)
+		if r.Fold.SpawnFailed {
+			errType = r.Fold.ErrorClass
 		}
-		return phases.OutcomeUnrecorded, status{}
-	case done && ((code == 0 && sig == "") || e.Bool("requested_by_shim")):
-		return phases.OutcomeEnded, status{}
-	case done:
-		return phases.OutcomeCrashed, fail("crashed", how)
-	case r.Refused != "":
-		return phases.OutcomeProtocolError, fail("protocol_error", "handshake refused: "+r.Refused)
-	case r.TimedOut:
-		return phases.OutcomeTimeout, fail("timeout", "no handshake answer")
+		setStatus(span, fail(errType, v.Reason))
 	}
-	return phases.OutcomeExited, fail("exited", how)
+	return span
 }
 
 // late maps a record of a run that already ended (restart_scheduled comes

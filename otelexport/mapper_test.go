@@ -2,6 +2,7 @@ package otelexport
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"reflect"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // mapAll runs the records through a Mapper as the ledger reader gives them.
@@ -96,7 +98,9 @@ func TestNewExporterRejects(t *testing.T) {
 	}
 }
 
-// The root span's status judges the run as `mcpshim ledger` does.
+// The root span renders the run's verdict, the one `mcpshim ledger` shows:
+// its outcome, failure, cause and reason (a banner the client skipped is
+// ENDED here too, not protocol_error).
 func TestRootOutcome(t *testing.T) {
 	exit := func(code int, requested, handshake bool, tail ...string) []ledger.Field {
 		return []ledger.Field{ledger.F("exit_code", code), ledger.F("requested_by_shim", requested), ledger.F("handshake", handshake),
@@ -116,48 +120,59 @@ func TestRootOutcome(t *testing.T) {
 		recs      []rec
 		outcome   string
 		errorType string
-		message   string
 	}{
-		{"ended", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(0, true, true)}}, phases.OutcomeEnded, "", ""},
-		{"crashed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(1, false, true, "boom")}},
-			phases.OutcomeCrashed, "crashed", "exit 1: boom"},
+		{"ended", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(0, true, true)}}, phases.OutcomeEnded, ""},
+		{"crashed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, exit(1, false, true, "boom")}}, phases.OutcomeCrashed, "crashed"},
 		{"killed", []rec{spawn, spawned, init, answered, initialized, {phases.Exited, append(exit(-1, false, true), ledger.F("signal", "SIGKILL"))}},
-			phases.OutcomeCrashed, "crashed", "killed by SIGKILL"},
-		{"exited early", []rec{spawn, spawned, {phases.Exited, exit(1, false, false, "API_KEY is not set")}},
-			phases.OutcomeExited, "exited", "exit 1: API_KEY is not set"},
+			phases.OutcomeCrashed, "crashed"},
+		{"exited early", []rec{spawn, spawned, {phases.Exited, exit(1, false, false, "API_KEY is not set")}}, phases.OutcomeExited, "exited"},
 		{"spawn failed", []rec{spawn, {phases.SpawnFailed, []ledger.Field{ledger.F("error_class", "not_found"), ledger.F("error", "no such file")}}},
-			phases.OutcomeExited, "not_found", "no such file"},
+			phases.OutcomeExited, "not_found"},
 		{"refused", []rec{spawn, spawned, init, {phases.InitializeFailed, []ledger.Field{ledger.F("request_id", "1"), ledger.F("code", -32602), ledger.F("message", "unsupported version")}},
-			{phases.Exited, exit(0, true, false)}}, phases.OutcomeProtocolError, "protocol_error", "handshake refused: -32602 unsupported version"},
-		{"banner", []rec{spawn, spawned, {phases.StdoutNoise, []ledger.Field{ledger.F("before_handshake", true)}}, init, answered, initialized,
-			{phases.Exited, exit(0, true, true)}}, phases.OutcomeProtocolError, "protocol_error", "stdout noise before the handshake"},
-		{"timeout", []rec{spawn, spawned, {phases.HandshakeTimeout, nil}, {phases.Exited, exit(0, true, false)}},
-			phases.OutcomeTimeout, "timeout", "no handshake answer"},
+			{phases.Exited, exit(0, true, false)}}, phases.OutcomeProtocolError, "protocol_error"},
+		{"banner not skipped", []rec{spawn, spawned, {phases.StdoutNoise, []ledger.Field{ledger.F("preview", "Starting")}}, init, answered,
+			{phases.Exited, exit(0, true, true)}}, phases.OutcomeProtocolError, "protocol_error"},
+		{"banner skipped", []rec{spawn, spawned, {phases.StdoutNoise, []ledger.Field{ledger.F("preview", "Starting")}}, init, answered, initialized,
+			{phases.Exited, exit(0, true, true)}}, phases.OutcomeEnded, ""},
+		{"timeout", []rec{spawn, spawned, {phases.HandshakeTimeout, nil}, {phases.Exited, exit(0, true, false)}}, phases.OutcomeTimeout, "timeout"},
 		{"modern", []rec{spawn, spawned, {phases.ModernRequest, []ledger.Field{ledger.F("protocol_version", "2026-07-28")}}, {phases.Exited, exit(0, true, false)}},
-			phases.OutcomeEnded, "", ""},
+			phases.OutcomeEnded, ""},
+		{"remote refused", []rec{{phases.ConnectFailed, []ledger.Field{ledger.F("error_class", "refused"), ledger.F("error", "connection refused")}}},
+			verdict.Unreachable, "refused"},
+		{"remote 401", []rec{{phases.Connected, nil}, init, {phases.HTTPExchange, []ledger.Field{ledger.F("method", "initialize"), ledger.F("status", 401)}},
+			{phases.AuthFailed, []ledger.Field{ledger.F("status", 401)}}, {phases.Disconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}}},
+			verdict.AuthRequired, "auth_required"},
 	}
 	for _, tt := range tests {
 		s := newScript("srv")
 		for _, r := range tt.recs {
 			s.add(ms, "run_1", 5, phases.Launch, r.event, r.fields...)
 		}
+		var fold verdict.Fold
+		for i := range s.recs {
+			e := ledger.EntryOf(&s.recs[i])
+			fold.Add(&e)
+		}
+		want := verdict.Judge(&fold, s.recs[len(s.recs)-1].Time, false)
 		spans := mapAll(t, NewMapper(), s.recs)
 		root := find(spans, "run srv")
 		if root == nil {
 			t.Fatalf("%s: no root span in %d spans", tt.name, len(spans))
 		}
-		if got := attr(root, "mcpshim.outcome"); got != tt.outcome {
-			t.Errorf("%s: outcome %q, want %q", tt.name, got, tt.outcome)
+		if got := attr(root, "mcpshim.outcome"); got != tt.outcome || got != want.Outcome {
+			t.Errorf("%s: outcome %q, want %q (the verdict: %q)", tt.name, got, tt.outcome, want.Outcome)
 		}
 		if got := attr(root, "error.type"); got != tt.errorType {
 			t.Errorf("%s: error.type %q, want %q", tt.name, got, tt.errorType)
 		}
-		wantCode := codes.Unset
-		if tt.errorType != "" {
-			wantCode = codes.Error
+		wantCode, desc := codes.Unset, ""
+		if want.Failed {
+			wantCode, desc = codes.Error, want.Reason
 		}
-		if st := root.Status; st.Code != wantCode || st.Description != tt.message {
-			t.Errorf("%s: status %v %q, want %v %q", tt.name, st.Code, st.Description, wantCode, tt.message)
+		if st := root.Status; st.Code != wantCode || st.Description != desc || attr(root, "mcpshim.verdict.reason") != want.Reason ||
+			attr(root, "mcpshim.verdict.cause") != want.Cause || attr(root, "mcpshim.verdict.failed") != fmt.Sprint(want.Failed) {
+			t.Errorf("%s: status %v %q, reason %q, cause %q, failed %s; want the verdict %v %q %q %v", tt.name, st.Code, st.Description,
+				attr(root, "mcpshim.verdict.reason"), attr(root, "mcpshim.verdict.cause"), attr(root, "mcpshim.verdict.failed"), wantCode, want.Reason, want.Cause, want.Failed)
 		}
 	}
 }

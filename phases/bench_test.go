@@ -31,7 +31,7 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			l, _ := ledger.Open(opts)
 			defer l.Close()
 			t := &phases.Tracker{}
-			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now())
+			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now(), phases.Spawned)
 			line := func(s string) jsonrpc.Line {
 				data := []byte(s)
 				return jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}

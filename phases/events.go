@@ -1,8 +1,7 @@
 // Package phases is the phase model of an MCP server run: the event names,
 // the tracker that turns observed traffic into events, and the recorder that
 // hands them to the ledger off the relay's path. It never touches the
-// filesystem (that is ledger's) and never interprets a finished run (that is
-// report's).
+// filesystem (that is ledger's) and never judges a run (that is verdict's).
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,
@@ -136,7 +135,15 @@ const (
 	// while its process is gone: the shim itself was killed (SIGKILL, power
 	// loss) before it could write the end.
 	OutcomeUnrecorded = "UNRECORDED"
+	// A remote server's run (mcpshim --url, or a probe over HTTP).
+	OutcomeUnreachable  = "UNREACHABLE"
+	OutcomeAuthRequired = "AUTH_REQUIRED"
 )
+
+// Outcomes is every outcome a run can have in the ledger (package verdict
+// says which), the run states included.
+var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
+	OutcomeCrashed, OutcomeUnrecorded, OutcomeUnreachable, OutcomeAuthRequired}
 
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.

@@ -19,6 +19,7 @@ type Recorder struct {
 	ledger  *ledger.Ledger
 	tracker *Tracker
 	notices io.Writer
+	tell    func(*ledger.Record) string
 
 	queue    chan item
 	wake     chan struct{} // the queue is half full: poll now
@@ -68,6 +69,9 @@ type RecorderOptions struct {
 	// Notices receives the lines given to Say, in order with the event lines
 	// (even with --quiet: they are few and they matter).
 	Notices io.Writer
+	// Tell, when set, sees every record after it was written and may return
+	// a line for Notices, printed after it (the verdict of a run that ended).
+	Tell func(*ledger.Record) string
 }
 
 // NewRecorder starts the recorder's goroutine. It exits when Close is called
@@ -79,7 +83,7 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 32 << 20
 	}
-	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), wake: make(chan struct{}, 1), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices}
+	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), wake: make(chan struct{}, 1), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices, tell: opts.Tell}
 	go r.loop()
 	return r
 }
@@ -335,7 +339,7 @@ func (r *Recorder) handle(it item) {
 		switch rec.Event {
 		case Spawned, Connected:
 			r.fold(rec.Time, true)
-			r.tracker.Begin(rec.Run, rec.PID, rec.Time)
+			r.tracker.Begin(rec.Run, rec.PID, rec.Time, rec.Event)
 		case Exited, Disconnected:
 			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
@@ -366,5 +370,13 @@ func (r *Recorder) handle(it item) {
 func (r *Recorder) write(recs []ledger.Record) {
 	for i := range recs {
 		r.ledger.Write(&recs[i])
+		if r.tell == nil || r.notices == nil {
+			continue
+		}
+		if line := r.tell(&recs[i]); line != "" {
+			r.ledger.Flush() // after the event lines before it
+			io.WriteString(r.notices, line)
+			r.ledger.Hold()
+		}
 	}
 }

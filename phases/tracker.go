@@ -79,11 +79,12 @@ type pendingReq struct {
 	at     time.Time
 }
 
-// Begin starts tracking a new run (a new child process).
-func (t *Tracker) Begin(run string, pid int, now time.Time) {
+// Begin starts tracking a new run (a new child process, or a connection to
+// a remote server) that event (spawned, connected) opened.
+func (t *Tracker) Begin(run string, pid int, now time.Time, event string) {
 	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now, tasks: t.tasks}
 	t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
-	t.lastEvent = Spawned
+	t.lastEvent = event // spawned, or connected for a remote server
 	if t.HandshakeTimeout > 0 {
 		t.deadline = now.Add(t.HandshakeTimeout)
 	}
@@ -157,6 +158,7 @@ func (t *Tracker) Context() []ledger.Field {
 func (t *Tracker) Replayed() {
 	t.hs = hsDone
 	t.deadline = time.Time{}
+	t.lastEvent = HandshakeReplayed // the restarted server's last confirmed event, as an answer would be
 }
 
 // Stop ends the handshake deadline (the child is gone) and returns the ids

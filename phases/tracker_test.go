@@ -15,7 +15,7 @@ import (
 func feed(t *testing.T, tr *Tracker, script ...string) []ledger.Record {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	tr.Begin("run_1", 42, now)
+	tr.Begin("run_1", 42, now, Spawned)
 	var out []ledger.Record
 	for i, s := range script {
 		dir := FromClient

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // TTL is how long a result is reused. Outcomes that only a person can change
@@ -49,10 +50,20 @@ type fleetState struct {
 }
 
 // OpenCache reads the cache at path. A missing or unreadable cache is an
-// empty one: the cost is a re-probe, never an error.
-func OpenCache(path string) *Cache {
-	c := &Cache{}
-	if data, err := os.ReadFile(path); err != nil || json.Unmarshal(data, c) != nil {
+// empty one: the cost is a re-probe, never an error. A cache another user
+// could have written (a symlink, their file, a directory others can write
+// and that cannot be repaired) is not used: err says why, and c is nil.
+// note says what was repaired (safefile.Dir).
+func OpenCache(path string) (c *Cache, note string, err error) {
+	if note, err = safefile.Dir(filepath.Dir(path)); err != nil {
+		return nil, note, err
+	}
+	c = &Cache{}
+	data, err := safefile.Read(path)
+	if errors.Is(err, safefile.ErrUnsafe) {
+		return nil, note, err
+	}
+	if err != nil || json.Unmarshal(data, c) != nil {
 		c = &Cache{} // a half-decoded cache is not trusted either
 	}
 	c.path = path
@@ -62,7 +73,7 @@ func OpenCache(path string) *Cache {
 	if c.Fleets == nil {
 		c.Fleets = map[string]fleetState{}
 	}
-	return c
+	return c, note, nil
 }
 
 // fingerprint identifies what decides a server's outcome: its definition
@@ -176,8 +187,11 @@ func (c *Cache) Save(now time.Time) error {
 	if err != nil {
 		return fmt.Errorf("encode cache: %w", err)
 	}
-	if err := ownerfile.MkdirAll(filepath.Dir(c.path)); err != nil {
+	if _, err := safefile.Dir(filepath.Dir(c.path)); err != nil {
 		return fmt.Errorf("write %s: %w", c.path, err)
 	}
-	return writeFileAtomic(c.path, data, 0o600)
+	if err := safefile.Write(c.path, data, 0o600); err != nil {
+		return fmt.Errorf("write %s: %w", c.path, err)
+	}
+	return nil
 }

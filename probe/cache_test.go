@@ -1,11 +1,15 @@
 package probe
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 func TestTTL(t *testing.T) {
@@ -26,14 +30,14 @@ func TestCacheLifetimes(t *testing.T) {
 	ready := Target{Name: "ready", Command: "srv"}
 	crashed := Target{Name: "crashed", Command: "srv", Args: []string{"--bad"}}
 	slow := Target{Name: "slow", Command: "srv", Args: []string{"--slow"}}
-	c := OpenCache(path)
+	c := openCache(t, path)
 	c.Store(ready, Options{}, Result{Server: "ready", Outcome: Ready, Started: now})
 	c.Store(crashed, Options{}, Result{Server: "crashed", Outcome: Exited, Started: now})
 	c.Store(slow, Options{}, Result{Server: "slow", Outcome: Timeout, Started: now})
 	if err := c.Save(now); err != nil {
 		t.Fatal(err)
 	}
-	c = OpenCache(path)
+	c = openCache(t, path)
 	cases := []struct {
 		target Target
 		after  time.Duration
@@ -55,7 +59,7 @@ func TestCacheLifetimes(t *testing.T) {
 
 func TestCacheKeysOnDefinition(t *testing.T) {
 	now := time.Now()
-	c := OpenCache(filepath.Join(t.TempDir(), "c.json"))
+	c := openCache(t, filepath.Join(t.TempDir(), "c.json"))
 	withToken := Target{Name: "report", Command: "srv", Env: map[string]string{"REPORT_API_TOKEN": "a"}}
 	c.Store(withToken, Options{}, Result{Server: "report", Outcome: Ready, Started: now})
 	other := withToken
@@ -79,7 +83,7 @@ func TestUnreadableCacheIsEmpty(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.json")
 	os.WriteFile(path, []byte(`{"entries": {"x": `), 0o600)
-	c := OpenCache(path)
+	c := openCache(t, path)
 	if len(c.Entries) != 0 || len(c.Fleets) != 0 {
 		t.Fatalf("OpenCache of a torn file: got %d entries, want an empty cache", len(c.Entries))
 	}
@@ -87,7 +91,7 @@ func TestUnreadableCacheIsEmpty(t *testing.T) {
 	if err := c.Save(time.Now()); err != nil {
 		t.Fatalf("Save over a torn cache: %v", err)
 	}
-	if got, ok := OpenCache(path).LastReady("fleet"); !ok || !slices.Equal(got, []string{"a", "b"}) {
+	if got, ok := openCache(t, path).LastReady("fleet"); !ok || !slices.Equal(got, []string{"a", "b"}) {
 		t.Errorf("LastReady after Save: got %v %v, want [a b]", got, ok)
 	}
 }
@@ -100,7 +104,7 @@ func TestCacheKeyedByWhatDecides(t *testing.T) {
 	now := time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)
 	target := Target{Name: "time", Command: "uvx-test", Args: []string{"mcp-server-time"}}
 	opts := Options{Env: []string{"PATH=" + bin, "TOKEN=a", "PWD=/x"}}
-	c := OpenCache(filepath.Join(t.TempDir(), "probe.json"))
+	c := openCache(t, filepath.Join(t.TempDir(), "probe.json"))
 	c.Store(target, opts, Result{Server: "time", Outcome: Exited, Detail: "not found", Started: now})
 	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); !hit {
 		t.Fatal("the same server a minute later: a miss, want a hit")
@@ -125,5 +129,38 @@ func TestCacheKeyedByWhatDecides(t *testing.T) {
 	}
 	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); hit {
 		t.Error("after upgrading uvx-test (new mtime): a hit, want a miss")
+	}
+}
+
+// openCache is OpenCache in a directory the test made: never refused.
+func openCache(t *testing.T, path string) *Cache {
+	t.Helper()
+	c, _, err := OpenCache(path)
+	if err != nil {
+		t.Fatalf("OpenCache(%s): %v", path, err)
+	}
+	return c
+}
+
+// TestCacheNeverThroughALink: a cache path that is a symlink (planted by
+// another user, pointing at a file of theirs or of ours) is neither read nor
+// written through.
+func TestCacheNeverThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.json")
+	os.WriteFile(target, []byte(`{"entries":{},"fleets":{"f":{"ready":["planted"]}}}`), 0o600)
+	path := filepath.Join(dir, "probe.json")
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, err := OpenCache(path); c != nil || !errors.Is(err, safefile.ErrUnsafe) {
+		t.Fatalf("OpenCache through a symlink: got %v, %v; want nil and a refusal", c, err)
+	}
+	c := &Cache{path: path, Entries: map[string]cacheEntry{}, Fleets: map[string]fleetState{}}
+	if err := c.Save(time.Now()); !errors.Is(err, safefile.ErrUnsafe) {
+		t.Errorf("Save over a symlink: got %v, want a refusal", err)
+	}
+	if b, _ := os.ReadFile(target); !strings.Contains(string(b), "planted") {
+		t.Errorf("the link's target was changed: %s", b)
 	}
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpshim-dev/mcpshim/redact"
 	"regexp"
 	"strings"
+
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // Canary calls one tool after listing and judges its answer: the only probe

@@ -164,7 +164,7 @@ func TestHTTP(t *testing.T) {
 		{"legacy session, event stream", &httpFixture{legacy: true, sse: true}, nil, Ready, LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
 		{"token present", &httpFixture{modern: true, token: "test-token"}, map[string]string{"Authorization": "Bearer test-token"}, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
 		{"token missing: zero tools, no error", &httpFixture{modern: true, token: "test-token"}, nil, Ready, ModernVersion, []string{}, ""},
-		{"auth required", &httpFixture{modern: true, token: "test-token", realm: "reports"}, nil, AuthRequired, "", []string{}, `HTTP 401 Unauthorized (realm "reports")`},
+		{"auth required", &httpFixture{modern: true, token: "test-token", realm: "reports"}, nil, AuthRequired, "", []string{}, `HTTP 401 Unauthorized at server/discover; WWW-Authenticate: Bearer realm="reports"`},
 		{"modern only server", &httpFixture{modern: true}, nil, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
 		{"legacy only server", &httpFixture{legacy: true}, nil, Ready, LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
 	}
@@ -225,17 +225,17 @@ func TestHTTPProtocolErrors(t *testing.T) {
 		handler http.HandlerFunc
 		detail  string
 	}{
-		{"not found", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "HTTP 404 Not Found"},
+		{"not found", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "HTTP 404 Not Found at initialize: is "},
 		{"html", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")
 			fmt.Fprint(w, "<html>login</html>")
-		}, `reply to initialize has Content-Type "text/html"`},
+		}, `unusable handshake answer: reply to initialize has Content-Type "text/html"`},
 	}
 	for _, c := range cases {
 		srv := httptest.NewServer(c.handler)
 		r := probeOne(t, Target{Name: c.name, URL: srv.URL}, 2*time.Second)
 		srv.Close()
-		if r.Outcome != ProtocolError || r.Detail != c.detail {
+		if r.Outcome != ProtocolError || !strings.HasPrefix(r.Detail, c.detail) {
 			t.Errorf("server answering %s: got %s %q, want PROTOCOL_ERROR %q", c.name, r.Outcome, r.Detail, c.detail)
 		}
 	}

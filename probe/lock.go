@@ -5,12 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // LockVersion is the lock file format written and accepted.
@@ -102,35 +101,9 @@ func (l *Lock) Write(path string) error {
 	if err != nil {
 		return fmt.Errorf("encode lock: %w", err)
 	}
-	return writeFileAtomic(path, append(data, '\n'), 0o644)
-}
-
-// writeFileAtomic writes data to a temporary file beside path and renames it over path.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	f, err := ownerfile.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
+	// Replaced by a rename, never written through a symlink at path.
+	if err := safefile.Write(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if err := firstErr(werr, cerr, os.Chmod(tmp, perm)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func firstErr(errs ...error) error {
-	for _, err := range errs {
-		if err != nil {
-			return err
-		}
 	}
 	return nil
 }

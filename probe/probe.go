@@ -21,25 +21,30 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Outcome is the verdict on one server.
 type Outcome string
 
-// Seed 000's four outcomes are the ledger's words; the remote ones are the probe's own.
+// The outcomes are the verdict's words (package verdict judges the probe's
+// records as it judges the shim's): seed 000's four, and a remote server's.
 const (
 	// Ready: the handshake completed and tools were listed.
-	Ready Outcome = phases.OutcomeReady
+	Ready Outcome = verdict.Ready
 	// Timeout: no answer before the deadline. Time may fix it; config will not.
-	Timeout Outcome = phases.OutcomeTimeout
+	Timeout Outcome = verdict.Timeout
 	// Exited: the stdio server died or could not be started.
-	Exited Outcome = phases.OutcomeExited
+	Exited Outcome = verdict.Exited
+	// Crashed: the server died after its handshake.
+	Crashed Outcome = verdict.Crashed
 	// ProtocolError: the server answered and refused, or spoke something other than JSON-RPC.
-	ProtocolError Outcome = phases.OutcomeProtocolError
-	// Unreachable: a remote server refused the connection or its name did not resolve.
-	Unreachable Outcome = "UNREACHABLE"
+	ProtocolError Outcome = verdict.ProtocolError
+	// Unreachable: a remote server refused the connection, its name did not
+	// resolve, or it answered 5xx.
+	Unreachable Outcome = verdict.Unreachable
 	// AuthRequired: a remote server answered 401 or 403.
-	AuthRequired Outcome = "AUTH_REQUIRED"
+	AuthRequired Outcome = verdict.AuthRequired
 )
 
 // Retryable reports whether a second attempt could change the outcome: only
@@ -115,10 +120,15 @@ type Implementation struct {
 type Step struct {
 	At time.Time `json:"at"`
 	// spawned, spawn_failed, request_sent, response_received, no_response,
-	// notification_sent, tools_listed, deadline, exited (on its own), stopped (by the probe)
+	// notification_sent, tools_listed, stdout_noise, protocol_error,
+	// http_status, connect_failed, deadline, exited (on its own), stopped
+	// (by the probe)
 	Event  string `json:"event"`
 	Method string `json:"method,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	Code   int    `json:"code,omitempty"`  // a JSON-RPC error's code, an HTTP status
+	Class  string `json:"class,omitempty"` // spawn_failed, connect_failed: the error's class
+	Hint   string `json:"hint,omitempty"`  // spawn_failed: what to try
 }
 
 // Result is what one server's probe established.
@@ -126,7 +136,9 @@ type Result struct {
 	Server     string          `json:"server"`
 	Transport  string          `json:"transport"` // "stdio" or "http"
 	Outcome    Outcome         `json:"outcome"`
-	Detail     string          `json:"detail"` // the reason, verbatim where the server gave one
+	Detail     string          `json:"detail"`           // the verdict's reason, verbatim where the server gave one
+	Cause      string          `json:"cause,omitempty"`  // the line that says why: stderr, a refusal, an HTTP status
+	Advice     string          `json:"advice,omitempty"` // what to do about it
 	Started    time.Time       `json:"started"`
 	Elapsed    time.Duration   `json:"-"` // as elapsed_ms in JSON, the unit of every duration mcpshim writes
 	Attempts   int             `json:"attempts"`
@@ -139,12 +151,18 @@ type Result struct {
 	LastEvent    string   `json:"last_event,omitempty"` // TIMEOUT: one of SpawnedNoInitialize...
 	StderrActive bool     `json:"stderr_active,omitempty"`
 	StderrTail   []string `json:"stderr_tail,omitempty"` // redacted
+	PID          int      `json:"pid,omitempty"`
 	ExitStatus   string   `json:"exit_status,omitempty"`
+	ExitCode     *int     `json:"exit_code,omitempty"` // -1 for a signal
+	Signal       string   `json:"signal,omitempty"`
 	HTTPStatus   int      `json:"http_status,omitempty"`
 	Realm        string   `json:"realm,omitempty"` // AUTH_REQUIRED: the WWW-Authenticate realm
 
 	Timeline []Step `json:"timeline"`
 	Cached   bool   `json:"cached,omitempty"`
+
+	url     string        // a remote target's endpoint, without query or user info
+	timeout time.Duration // the deadline the probe had
 }
 
 // resultJSON is Result with its duration in milliseconds.
@@ -241,11 +259,14 @@ func Probe(ctx context.Context, t Target, opts Options) Result {
 	return begin(ctx, t, opts).retry(ctx)
 }
 
-// retry finishes a and, while the outcome is retryable, tries again.
+// retry finishes a and, while the outcome is retryable, tries again. Each
+// attempt is judged from its records once they are redacted: the records
+// the ledger gets, so that the ledger judges it the same.
 func (a *attempt) retry(ctx context.Context) Result {
 	r := a.finish()
 	for attempt := 1; ; attempt++ {
 		r.redact(redact.EnvHider(a.t.Env))
+		r.judge(a.opts.Timeout)
 		r.Attempts = attempt
 		if !r.Outcome.Retryable() || attempt > a.opts.Retries || ctx.Err() != nil {
 			return r

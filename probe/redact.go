@@ -5,10 +5,10 @@ import (
 )
 
 // redact hides the secrets in everything a server said that a Result keeps
-// (its report, the probe cache and the probe's ledger all come from it).
-// Tool names stay: a lock compares them with what the shim sees live.
+// (its report, the probe cache and the probe's ledger all come from it),
+// before the verdict is judged from it. Tool names stay: a lock compares
+// them with what the shim sees live.
 func (r *Result) redact(hide func(string) string) {
-	r.Detail = hide(r.Detail)
 	r.Realm = hide(r.Realm)
 	for i := range r.Warnings {
 		r.Warnings[i] = hide(r.Warnings[i])

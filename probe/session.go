@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 // transport carries JSON-RPC to one server. Answers arrive on channels so the
@@ -65,13 +66,6 @@ type protocolError struct{ msg string }
 
 func (e *protocolError) Error() string { return e.msg }
 
-// noiseError is stdout that is not JSON-RPC.
-type noiseError struct{ line []byte }
-
-func (e *noiseError) Error() string {
-	return fmt.Sprintf("stdout is not JSON-RPC: %q", truncate(string(e.line), 120))
-}
-
 // statusError is an HTTP status that is not a JSON-RPC answer.
 type statusError struct {
 	code         int
@@ -100,7 +94,6 @@ type session struct {
 	caps    map[string]json.RawMessage // nil when the server sent none
 	waiting string                     // the method a timeout would be reported against
 	stage   string                     // the last confirmed event, for a timeout
-	noise   []byte                     // the first stdout line that was not JSON-RPC
 }
 
 // attempt is one probe of one server, between its start and its verdict.
@@ -123,15 +116,20 @@ func begin(ctx context.Context, t Target, opts Options) *attempt {
 	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}, pid: new(atomic.Int64)}
 	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
-		a.r.Transport = "http"
+		a.r.Transport, a.r.url = "http", endpoint(t.URL)
 		a.tr = newHTTPTransport(t)
 		return a
 	}
 	deadline, _ := a.ctx.Deadline()
 	p, err := startStdio(t, opts.Env, deadline, &a.r)
 	if err != nil {
-		a.r.Outcome, a.r.Detail, a.r.Elapsed = Exited, err.Error(), time.Since(a.r.Started)
-		a.r.Timeline = append(a.r.Timeline, Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()})
+		a.r.Elapsed = time.Since(a.r.Started)
+		st := Step{At: time.Now(), Event: "spawn_failed", Detail: err.Error()}
+		var se *proc.SpawnError
+		if errors.As(err, &se) {
+			st.Class, st.Hint = se.Class, se.Hint
+		}
+		a.r.Timeline = append(a.r.Timeline, st)
 		return a
 	}
 	a.tr = p
@@ -139,7 +137,7 @@ func begin(ctx context.Context, t Target, opts Options) *attempt {
 	return a
 }
 
-// finish holds the conversation, stops the server and judges it.
+// finish holds the conversation and stops the server; retry judges it.
 func (a *attempt) finish() Result {
 	defer a.cancel()
 	r := &a.r
@@ -153,11 +151,8 @@ func (a *attempt) finish() Result {
 		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "deadline", Method: s.waiting})
 	}
 	a.cancel() // requests still in flight end now, not at the deadline
+	s.record(err)
 	a.tr.stop(r)
-	if p, ok := a.tr.(*stdioProc); ok {
-		s.noise = p.firstNoise()
-	}
-	s.judge(err)
 	return *r
 }
 
@@ -172,79 +167,31 @@ func (s *session) run(ctx context.Context) error {
 	return s.runCanaries(ctx)
 }
 
-// judge turns the error that ended the probe into an outcome and its detail.
-func (s *session) judge(err error) {
+// record puts on the timeline what the error that ended the probe says:
+// the facts the verdict judges. The deadline and the answers the session
+// read are on it already.
+func (s *session) record(err error) {
 	r := s.r
 	var (
-		rpcErr   *rpcError
-		proto    *protocolError
-		noise    *noiseError
-		status   *statusError
-		unreach  *unreachableError
-		deadline = errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+		rpcErr  *rpcError
+		status  *statusError
+		unreach *unreachableError
 	)
 	switch {
-	case err == nil:
-		r.Outcome = Ready
-		r.Detail = s.readyDetail()
-		if len(r.Tools) == 0 {
-			r.Warnings = append(r.Warnings, "zero tools: the handshake succeeded but no tool is offered")
-		}
-		if s.noise != nil {
-			r.Warnings = append(r.Warnings, (&noiseError{s.noise}).Error())
-		}
-	case deadline && s.noise != nil:
-		// The server wrote, just not JSON-RPC: that, not slowness, is why nothing answered.
-		r.Outcome, r.Detail = ProtocolError, (&noiseError{s.noise}).Error()
-	case deadline:
-		r.Outcome, r.LastEvent = Timeout, s.stage
+	case err == nil, errors.Is(err, errClosed), errors.As(err, &rpcErr):
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		r.LastEvent = s.stage
 		if s.stage == SpawnedNoInitialize && s.tr.delivered() {
 			r.LastEvent = InitializeReceivedNoResponse
 		}
-		r.Detail = fmt.Sprintf("no response to %s within %s", s.waiting, s.opts.Timeout)
-		if n := len(r.StderrTail); n > 0 {
-			r.Detail += fmt.Sprintf("; stderr active, last: %s", r.StderrTail[n-1])
-		}
-	case errors.Is(err, errClosed):
-		r.Outcome = Exited
-		r.Detail = "closed stdout without responding"
-		if n := len(r.StderrTail); n > 0 {
-			r.Detail = r.StderrTail[n-1]
-		}
-	case errors.As(err, &noise):
-		r.Outcome, r.Detail = ProtocolError, err.Error()
-	case errors.As(err, &rpcErr), errors.As(err, &proto):
-		r.Outcome, r.Detail = ProtocolError, err.Error()
 	case errors.As(err, &status):
 		r.HTTPStatus, r.Realm = status.code, status.realm
-		r.Outcome, r.Detail = ProtocolError, err.Error()
-		if status.code == 401 || status.code == 403 {
-			r.Outcome = AuthRequired
-			switch {
-			case status.realm != "":
-				r.Detail += fmt.Sprintf(" (realm %q)", status.realm)
-			case status.authenticate != "":
-				r.Detail += " (WWW-Authenticate: " + status.authenticate + ")"
-			}
-		}
+		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "http_status", Method: s.waiting, Code: status.code, Detail: status.authenticate})
 	case errors.As(err, &unreach):
-		r.Outcome, r.Detail = Unreachable, err.Error()
+		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "connect_failed", Detail: err.Error(), Class: "unreachable"})
 	default:
-		r.Outcome, r.Detail = ProtocolError, err.Error()
+		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "protocol_error", Method: s.waiting, Detail: err.Error()})
 	}
-}
-
-func (s *session) readyDetail() string {
-	var b strings.Builder
-	if info := s.r.ServerInfo; info != nil {
-		b.WriteString(strings.TrimSpace(info.Name + " " + info.Version))
-		b.WriteString(", ")
-	}
-	fmt.Fprintf(&b, "protocol %s, %d tool", s.r.Protocol, len(s.r.Tools))
-	if len(s.r.Tools) != 1 {
-		b.WriteString("s")
-	}
-	return b.String()
 }
 
 // send starts a request and records it on the timeline.
@@ -261,7 +208,7 @@ func (s *session) received(method string, a answer) {
 	case a.err != nil:
 		st.Event, st.Detail = "no_response", a.err.Error()
 	case a.rpcErr != nil:
-		st.Detail = fmt.Sprintf("error %d: %s", a.rpcErr.Code, a.rpcErr.Message)
+		st.Code, st.Detail = a.rpcErr.Code, "error: "+a.rpcErr.Message
 	}
 	s.r.Timeline = append(s.r.Timeline, st)
 }
@@ -427,12 +374,11 @@ func (s *session) handshake(ctx context.Context) error {
 // authenticate would fail initialize the same way.
 func fatal(err error) bool {
 	var (
-		noise   *noiseError
 		unreach *unreachableError
 		status  *statusError
 	)
 	switch {
-	case errors.Is(err, errClosed), errors.As(err, &noise), errors.As(err, &unreach):
+	case errors.Is(err, errClosed), errors.As(err, &unreach):
 		return true
 	case errors.As(err, &status):
 		return status.code == 401 || status.code == 403

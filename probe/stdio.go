@@ -52,8 +52,9 @@ type stdioProc struct {
 
 	mu      sync.Mutex
 	pending map[int64]chan answer
-	failure error // once set, no answer will come
-	noise   []byte
+	failure error  // once set, no answer will come
+	noise   []byte // the first stdout line that was not JSON-RPC, and when
+	noiseAt time.Time
 	stderrN int64
 	tail    []string
 }
@@ -87,6 +88,7 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 		errDone: make(chan struct{}),
 		pending: map[int64]chan answer{},
 	}
+	r.PID = child.Pid
 	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(child.Pid)})
 	go p.readStdout()
 	go p.readStderr()
@@ -202,7 +204,7 @@ func (p *stdioProc) dispatch(line []byte) {
 	if json.Unmarshal(line, &m) != nil || (m.Method == "" && m.ID == nil && m.Error == nil) {
 		p.mu.Lock()
 		if p.noise == nil {
-			p.noise = bytes.TrimSpace(append([]byte(nil), line...))
+			p.noise, p.noiseAt = bytes.TrimSpace(append([]byte(nil), line...)), time.Now()
 		}
 		p.mu.Unlock()
 		return
@@ -300,12 +302,6 @@ func (p *stdioProc) wait() {
 	}
 }
 
-func (p *stdioProc) firstNoise() []byte {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.noise
-}
-
 // stop kills the whole process group, so nothing the probe started outlives
 // it, reaps the server and collects its stderr.
 func (p *stdioProc) stop(r *Result) {
@@ -338,6 +334,8 @@ func (p *stdioProc) stop(r *Result) {
 	<-p.outDone
 	<-p.errDone
 
+	code, sig := p.proc.Status()
+	r.ExitCode, r.Signal = &code, sig
 	if exitedAlone {
 		r.ExitStatus = p.proc.State()
 		r.Timeline = append(r.Timeline, Step{At: p.exitAt, Event: "exited", Detail: r.ExitStatus})
@@ -346,6 +344,9 @@ func (p *stdioProc) stop(r *Result) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.noise != nil {
+		r.Timeline = append(r.Timeline, Step{At: p.noiseAt, Event: "stdout_noise", Detail: truncate(string(p.noise), 120)})
+	}
 	r.StderrActive = p.stderrN > 0
 	for _, l := range p.tail {
 		r.StderrTail = append(r.StderrTail, p.redact(l))

@@ -23,8 +23,8 @@ func TestSeedCounterparts(t *testing.T) {
 	}{
 		{"instant", fixture("healthy"), 5 * time.Second, false, Ready, "healthy 1.0.0", ""},
 		{"3s delay, 5s deadline", edgeTarget("slow-start"), 5 * time.Second, true, Ready, "slow-start 0.1", ""},
-		{"3s delay, 2s deadline", edgeTarget("slow-start"), 2 * time.Second, true, Timeout, "no response to initialize within 2s", InitializeReceivedNoResponse},
-		{"silent", fixture("silent"), 5 * time.Second, true, Timeout, "no response to initialize within 5s", InitializeReceivedNoResponse},
+		{"3s delay, 2s deadline", edgeTarget("slow-start"), 2 * time.Second, true, Timeout, "no answer to initialize within 2s (initialize_received_no_response)", InitializeReceivedNoResponse},
+		{"silent", fixture("silent"), 5 * time.Second, true, Timeout, "no answer to initialize within 5s (initialize_received_no_response)", InitializeReceivedNoResponse},
 		{"crash on launch", fixture("exit-early"), 5 * time.Second, false, Exited, "fatal: missing API key", ""},
 		{"protocol rejection", fixture("protocol-reject"), 5 * time.Second, false, ProtocolError, "unsupported protocolVersion", ""},
 	}
@@ -48,8 +48,8 @@ func TestSeedCounterparts(t *testing.T) {
 
 func TestCrashReportsExitStatus(t *testing.T) {
 	r := probeOne(t, fixture("exit-early"), 5*time.Second)
-	if r.ExitStatus != "exit status 1" || r.Detail != "fatal: missing API key" {
-		t.Fatalf("exit-early: got exit %q detail %q, want exit status 1 and the stderr line verbatim", r.ExitStatus, r.Detail)
+	if r.ExitStatus != "exit status 1" || r.Cause != "fatal: missing API key" || !strings.HasPrefix(r.Detail, "fatal: missing API key (exit 1 ") {
+		t.Fatalf("exit-early: got exit %q cause %q detail %q, want exit status 1 and the stderr line verbatim", r.ExitStatus, r.Cause, r.Detail)
 	}
 }
 
@@ -138,9 +138,9 @@ func TestTools(t *testing.T) {
 	}{
 		{"paged", fixture("healthy", "--tools", "a,b,c,d,e", "--page-size", "2"), []string{"a", "b", "c", "d", "e"}, "", ""},
 		{"paged legacy", fixture("healthy", "--tools", "a,b,c", "--page-size", "1"), []string{"a", "b", "c"}, "", LegacyVersion},
-		{"zero tools", fixture("zero-tools"), []string{}, "zero tools", ""},
+		{"zero tools", fixture("zero-tools"), []string{}, "zero tools listed", ""},
 		{"no tools capability", edgeTarget("no-tools-cap"), []string{}, "declares no tools capability", ""},
-		{"banner on stdout", fixture("banner"), []string{"add", "echo"}, `stdout is not JSON-RPC: "Starting Acme MCP server"`, ""},
+		{"banner on stdout", fixture("banner"), []string{"add", "echo"}, `warning: stdout noise before the handshake, which the client skipped: "Starting Acme MCP server"`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -150,8 +150,8 @@ func TestTools(t *testing.T) {
 			if r.Outcome != Ready || !slices.Equal(got, c.want) {
 				t.Fatalf("probe %v: got %s %q tools %v, want READY with %v", c.target.Args, r.Outcome, r.Detail, got, c.want)
 			}
-			if c.warning != "" && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, c.warning) }) {
-				t.Errorf("probe %v: got warnings %q, want one containing %q", c.target.Args, r.Warnings, c.warning)
+			if c.warning != "" && !strings.Contains(r.Detail, c.warning) && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, c.warning) }) {
+				t.Errorf("probe %v: got detail %q and warnings %q, want one containing %q", c.target.Args, r.Detail, r.Warnings, c.warning)
 			}
 		})
 	}
@@ -182,8 +182,8 @@ func TestProtocolErrors(t *testing.T) {
 		target Target
 		detail string
 	}{
-		{edgeTarget("noise"), `stdout is not JSON-RPC: "Content-Length: 52"`},
-		{edgeTarget("cursor-loop"), `tools/list: cursor "same" repeats`},
+		{edgeTarget("noise"), `stdout noise before the handshake: "Content-Length: 52"`},
+		{edgeTarget("cursor-loop"), `tools/list failed: cursor "same" repeats`},
 	}
 	for _, c := range cases {
 		r := probeOne(t, c.target, 1500*time.Millisecond)

@@ -20,7 +20,7 @@ func TestGivenCredentialsAreHidden(t *testing.T) {
 		Env: map[string]string{"GITHUB_PAT": pat}}
 	r := probeOne(t, target, 20*time.Second)
 	path := filepath.Join(t.TempDir(), "probe.json")
-	c := OpenCache(path)
+	c := openCache(t, path)
 	c.Store(target, Options{}, r)
 	if err := c.Save(time.Now()); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cause"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
@@ -19,7 +20,7 @@ const maxTailLine = 512
 type Tail struct {
 	mu    sync.Mutex
 	lines []string
-	cause causeFinder // sees every line, also those the tail dropped
+	cause cause.Finder // sees every line, also those the tail dropped
 }
 
 func (t *Tail) add(line []byte) {
@@ -30,7 +31,7 @@ func (t *Tail) add(line []byte) {
 	s := redact.Preview(line, maxTailLine)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.cause.add(s)
+	t.cause.Add(s)
 	if len(t.lines) == TailLines {
 		t.lines = append(t.lines[:0], t.lines[1:]...)
 	}
@@ -44,11 +45,11 @@ func (t *Tail) Lines() []string {
 	return append([]string(nil), t.lines...)
 }
 
-// Cause is the line that states the child's error (see ChooseCause).
+// Cause is the line that states the child's error (see cause.Choose).
 func (t *Tail) Cause() (line string, stated bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.cause.cause()
+	return t.cause.Cause()
 }
 
 // Last is the last kept line, or "".

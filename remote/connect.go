@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"syscall"
 	"time"
 
@@ -38,8 +39,9 @@ func (b *bridge) connect() bool {
 	prev := b.run
 	b.run = ledger.NewID("run", start)
 	b.mu.Unlock()
+	// shim_pid: a run without a process is alive while its shim is.
 	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", "streamable-http"),
-		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen)}
+		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen), ledger.F("shim_pid", os.Getpid())}
 	if prev != "" {
 		fields = append(fields, ledger.F("previous_run", prev))
 	}

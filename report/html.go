@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Chains groups the picked runs with the runs they restarted from and
@@ -105,9 +106,10 @@ type chainView struct {
 	Dropped  int // rows not drawn
 }
 
+// runBadge is a run's verdict as the page shows it.
 type runBadge struct {
-	Short, Outcome, Detail string
-	Fixable, Failed, Note  bool // Note: the detail is worth a line under the header
+	Short, Outcome, Reason, Advice string
+	Fixable, Failed, Note          bool // Note: the reason is worth a line under the header
 }
 
 type svgTick struct {
@@ -161,30 +163,29 @@ func layoutChain(ch []*Run, entries map[string][]ledger.Entry, short map[string]
 	cv := chainView{
 		Server:   ch[0].Server,
 		Start:    start.In(loc).Format("2006-01-02 15:04:05.000"),
-		Duration: FormatMS(float64(span.Microseconds()) / 1000),
+		Duration: verdict.FormatMS(float64(span.Microseconds()) / 1000),
 	}
 	for _, step := range ticks(span) {
-		cv.Ticks = append(cv.Ticks, svgTick{X: x(start.Add(step)), Label: "+" + FormatMS(float64(step.Microseconds())/1000)})
+		cv.Ticks = append(cv.Ticks, svgTick{X: x(start.Add(step)), Label: "+" + verdict.FormatMS(float64(step.Microseconds())/1000)})
 	}
 	y := svgAxisH
 	var prevExit *svgMark
 	var prevY int
 	for _, r := range ch {
-		zeroTools := r.Tools != nil && *r.Tools == 0
-		cv.Runs = append(cv.Runs, runBadge{short[r.ID], r.Outcome, r.Detail, r.Fixable(), r.Failed(), r.Failed() || zeroTools})
-		if r.Failed() {
+		cv.Runs = append(cv.Runs, runBadge{short[r.ID], r.Outcome, r.Reason, r.Advice, r.Fixable, r.Failed, r.Failed || r.Advice != ""})
+		if r.Failed {
 			cv.Failed = true
 		}
 		rows, dropped := runRows(r, entries[r.ID], x)
 		cv.Dropped += dropped
-		head := svgRow{Y: y, Head: true, Class: "run " + outcomeClass(r.Outcome),
+		head := svgRow{Y: y, Head: true, Class: "run " + outcomeClass(r),
 			Label: OneLine(fmt.Sprintf("%s · gen %d · %s", short[r.ID], r.Generation, r.Outcome), svgLabel)}
 		endMark := svgMark{X: x(r.End), Class: "exit", Glyph: "■", Title: "ended: " + ExitText(r)}
 		switch {
 		case r.Alive:
 			endMark = svgMark{X: x(r.End), Class: "alive", Glyph: "▶", Title: "still running"}
-		case r.Failed():
-			endMark = svgMark{X: x(r.End), Class: "marker-failed", Glyph: "✕", Title: r.Outcome + ": " + r.Detail}
+		case r.Failed:
+			endMark = svgMark{X: x(r.End), Class: "marker-failed", Glyph: "✕", Title: r.Outcome + ": " + r.Reason}
 		}
 		head.Bars = []svgBar{{X: x(r.Start), W: math.Max(1, x(r.End)-x(r.Start)), Class: "life", Title: "run " + r.ID}}
 		head.Marks = []svgMark{endMark}
@@ -333,7 +334,7 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 
 func latencyText(e *ledger.Entry) string {
 	if ms, ok := e.Float("latency_ms"); ok {
-		return FormatMS(ms)
+		return verdict.FormatMS(ms)
 	}
 	return ""
 }
@@ -354,16 +355,16 @@ func callClass(e *ledger.Entry) string {
 	return "ok"
 }
 
-func outcomeClass(outcome string) string {
-	switch outcome {
-	case phases.OutcomeReady, phases.OutcomeEnded:
-		return "good"
-	case phases.OutcomeRunning:
+func outcomeClass(r *Run) string {
+	switch {
+	case r.Outcome == verdict.Running:
 		return "running"
-	case phases.OutcomeTimeout:
+	case r.Outcome == verdict.Timeout:
 		return "timeout"
+	case r.Failed:
+		return "bad"
 	}
-	return "bad"
+	return "good"
 }
 
 // ticks are about six round steps (1, 2 or 5 times a power of ten) over span.
@@ -446,9 +447,9 @@ body.only-failed .chain:not(.failed) { display: none; }
 {{range .Chains}}
 <section class="chain{{if .Failed}} failed{{end}}" data-server="{{.Server}}">
 <header><h2>{{.Server}}</h2>
-{{range .Runs}}<span class="badge{{if .Failed}} failed{{end}}{{if .Fixable}} fixable{{end}}" title="{{.Detail}}">{{.Short}} {{.Outcome}}</span>{{end}}
+{{range .Runs}}<span class="badge{{if .Failed}} failed{{end}}{{if .Fixable}} fixable{{end}}" title="{{.Reason}}">{{.Short}} {{.Outcome}}</span>{{end}}
 <span class="detail">{{.Start}} · {{.Duration}}</span></header>
-{{range .Runs}}{{if .Note}}<div class="detail{{if .Failed}} why{{end}}">{{.Short}} {{.Outcome}}: {{.Detail}}</div>{{end}}{{end}}
+{{range .Runs}}{{if .Note}}<div class="detail{{if .Failed}} why{{end}}">{{.Short}} {{.Outcome}}: {{.Reason}}{{if .Advice}} — {{.Advice}}{{end}}</div>{{end}}{{end}}
 <div class="wf"><svg width="1120" height="{{.Height}}" viewBox="0 0 1120 {{.Height}}" role="img">
 {{$height := .Height}}<g class="axis">{{range .Ticks}}<line x1="{{printf "%.1f" .X}}" x2="{{printf "%.1f" .X}}" y1="16" y2="{{$height}}"></line><text x="{{printf "%.1f" .X}}" y="12" text-anchor="middle">{{.Label}}</text>{{end}}</g>
 {{range .Rows}}<g class="row{{if .Head}} head {{.Class}}{{end}}" transform="translate(0 {{.Y}})">

@@ -3,13 +3,13 @@ package report
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 var t0 = ledgertest.T0
@@ -61,81 +61,6 @@ var (
 	noise     = ev{1500 * time.Microsecond, phases.StdoutNoise, []ledger.Field{ledger.F("preview", "Starting Acme MCP server")}, ""}
 )
 
-func TestOutcome(t *testing.T) {
-	tests := []struct {
-		name    string
-		alive   bool
-		evs     []ev
-		outcome string
-		detail  string
-	}{
-		{"spawn failed", false, []ev{spawnReq, {1 * ms, phases.SpawnFailed, []ledger.Field{ledger.F("error_class", "not_found"), ledger.F("error", "no such file")}, ""}},
-			phases.OutcomeExited, "not_found: no such file"},
-		{"exited before the handshake", false, []ev{spawnReq, spawned, initRecv, exit1}, phases.OutcomeExited, "fatal: boom"},
-		{"exited before the handshake, silent", false, []ev{spawnReq, spawned, exitKill}, phases.OutcomeExited, "killed by SIGKILL"},
-		{"handshake refused", false, []ev{spawnReq, spawned, initRecv,
-			{3 * ms, phases.InitializeFailed, []ledger.Field{ledger.F("code", -32602), ledger.F("message", "unsupported protocolVersion")}, ""}, exit0},
-			phases.OutcomeProtocolError, "handshake refused: -32602 unsupported protocolVersion"},
-		{"discover refused, no fallback", false, []ev{spawnReq, spawned,
-			{2 * ms, phases.DiscoverFailed, []ledger.Field{ledger.F("code", -32601), ledger.F("message", "method not found")}, ""}, exitAsked},
-			phases.OutcomeProtocolError, "handshake refused: -32601 method not found"},
-		{"discover refused, initialize fallback answered: one good handshake", false, []ev{spawnReq, spawned,
-			{2 * ms, phases.DiscoverFailed, []ledger.Field{ledger.F("code", -32601)}, ""}, initRecv, initResp, exit0}, phases.OutcomeEnded, ""},
-		{"discover refused, fallback never answered", false, []ev{spawnReq, spawned,
-			{2 * ms, phases.DiscoverFailed, []ledger.Field{ledger.F("code", -32601)}, ""}, initRecv,
-			{5 * ms, phases.HandshakeTimeout, []ledger.Field{ledger.F("last_event", phases.InitializeReceivedNoResponse), ledger.F("timeout_ms", 1000.0)}, ""}, exitAsked},
-			phases.OutcomeTimeout, "no handshake answer in 1s (initialize_received_no_response)"},
-		{"noise before the handshake", false, []ev{spawnReq, spawned, noise, initRecv, initResp, exit0},
-			phases.OutcomeProtocolError, `stdout noise before the handshake: "Starting Acme MCP server"`},
-		{"noise the client went past is a warning", false, []ev{spawnReq, spawned, noise, initRecv, initResp,
-			{4 * ms, phases.InitializedReceived, nil, ""}, exit0},
-			phases.OutcomeEnded, `stdout noise before the handshake, which the client skipped: "Starting Acme MCP server"`},
-		{"the client left before the handshake: a failed start", false, []ev{spawnReq, spawned, initRecv,
-			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}, exitAsked},
-			phases.OutcomeTimeout, "no handshake answer; the client gave up after 5ms"},
-		{"the client left before the handshake of a live run", true, []ev{spawnReq, spawned,
-			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}},
-			phases.OutcomeTimeout, "no handshake answer; the client gave up after 5ms"},
-		{"the server died before the client left: its exit counts", false, []ev{spawnReq, spawned, initRecv, exit1,
-			{10 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}}, phases.OutcomeExited, "fatal: boom"},
-		{"noise after the handshake is not a protocol error", false, []ev{spawnReq, spawned, initRecv, initResp,
-			{4 * ms, phases.StdoutNoise, nil, ""}, exit0}, phases.OutcomeEnded, ""},
-		{"timeout", true, []ev{spawnReq, spawned,
-			{5 * ms, phases.HandshakeTimeout, []ledger.Field{ledger.F("last_event", phases.SpawnedNoInitialize), ledger.F("timeout_ms", 30000.0)}, ""}},
-			phases.OutcomeTimeout, "no handshake answer in 30s (spawned_no_initialize)"},
-		{"ready and running", true, []ev{spawnReq, spawned, initRecv, initResp}, phases.OutcomeReady, ""},
-		{"modern request counts as a handshake", true, []ev{spawnReq, spawned, {2 * ms, phases.ModernRequest, nil, ""}}, phases.OutcomeReady, ""},
-		{"replayed handshake after a restart", false, []ev{spawnReq, spawned, {2 * ms, phases.HandshakeReplayed, nil, ""}, exit0}, phases.OutcomeEnded, ""},
-		{"starting", true, []ev{spawnReq, spawned}, phases.OutcomeRunning, ""},
-		{"ended cleanly", false, []ev{spawnReq, spawned, initRecv, initResp, exit0}, phases.OutcomeEnded, ""},
-		{"stopped by the shim", false, []ev{spawnReq, spawned, initRecv, initResp,
-			{5 * ms, phases.ClientDisconnected, []ledger.Field{ledger.F("reason", "stdin_eof")}, ""}, exitAsked}, phases.OutcomeEnded, "client left (stdin_eof)"},
-		{"crashed after the handshake", false, []ev{spawnReq, spawned, initRecv, initResp, exit1}, phases.OutcomeCrashed, "exit 1: fatal: boom"},
-		{"killed after the handshake", false, []ev{spawnReq, spawned, initRecv, initResp, exitKill}, phases.OutcomeCrashed, "killed by SIGKILL"},
-		{"the handshake record was lost; the exit vouches", false, []ev{spawnReq, spawned,
-			{9 * ms, phases.Exited, []ledger.Field{ledger.F("exit_code", 0), ledger.F("handshake", true)}, ""}}, phases.OutcomeEnded, ""},
-		{"shim killed: no exit and the pid is gone", false, []ev{spawnReq, spawned, initRecv, initResp}, phases.OutcomeUnrecorded,
-			"no exit record; pid gone (the shim was killed)"},
-		{"shim killed before the handshake", false, []ev{spawnReq, spawned}, phases.OutcomeUnrecorded, "no exit record; pid gone (the shim was killed)"},
-		{"zero tools", false, []ev{spawnReq, spawned, initRecv, initResp,
-			{4 * ms, phases.ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 0)}, ""}, exit0}, phases.OutcomeEnded, "zero tools listed"},
-		{"a forged exit is ignored", true, []ev{spawnReq, spawned, initRecv, initResp, {4 * ms, phases.Exited, []ledger.Field{ledger.F("exit_code", 0)}, phases.OriginServer}},
-			phases.OutcomeReady, ""},
-		{"order of arrival does not matter", false, []ev{exit1, initResp, spawned, spawnReq, initRecv}, phases.OutcomeCrashed, "exit 1: fatal: boom"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := fold(t, tc.alive, tc.evs...)
-			if r.Outcome != tc.outcome || r.Detail != tc.detail {
-				t.Errorf("got %s %q, want %s %q", r.Outcome, r.Detail, tc.outcome, tc.detail)
-			}
-			if d := Diagnosis(&r); d == "" {
-				t.Errorf("no diagnosis for %s", r.Outcome)
-			}
-		})
-	}
-}
-
 func TestRunAggregates(t *testing.T) {
 	r := fold(t, false, spawnReq, spawned, initRecv, initResp,
 		ev{4 * ms, phases.ToolsListResponded, []ledger.Field{ledger.F("complete", false), ledger.F("page_tools", 2)}, ""},
@@ -155,15 +80,15 @@ func TestRunAggregates(t *testing.T) {
 	if r.Tools == nil || *r.Tools != 3 {
 		t.Errorf("tools over pages: got %v, want 3 (the last page's total)", r.Tools)
 	}
-	if want := (Calls{Received: 3, OK: 1, IsError: 1, Error: 1, InputRequired: 1}); r.Calls != want {
+	if want := (verdict.Calls{Received: 3, OK: 1, IsError: 1, Error: 1, InputRequired: 1}); r.Calls != want {
 		t.Errorf("calls: got %+v, want %+v", r.Calls, want)
 	}
 	if r.LastEvent != phases.PendingFailed && r.LastEvent != phases.ToolCallReceived {
 		t.Errorf("last event: got %s, want the last progress before the exit", r.LastEvent)
 	}
-	if r.RecordsLost != 4 || r.StderrLast() != "fatal: boom" || r.DurationMS != 9 || r.Generation != 1 || r.PID != 77 {
-		t.Errorf("got lost %d, stderr %q, duration %v, generation %d, pid %d; want 4, fatal: boom, 9, 1, 77",
-			r.RecordsLost, r.StderrLast(), r.DurationMS, r.Generation, r.PID)
+	if r.RecordsLost != 4 || r.Cause != "fatal: boom" || r.DurationMS != 9 || r.Generation != 1 || r.PID != 77 {
+		t.Errorf("got lost %d, cause %q, duration %v, generation %d, pid %d; want 4, fatal: boom, 9, 1, 77",
+			r.RecordsLost, r.Cause, r.DurationMS, r.Generation, r.PID)
 	}
 }
 
@@ -181,70 +106,6 @@ func TestRestartLinks(t *testing.T) {
 	if len(runs) != 2 || runs[0].NextRun != "run_B" || runs[1].PreviousRun != "run_A" || runs[1].Generation != 2 ||
 		runs[0].Outcome != phases.OutcomeCrashed || runs[1].Outcome != phases.OutcomeReady {
 		t.Errorf("got %+v, want run_A CRASHED -> run_B READY generation 2", runs)
-	}
-}
-
-func TestExplain(t *testing.T) {
-	listed := ev{5 * ms, phases.ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 2)}, ""}
-	tests := []struct {
-		name     string
-		evs      []ev
-		alive    bool
-		answers  string
-		evidence string // events of the evidence, "-" for none
-	}{
-		{"healthy, witnessed", []ev{{0, phases.SpawnRequested, []ledger.Field{ledger.F("egress", "witnessed")}, ""}, spawned, initRecv, initResp,
-			{4 * ms, phases.InitializedReceived, nil, ""}, listed, exit0},
-			false, "yes yes yes no", "spawned initialize_responded tools_list_responded spawn_requested"},
-		{"reached out, the server says", []ev{spawnReq, spawned, initRecv, initResp, listed,
-			{6 * ms, phases.ExternalAttempt, []ledger.Field{ledger.F("host", "api.example.test"), ledger.F("port", 443), ledger.F("scheme", "https")}, phases.OriginServer}, exit0},
-			false, "yes yes yes yes", "spawned initialize_responded tools_list_responded external_attempt"},
-		{"denied by the witness", []ev{spawnReq, spawned, initRecv, initResp,
-			{6 * ms, phases.ExternalDenied, []ledger.Field{ledger.F("host", "evil.test")}, "witness"}, exit0},
-			false, "yes yes unknown no", "spawned initialize_responded - external_denied"},
-		{"zero tools", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, phases.ToolsListResponded, []ledger.Field{ledger.F("complete", true), ledger.F("tool_count", 0)}, ""}, exit0},
-			false, "yes yes no unknown", "spawned initialize_responded tools_list_responded spawn_requested"},
-		{"tools/list failed", []ev{spawnReq, spawned, initRecv, initResp, {5 * ms, phases.ToolsListFailed, []ledger.Field{ledger.F("code", -32603), ledger.F("message", "boom")}, ""}, exit0},
-			false, "yes yes no unknown", "spawned initialize_responded tools_list_failed spawn_requested"},
-		{"exited early", []ev{spawnReq, spawned, initRecv, exit1}, false, "yes no no unknown", "spawned exited - spawn_requested"},
-		{"spawn failed", []ev{spawnReq, {ms, phases.SpawnFailed, []ledger.Field{ledger.F("error", "not found")}, ""}}, false, "no no no unknown",
-			"spawn_failed spawn_failed - spawn_requested"},
-		{"timeout", []ev{spawnReq, spawned, {5 * ms, phases.HandshakeTimeout, []ledger.Field{ledger.F("last_event", phases.SpawnedNoInitialize)}, ""}}, true,
-			"yes no no unknown", "spawned handshake_timeout - spawn_requested"},
-		{"noise", []ev{spawnReq, spawned, noise, initRecv, initResp, exit0}, false, "yes no no unknown", "spawned stdout_noise - spawn_requested"},
-		{"still starting", []ev{spawnReq, spawned}, true, "yes unknown unknown unknown", "spawned - - spawn_requested"},
-		{"ledger starts mid-run", []ev{initResp}, true, "unknown yes unknown unknown", "- initialize_responded - -"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			encodeRun(&buf, "srv", "run_X", 77, tc.evs...)
-			s := NewSummary()
-			var entries []ledger.Entry
-			sc := ledger.NewScanner(&buf)
-			for sc.Scan() {
-				s.Add(sc.Entry())
-				e, _ := sc.Decode()
-				entries = append(entries, e)
-			}
-			SortEntries(entries)
-			runs := s.Runs(t0, func(int) bool { return tc.alive })
-			var answers, evidence []string
-			for _, a := range Explain(&runs[0], entries) {
-				answers = append(answers, a.Answer)
-				if a.Evidence == nil {
-					evidence = append(evidence, "-")
-				} else {
-					evidence = append(evidence, a.Evidence.Event)
-				}
-				if a.Reason == "" || a.Question == "" {
-					t.Errorf("answer %s has no reason or question: %+v", a.Key, a)
-				}
-			}
-			if strings.Join(answers, " ") != tc.answers || strings.Join(evidence, " ") != tc.evidence {
-				t.Errorf("got %v with evidence %v, want %s with %s", answers, evidence, tc.answers, tc.evidence)
-			}
-		})
 	}
 }
 
@@ -269,16 +130,5 @@ func TestHistogram(t *testing.T) {
 	one.add(1e12)
 	if one.total != 2 || one.quantile(1) != 1e12 {
 		t.Errorf("NaN and negatives: got total %d, max %v, want 2, 1e12", one.total, one.quantile(1))
-	}
-}
-
-func TestFormatMS(t *testing.T) {
-	for _, tc := range []struct {
-		ms   float64
-		want string
-	}{{0.25, "250µs"}, {3.2, "3.2ms"}, {1500, "1.5s"}, {123456, "2m3s"}} {
-		if got := FormatMS(tc.ms); got != tc.want {
-			t.Errorf("FormatMS(%v): got %q, want %q", tc.ms, got, tc.want)
-		}
 	}
 }

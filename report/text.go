@@ -18,6 +18,10 @@ func ExitText(r *Run) string {
 	switch {
 	case r.Alive:
 		return "running"
+	case r.Remote && r.SpawnFailed:
+		return "no connection"
+	case r.Remote && r.Exited:
+		return "disconnected" // its exit_code is the bridge's, not a server's
 	case r.SpawnFailed:
 		return "not started"
 	case r.Signal != "":

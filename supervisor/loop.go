@@ -225,7 +225,6 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	status = p.ShellStatus()
 	how := exitWords(code, sig, stopped)
 	var withdrawn []pendingCall
-	owed := 0
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := c.tail.Cause()
@@ -241,7 +240,6 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		cause()
 		var unanswered []pendingCall
 		unanswered, withdrawn = s.sess.down()
-		owed = len(unanswered)
 		for _, pc := range unanswered {
 			s.answer(pc, notRunning)
 		}
@@ -262,17 +260,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if sig != "" {
 		exitFields = append(exitFields, ledger.F("signal", sig))
 	}
-	s.emit(phases.Launch, phases.Exited, exitFields...)
-	// A child the shim stopped is mentioned when it had to be killed or
-	// left requests unanswered: an exit 0 at the client's leaving is the
-	// ordinary end.
-	if code != 0 || sig != "" || requested && owed > 0 {
-		if said != "" {
-			s.say("server %s; its stderr said: %s", how, said)
-		} else {
-			s.say("server %s", how)
-		}
-	}
+	s.emit(phases.Launch, phases.Exited, exitFields...) // the recorder's teller says the run's verdict after it
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
 	exit.HandshakeAt = c.handshakeAt()
 	if !exit.HandshakeAt.IsZero() {

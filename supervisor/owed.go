@@ -155,7 +155,7 @@ const answerWait = 10 * time.Second
 // to be told to stop, at most answerWait. Exiting at once would leave such a
 // client an EPIPE and an empty stdout, the cause only in a log.
 func (s *Supervisor) awaitRequest(ctx context.Context) {
-	if !s.replied.Load() {
+	if !s.replied.Load() && !s.cfg.Interactive {
 		s.wait(ctx, answerWait, s.firstReply)
 	}
 }

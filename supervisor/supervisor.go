@@ -64,6 +64,9 @@ type Config struct {
 	CaptureFull bool
 	// Witnessed says whether outbound connections are witnessed (recorded in spawn_requested).
 	Witnessed bool
+	// Interactive says a person at a terminal is the client: no request is
+	// on its way, so a session whose server is gone does not wait for one.
+	Interactive bool
 }
 
 // event kinds the supervisor's loop waits on besides the child's exit.

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -51,10 +50,7 @@ func TestOwedErrorsCarryTheCause(t *testing.T) {
 		s.finish()
 	})
 	t.Run("node crash while answering", func(t *testing.T) {
-		node, err := exec.LookPath("node")
-		if err != nil {
-			t.Skip("no node")
-		}
+		node := needTool(t, "nodejs", "node")
 		// Node's crash output ends in its version line; the cause is the Error line.
 		script := filepath.Join(t.TempDir(), "server.js")
 		os.WriteFile(script, []byte(`console.error("Weather MCP server v1.2.0 running on stdio");

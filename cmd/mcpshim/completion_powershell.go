@@ -1,9 +1,10 @@
 package main
 
-// powershellCompletion completes as the other scripts do, asking mcpshim
-// help COMMAND for flags. A completer that returns nothing leaves PowerShell
-// to complete file names. It has not been run in PowerShell here (none on
-// the build machine): its test checks what it names.
+// powershellCompletion asks mcpshim __complete, as the other scripts do; on
+// :files it returns nothing, which leaves PowerShell to complete file names.
+// Windows PowerShell 5.1 drops an empty argument on its way to a program, so
+// an empty word is passed there as "". It has not been run in PowerShell
+// here (none on the build machine): its test checks what it names.
 const powershellCompletion = `# PowerShell completion for mcpshim: mcpshim completion powershell | Out-String | Invoke-Expression
 # (add that line to $PROFILE to keep it)
 Register-ArgumentCompleter -Native -CommandName mcpshim, mcpshim.exe -ScriptBlock {
@@ -12,31 +13,18 @@ Register-ArgumentCompleter -Native -CommandName mcpshim, mcpshim.exe -ScriptBloc
 	if ($wordToComplete -ne '' -and $words.Count -gt 1 -and $words[-1] -eq $wordToComplete) {
 		$words = $words[0..($words.Count - 2)]
 	}
-	if ($words -contains '--') {
+	$cur = $wordToComplete
+	if ($cur -eq '' -and $PSVersionTable.PSVersion.Major -lt 7) { $cur = '""' }
+	$arguments = @('__complete') + @($words | Select-Object -Skip 1) + @($cur)
+	$out = @(& $words[0] @arguments 2>$null)
+	if ($out.Count -gt 0 -and $out[0] -eq ':files') { return }
+	if ($out.Count -gt 0 -and $out[0] -eq ':commands') {
 		Get-Command -Name "$wordToComplete*" -CommandType Application | ForEach-Object {
 			[System.Management.Automation.CompletionResult]::new($_.Name, $_.Name, 'Command', $_.Name)
 		}
 		return
 	}
-	$cmd = $words[0]
-	$sub = if ($words.Count -gt 1) { $words[1] } else { '' }
-	$ledger = '@LEDGER@' -split ' '
-	if ($wordToComplete -like '-*') {
-		$ctx = @('help')
-		if (@('ledger', 'probe', 'lock', 'wrap', 'unwrap', 'demo') -contains $sub) { $ctx += $sub }
-		if ($sub -eq 'ledger' -and $words.Count -gt 2 -and $ledger -contains $words[2]) { $ctx += $words[2] }
-		$candidates = & $cmd @ctx 2>$null | Select-String -Pattern '--[a-z][a-z0-9-]*' -AllMatches |
-			ForEach-Object { $_.Matches.Value } | Sort-Object -Unique
-	} elseif ($words.Count -eq 1 -or $sub -eq 'help') {
-		$candidates = '@SUBCOMMANDS@' -split ' '
-	} elseif ($sub -eq 'ledger' -and $words.Count -eq 2) {
-		$candidates = $ledger
-	} elseif ($sub -eq 'completion') {
-		$candidates = @('bash', 'zsh', 'fish', 'powershell')
-	} else {
-		return
-	}
-	$candidates | Where-Object { $_ -like "$wordToComplete*" } | ForEach-Object {
+	$out | Where-Object { $_ -like "$wordToComplete*" } | ForEach-Object {
 		[System.Management.Automation.CompletionResult]::new($_, $_, 'ParameterValue', $_)
 	}
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
-
 	"testing"
 
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // TestConventions, through the built binary: typos get a suggestion and
@@ -58,38 +59,9 @@ func TestConventions(t *testing.T) {
 	}
 }
 
-// TestPowerShellCompletion: the script registers a native completer for
-// mcpshim and mcpshim.exe that knows the subcommands and asks the binary for
-// flags. No PowerShell runs it here (none on the build machine).
-func TestPowerShellCompletion(t *testing.T) {
-	code, stdout, stderr := runBuilt(t, t.TempDir(), nil, "completion", "powershell")
-	for _, want := range []string{"Register-ArgumentCompleter -Native -CommandName mcpshim, mcpshim.exe",
-		"'" + strings.Join(subcommands, " ") + "' -split ' '", "'" + ledgerSubcommands + "' -split ' '",
-		"& $cmd @ctx", "'bash', 'zsh', 'fish', 'powershell'"} {
-		if code != 0 || !strings.Contains(stdout, want) {
-			t.Errorf("completion powershell: exit %d, script lacks %q\n%s%s", code, want, stdout, stderr)
-		}
-	}
-	if strings.Contains(stdout, "@SUBCOMMANDS@") || strings.Contains(stdout, "@LEDGER@") {
-		t.Errorf("completion powershell left a placeholder in the script:\n%s", stdout)
-	}
-}
-
-func TestSuggest(t *testing.T) {
-	tests := []struct{ word, want string }{
-		{"ledgr", "ledger"}, {"shwo", "show"}, {"lokc", "lock"}, {"prbe", "probe"}, {"wrpa", "wrap"},
-		{"zzz", ""}, {"x", ""}, {"deploy", ""}, {"ledger", "ledger"},
-	}
-	for _, tt := range tests {
-		if got := suggest(tt.word, append(subcommands, "show")); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.word, got, tt.want)
-		}
-	}
-}
-
 // A mistyped run id is answered with the nearest one.
 func TestResolveSuggestsRun(t *testing.T) {
-	runs := []report.Run{{ID: "run_01M8M1PB3XA4N8"}, {ID: "run_01M8M1QZZZZZZZ"}}
+	runs := []report.Run{{Facts: verdict.Facts{ID: "run_01M8M1PB3XA4N8"}}, {Facts: verdict.Facts{ID: "run_01M8M1QZZZZZZZ"}}}
 	_, err := resolve(runs, "01M8M1PB3YA4")
 	if err == nil || !strings.Contains(err.Error(), "did you mean run_01M8M1PB3XA4N8?") {
 		t.Errorf("resolve(01M8M1PB3YA4) = %v, want a suggestion of run_01M8M1PB3XA4N8", err)
@@ -103,4 +75,21 @@ func TestResolveSuggestsRun(t *testing.T) {
 func jsonString(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestPowerShellCompletion: the script registers a native completer for
+// mcpshim and mcpshim.exe that asks mcpshim __complete, as the other shells'
+// do, and leaves file names to PowerShell. No PowerShell runs it here (none
+// on the build machine).
+func TestPowerShellCompletion(t *testing.T) {
+	code, stdout, stderr := runBuilt(t, t.TempDir(), nil, "completion", "powershell")
+	for _, want := range []string{"Register-ArgumentCompleter -Native -CommandName mcpshim, mcpshim.exe",
+		"@('__complete')", "':files'", "':commands'", "CompletionResult"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("completion powershell: exit %d, script lacks %q\n%s%s", code, want, stdout, stderr)
+		}
+	}
+	if got := completions(&cli{}, []string{"completion"}, "p"); !slices.Contains(got, "powershell") {
+		t.Errorf("completing mcpshim completion p: %q, want powershell among them", got)
+	}
 }

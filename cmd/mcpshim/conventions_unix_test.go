@@ -6,21 +6,30 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-// TestBashCompletion sources the bash script and completes as bash would:
-// subcommands from the script, flags from the binary's own help.
-func TestBashCompletion(t *testing.T) {
-	bash, err := exec.LookPath("bash")
-	if err != nil {
-		t.Skip("no bash")
-	}
+// TestCompletion sources each shell's script in that shell and completes as
+// it would: subcommands, flags from the binary's own help, flag values
+// (never file names for --restart or --capture), run ids after ledger show,
+// file names where a flag takes a path, and after -- the server's command,
+// each name once. zsh and fish are required under CI=true.
+func TestCompletion(t *testing.T) {
 	shim := builtShim(t)
+	state := t.TempDir()
+	os.Mkdir(filepath.Join(state, "mcpshim"), 0o700)
+	appendRun(t, filepath.Join(state, "mcpshim", "fs.jsonl"), "fs", "run_01M8M1PB3X463DGVJ2PBJ7NR5V", 10, lrec{0, phases.Spawned, nil})
+	appendRun(t, filepath.Join(state, "mcpshim", "fs.jsonl"), "fs", "run_01M8M1QZ4Y8TQ9V2KJ3M6H7P0A", 11, lrec{0, phases.Spawned, nil})
+	files := t.TempDir()
+	os.WriteFile(filepath.Join(files, "ledger.jsonl"), nil, 0o600)
+	bin := t.TempDir() // a second mcpshim-like command on PATH: listed once
+	os.WriteFile(filepath.Join(bin, "mcpshim-uniq"), []byte("#!/bin/sh\n"), 0o755)
 	tests := []struct {
-		words []string
+		words []string // the last is the word being completed
 		want  string
 	}{
 		{[]string{"pro"}, "probe"},
@@ -30,45 +39,67 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"wrap", "--dry"}, "--dry-run"},
 		{[]string{"--capt"}, "--capture"},
 		{[]string{"completion", "z"}, "zsh"},
+		{[]string{"--restart", ""}, "always never on-failure"},
+		{[]string{"--capture", ""}, "full meta"},
+		{[]string{"ledger", "--outcome", "EX"}, "EXITED"},
+		{[]string{"ledger", "show", ""}, "01M8M1PB 01M8M1QZ"},
+		{[]string{"ledger", "why", "01M8M1Q"}, "01M8M1QZ"},
+		{[]string{"--ledger", files + "/le"}, files + "/ledger.jsonl"},
+		{[]string{"--name", "fs", "--", "mcpshim-un"}, "mcpshim-uniq"},
 	}
-	for _, tt := range tests {
-		words := append([]string{"mcpshim"}, tt.words...)
-		script := `source <("$SHIM" completion bash); mcpshim() { "$SHIM" "$@"; }; COMP_WORDS=(` + strings.Join(words, " ") + `); COMP_CWORD=` +
-			strconv.Itoa(len(words)-1) + `; _mcpshim; echo "${COMPREPLY[*]}"`
-		cmd := exec.Command(bash, "-c", script)
-		cmd.Env = []string{"SHIM=" + shim, "PATH=" + filepath.Dir(shim) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
-		out, err := cmd.CombinedOutput()
-		if got := strings.TrimSpace(string(out)); err != nil || got != tt.want {
-			t.Errorf("completing %q: %q, %v; want %q", words, got, err, tt.want)
-		}
+	shells := []struct {
+		name, script string
+		argv         func(script string, words []string) []string
+	}{
+		{"bash", "bash", func(script string, words []string) []string {
+			return []string{"bash", "-c", `source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($#-1)); _mcpshim; printf '%s\n' "${COMPREPLY[@]}"`,
+				"bash", script, "mcpshim"}
+		}},
+		{"zsh", "zsh", func(script string, words []string) []string {
+			// compadd and the file and command completers, as zsh's completion
+			// system runs them, filtered by the word as zsh would.
+			return []string{"zsh", "-fc", `source "$1"; shift
+compadd() { shift; local w; for w in "$@"; do [[ $w == ${words[CURRENT]}* ]] && print -r -- $w; done; return 0; }
+_files() { compadd -- ${words[CURRENT]}*(N); }
+_command_names() { compadd -- ${(k)commands}; }
+words=("$@"); CURRENT=$#; _mcpshim`, "zsh", script, "mcpshim"}
+		}},
+		{"fish", "fish", func(script string, words []string) []string {
+			return []string{"fish", "-c", `source $argv[1]; complete -C (string join ' ' -- $argv[2..-1])`, script, "mcpshim"}
+		}},
 	}
-	for _, sh := range []string{"zsh", "fish"} {
-		code, stdout, _ := runBuilt(t, t.TempDir(), nil, "completion", sh)
-		if code != 0 || !strings.Contains(stdout, "ledger probe lock wrap unwrap demo completion help version") {
-			t.Errorf("completion %s: exit %d, script lacks the subcommands:\n%s", sh, code, stdout)
-		}
-		if path, err := exec.LookPath(sh); err == nil && sh == "zsh" {
-			if out, err := exec.Command(path, "-n", "-c", stdout).CombinedOutput(); err != nil {
-				t.Errorf("zsh -n on the script: %v\n%s", err, out)
+	for _, sh := range shells {
+		t.Run(sh.name, func(t *testing.T) {
+			path := needTool(t, sh.name, sh.name)
+			code, stdout, _ := runBuilt(t, t.TempDir(), nil, "completion", sh.name)
+			if code != 0 {
+				t.Fatalf("completion %s: exit %d", sh.name, code)
 			}
-		}
-		if path, err := exec.LookPath(sh); err == nil && sh == "fish" {
-			// fish completes a command line without a terminal: complete -C.
-			script := filepath.Join(t.TempDir(), "mcpshim.fish")
+			script := filepath.Join(t.TempDir(), "mcpshim."+sh.name)
 			os.WriteFile(script, []byte(stdout), 0o600)
-			for _, tt := range tests[:4] {
-				cmd := exec.Command(path, "-c", "source "+script+"; complete -C '"+strings.Join(append([]string{"mcpshim"}, tt.words...), " ")+"'")
-				cmd.Env = []string{"PATH=" + filepath.Dir(shim) + ":/usr/bin:/bin", "HOME=" + t.TempDir()}
+			for _, tt := range tests {
+				argv := append(sh.argv(script, tt.words), tt.words...)
+				cmd := exec.Command(path, argv[1:]...)
+				cmd.Env = []string{"PATH=" + filepath.Dir(shim) + ":" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}
 				cmd.Dir = t.TempDir()
 				out, err := cmd.CombinedOutput()
-				var got []string
-				for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-					got = append(got, strings.SplitN(l, "\t", 2)[0])
+				got := strings.Fields(string(out))
+				if sh.name == "fish" { // fish adds a description after a tab
+					got = nil
+					for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+						got = append(got, strings.SplitN(l, "\t", 2)[0])
+					}
 				}
+				for i := range got {
+					if strings.HasPrefix(got[i], "01M8M1") { // run ids: enough to tell them apart
+						got[i] = got[i][:8]
+					}
+				}
+				slices.Sort(got)
 				if err != nil || strings.Join(got, " ") != tt.want {
-					t.Errorf("fish completing %q: %q, %v; want %q", tt.words, got, err, tt.want)
+					t.Errorf("%s completing %q: %q, %v; want %q", sh.name, tt.words, got, err, tt.want)
 				}
 			}
-		}
+		})
 	}
 }

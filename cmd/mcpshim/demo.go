@@ -21,12 +21,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const demoUsage = `usage: mcpshim demo [--dir DIR] [--json]
@@ -42,7 +44,7 @@ flags:
 const (
 	demoPatience  = 30 * time.Second // how long the client waits for an answer a server will give: a loaded machine is slow
 	demoExitGrace = 30 * time.Second // how long a shim may take to exit once its client left
-	demoWidth     = 100              // the longest text line printed
+	demoWidth     = 100              // the longest text line printed, but on a narrower terminal
 	demoModern    = "2026-07-28"
 )
 
@@ -71,7 +73,7 @@ func demoLock(ctx context.Context, exe, dir string, env []string) (string, error
 	entry := map[string]any{"mcpServers": map[string]any{"locked-report": map[string]any{
 		"command": exe, "args": []string{"fixture", "report"}, "env": map[string]string{"REPORT_API_TOKEN": "demo-token"}}}}
 	b, _ := json.Marshal(entry)
-	if err := ownerfile.WriteFile(config, b); err != nil {
+	if err := safefile.Write(config, b, 0o600); err != nil {
 		return "", err
 	}
 	lock := filepath.Join(dir, "mcp-tools.lock.json")
@@ -169,7 +171,7 @@ type demoResult struct {
 	Error      string      `json:"error,omitempty"` // the scenario could not be run or read
 }
 
-// demoRun is a run as the ledger reader judges it, with its diagnosis.
+// demoRun is a run as the ledger reader judges it, with its reason and advice.
 type demoRun struct {
 	report.Run
 	Why string `json:"why"`
@@ -198,7 +200,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 	if *dir == "" {
 		*dir, err = os.MkdirTemp("", "mcpshim-demo-")
 	} else {
-		err = ownerfile.MkdirAll(*dir)
+		_, err = safefile.Dir(*dir)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim demo: ledger dir: %v\n", err)
@@ -208,8 +210,12 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		*dir = abs
 	}
 
+	width := demoWidth
+	if cols := terminalWidth(c, c.stdout); cols > 0 && cols < width {
+		width = cols
+	}
 	if !*asJSON {
-		fmt.Fprintf(c.stdout, "mcpshim demo: %d scenarios, each a scripted client talking to a fixture server through mcpshim\n", len(demoScenarios))
+		cmdline.Hang(c.stdout, width, "", fmt.Sprintf("mcpshim demo: %d scenarios, each a scripted client talking to a fixture server through mcpshim", len(demoScenarios)))
 	}
 	start := time.Now()
 	lock, err := demoLock(ctx, exe, *dir, c.env)
@@ -252,7 +258,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		}
 	} else {
 		for _, r := range report.Scenarios {
-			r.print(c.stdout)
+			r.print(c.stdout, width)
 		}
 		fmt.Fprintln(c.stdout)
 		if len(unexpected) == 0 {
@@ -260,9 +266,11 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 		} else {
 			fmt.Fprintf(c.stdout, "%d scenarios in %.1fs; unexpected outcome: %s\n", len(demoScenarios), time.Since(start).Seconds(), strings.Join(unexpected, ", "))
 		}
-		fmt.Fprintf(c.stdout, "\nWhat the ledgers say, run by run (mcpshim ledger %s):\n", *dir)
+		fmt.Fprintln(c.stdout)
+		cmdline.Hang(c.stdout, width, "", fmt.Sprintf("What the ledgers say, run by run (mcpshim ledger %s):", *dir))
 		runLedger(ctx, c, []string{*dir})
-		fmt.Fprintf(c.stdout, "\nThe ledgers are in %s; try mcpshim ledger show, why, stats or report --html on them.\n", *dir)
+		fmt.Fprintln(c.stdout)
+		cmdline.Hang(c.stdout, width, "", fmt.Sprintf("The ledgers are in %s; try mcpshim ledger show, why, stats or report --html on them.", *dir))
 	}
 	if len(unexpected) > 0 {
 		return 1
@@ -391,7 +399,11 @@ func (r *demoResult) summarize(entries []ledger.Entry, runs []report.Run) {
 		})
 	}
 	for i := range runs {
-		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: report.Diagnosis(&runs[i])})
+		why := runs[i].Reason
+		if runs[i].Advice != "" {
+			why += " — " + runs[i].Advice
+		}
+		r.Runs = append(r.Runs, demoRun{Run: runs[i], Why: why})
 	}
 	if len(r.Runs) > 0 {
 		last := r.Runs[len(r.Runs)-1]
@@ -454,20 +466,21 @@ func demoKeyFields(e ledger.Entry) map[string]any {
 	return out
 }
 
-// print writes the scenario as text: what the client saw, the ledger's
-// events with their key fields (cut to the width: the ledger has the rest),
-// and the outcome of each run.
-func (r *demoResult) print(w io.Writer) {
-	fmt.Fprintf(w, "\n%s: %s\n", r.Name, r.About)
+// print writes the scenario as text at most width columns wide: what the
+// client saw, the ledger's events with their key fields (cut to the width:
+// the ledger has the rest), and the outcome of each run.
+func (r *demoResult) print(w io.Writer, width int) {
+	fmt.Fprintln(w)
+	cmdline.Hang(w, width, "", r.Name+": "+r.About)
 	for _, n := range r.Client {
-		demoWrap(w, "  client  ", n)
+		cmdline.Hang(w, width, "  client  ", n)
 	}
 	for _, e := range r.Events {
 		line := fmt.Sprintf("  %-7s %-12s %-23s %s", demoAt(e.AtMS), e.Phase, e.Event, demoFields(e))
-		fmt.Fprintln(w, demoClip(strings.TrimRight(line, " "), demoWidth))
+		fmt.Fprintln(w, demoClip(strings.TrimRight(line, " "), width))
 	}
 	if r.Error != "" {
-		demoWrap(w, "  ERROR   ", r.Error)
+		cmdline.Hang(w, width, "  ERROR   ", r.Error)
 		return
 	}
 	for i, run := range r.Runs {
@@ -475,31 +488,11 @@ func (r *demoResult) print(w io.Writer) {
 		if len(r.Runs) > 1 {
 			label = fmt.Sprintf("run %d %s", i+1, run.Outcome)
 		}
-		demoWrap(w, "  => "+label+"  ", run.Why)
+		cmdline.Hang(w, width, "  => "+label+"  ", run.Why)
 	}
 	if r.Outcome != r.Expected {
 		fmt.Fprintf(w, "  (the tour expected %s)\n", r.Expected)
 	}
-}
-
-// demoWrap writes prefix and text, wrapping text at spaces to demoWidth;
-// continuation lines are indented by four.
-func demoWrap(w io.Writer, prefix, text string) {
-	line := prefix
-	room := demoWidth - utf8.RuneCountInString(prefix)
-	for i, word := range strings.Fields(text) {
-		n := utf8.RuneCountInString(word)
-		if i > 0 && n+1 > room {
-			fmt.Fprintln(w, line)
-			line, room = "    ", demoWidth-4
-		} else if i > 0 {
-			line += " "
-			room--
-		}
-		line += word
-		room -= n
-	}
-	fmt.Fprintln(w, line)
 }
 
 // demoCount is "1 tool", "2 tools".
@@ -545,7 +538,7 @@ func demoFields(e demoEvent) string {
 		}
 		if n, ok := v.(json.Number); ok && strings.HasSuffix(k, "_ms") {
 			ms, _ := n.Float64()
-			k, v = strings.TrimSuffix(k, "_ms"), report.FormatMS(ms)
+			k, v = strings.TrimSuffix(k, "_ms"), verdict.FormatMS(ms)
 		}
 		parts = append(parts, k+"="+demoValue(v))
 	}

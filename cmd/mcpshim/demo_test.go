@@ -106,7 +106,7 @@ func TestDemo(t *testing.T) {
 
 	var text bytes.Buffer
 	for _, r := range report.Scenarios {
-		r.print(&text)
+		r.print(&text, demoWidth)
 	}
 	for i, line := range strings.Split(text.String(), "\n") {
 		if n := utf8.RuneCountInString(line); n > demoWidth {
@@ -170,8 +170,8 @@ func TestDemoUsage(t *testing.T) {
 		if code != exitUsage {
 			t.Errorf("mcpshim demo %v: got status %d, want %d; stderr %q", args, code, exitUsage, stderr.String())
 		}
-		if !strings.Contains(stderr.String(), "usage: mcpshim demo") {
-			t.Errorf("mcpshim demo %v: stderr %q, want the usage", args, stderr.String())
+		if !strings.Contains(stderr.String(), "mcpshim demo --help") || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("mcpshim demo %v: stderr %q, want one line pointing at mcpshim demo --help", args, stderr.String())
 		}
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -50,9 +49,7 @@ func TestServerEventsFolded(t *testing.T) {
 // before_handshake, attributes the second to the call, records a refused
 // port as refused and a denied host as denied. Only loopback is used.
 func TestEgressWitness(t *testing.T) {
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not installed")
-	}
+	needTool(t, "python3", "python3")
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
 	defer origin.Close()
 	script, _ := filepath.Abs("../../witness/testdata/egress_server.py")

@@ -7,8 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
@@ -17,17 +19,28 @@ const helpText = `mcpshim: see what happened to a stdio MCP server.
 Put it in front of the server in your client's config, by its absolute path
 (Claude Desktop starts servers with a minimal PATH; mcpshim wrap does this):
   "command": %q,
-  "args": ["--name", "fs", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+  "args": ["--name", "fs", "--", "npx", "-y",
+           "@modelcontextprotocol/server-filesystem", "/tmp"]
 
 Commands:
-  mcpshim [flags] -- COMMAND [ARG...]   relay and record a server (its flags are below)
-  mcpshim [flags] --url URL             the same for a remote server over Streamable HTTP
-  mcpshim ledger [show|why|stats|tail|report|prune|export] ...   inspect what the ledgers recorded
-  mcpshim probe [--config FILE] ...       shake hands with every server of the client configs
-  mcpshim lock [--out FILE] ...           pin the expected tool surface
-  mcpshim wrap | unwrap [--config FILE]   put every stdio server of a config behind mcpshim, or take it out
-  mcpshim demo                            a scripted tour against built-in fixture servers
-  mcpshim completion bash|zsh|fish|powershell   a shell completion script
+  mcpshim [flags] -- COMMAND [ARG...]
+                      relay and record a server (its flags are below)
+  mcpshim [flags] --url URL
+                      the same for a remote server over Streamable HTTP
+  mcpshim ledger [show|why|stats|tail|report|prune|export] ...
+                      inspect what the ledgers recorded
+  mcpshim probe [--config FILE] ...
+                      shake hands with every server of the client configs
+  mcpshim lock [--out FILE] ...
+                      pin the expected tool surface
+  mcpshim wrap | unwrap [--config FILE] ...
+                      put every stdio server of a config behind mcpshim, or
+                      take it out
+  mcpshim demo        a scripted tour against built-in fixture servers
+  mcpshim fixture NAME
+                      run one of the fixture servers the demo and tests use
+  mcpshim completion bash|zsh|fish|powershell
+                      a shell completion script
   mcpshim version [--json]
 
 mcpshim help COMMAND (or mcpshim COMMAND --help) shows a command's usage.
@@ -40,7 +53,7 @@ Exit statuses: 64 a usage error, 78 a configuration a person must fix,
 func runHelp(c *cli, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "completion", "version":
+		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "fixture", "completion", "version":
 			// The command prints its usage for --help; here it goes to stdout.
 			out := *c
 			out.stderr = c.stdout
@@ -49,7 +62,7 @@ func runHelp(c *cli, args []string) int {
 			fmt.Fprintf(c.stdout, "usage: mcpshim %s\n", args[0])
 			return 0
 		}
-		fmt.Fprintf(c.stderr, "mcpshim help: no command %q%s; the commands are %v\n", args[0], didYouMean(args[0], subcommands), subcommands)
+		fmt.Fprintf(c.stderr, "mcpshim help: no command %q%s (the commands are %s)\n", args[0], cmdline.DidYouMean(args[0], subcommands, ""), strings.Join(subcommands, ", "))
 		return exitUsage
 	}
 	self := "/absolute/path/to/mcpshim"
@@ -63,7 +76,7 @@ func runHelp(c *cli, args []string) int {
 	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
 	var f shimFlags
 	f.register(fs, c)
-	printFlags(c.stdout, fs)
+	cmdline.PrintFlags(c.stdout, fs)
 	return 0
 }
 

@@ -53,13 +53,14 @@ func TestFlagValuesValidated(t *testing.T) {
 		{[]string{"--max-restarts", "-1"}, "--max-restarts -1"},
 		{[]string{"--restart-window", "0s"}, "--restart-window 0s"},
 		{[]string{"--stable-after", "-1h"}, "--stable-after -1h"},
-		{[]string{"--max-observe", "lots"}, "invalid value"},
+		{[]string{"--max-observe", "lots"}, "--max-observe lots: want a whole number"},
 	}
 	for _, tt := range tests {
 		args := append(append([]string{"--ledger", "off"}, tt.args...), "--", builtShim(t), "fixture", "healthy")
 		status, stdout, stderr := runBinary(t, nil, "", args...)
-		if status != exitUsage || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "panic") || stdout != "" {
-			t.Errorf("mcpshim %s: status %d, stderr %q, stdout %q; want status 64 and a message naming %q", strings.Join(args, " "), status, stderr, stdout, tt.want)
+		if status != exitUsage || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "panic") || stdout != "" ||
+			strings.Count(stderr, "\n") != 1 {
+			t.Errorf("mcpshim %s: status %d, stderr %q, stdout %q; want status 64 and one line naming %q", strings.Join(args, " "), status, stderr, stdout, tt.want)
 		}
 	}
 	for _, args := range [][]string{{"probe", "--parallel", "-1"}, {"probe", "--retries", "-1"}, {"lock", "--parallel", "100000"}, {"ledger", "tail", "-n", "-1"}} {

@@ -10,19 +10,26 @@ package main
 //	RUN
 //	  run, short (the prefix shown), server, shim, origin, pid, generation,
 //	  previous_run, next_run, started, ended (RFC 3339), duration_ms,
-//	  outcome (READY TIMEOUT EXITED PROTOCOL_ERROR RUNNING ENDED CRASHED UNRECORDED),
-//	  alive (no exit recorded and the pid answers kill -0), last_event (the
-//	  last event that shows progress), detail (why it stopped, in a few words),
+//	  outcome (READY TIMEOUT EXITED PROTOCOL_ERROR RUNNING ENDED CRASHED
+//	  UNRECORDED, and for a remote run UNREACHABLE AUTH_REQUIRED), failed (the
+//	  `!` of the table), fixable, alive (no exit recorded and the pid answers
+//	  kill -0), last_event (the last confirmed event), detail (the reason, the
+//	  table's WHY), cause (the line that says why), advice, warning,
+//	  remote, url, address,
 //	  handshake (the event that completed it), handshake_at, initialized, protocol_version,
 //	  server_name, tools (null: never listed), tools_list_failed,
 //	  calls {received, ok, is_error, error, input_required}, noise,
 //	  noise_preview, noise_before_handshake, client_noise, egress, external,
 //	  spawn_failed, error_class, error, hint, timeout_last_event, timeout_ms,
 //	  exited, exit_code (null: killed by a signal, or no exit), signal,
-//	  requested_by_shim, stop_reason, stderr_tail, restarts_exhausted,
-//	  records_lost, forged, records
+//	  requested_by_shim, stop_reason, stderr_tail, stderr_cause, restarts_exhausted,
+//	  attempts, records_lost, forged, records, and when they apply
+//	  server_version, tools_list_error, lock_missing, lock_mode, external_target,
+//	  external_by_server, denied_target, executable_ready, timeout_waiting,
+//	  gave_up, end_reason, auth_status, www_authenticate, http_failure,
+//	  http_failure_method, http_status (verdict.Facts and verdict.Verdict)
 //	mcpshim ledger show RUN --json
-//	  {"run": RUN, "diagnosis": TEXT, "events": [EVENT], "skipped_lines": N}
+//	  {"run": RUN, "diagnosis": TEXT (the reason), "advice": TEXT, "events": [EVENT], "skipped_lines": N}
 //	EVENT
 //	  {"ts", "offset_ms" (since the run's first record), "seq", "phase", "event", "origin", "fields": {...}}
 //	mcpshim ledger why --json
@@ -30,7 +37,7 @@ package main
 //	ANSWER
 //	  {"key" (launched initialized tools external), "question", "answer" (yes no unknown), "reason", "evidence": EVENT or null}
 //	mcpshim ledger stats --json
-//	  {"records": N, "skipped_lines": N, "servers": [{"server", "runs", "outcomes": {OUTCOME: N}, "restarts",
+//	  {"records": N, "skipped_lines": N, "servers": [{"server", "runs", "failed", "outcomes": {OUTCOME: N}, "restarts",
 //	   "zero_tool_discoveries", CALLS, "tools": [{"tool", CALLS}]}]}
 //	CALLS
 //	  "calls" (finished), "ok", "is_error", "errors", "input_required", "error_rate", "is_error_rate",
@@ -47,32 +54,42 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
 )
 
-const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]       every run, newest last
-       mcpshim ledger show RUN [PATH...]            one run's timeline and diagnosis
-       mcpshim ledger why [RUN | FILTERS] [PATH...]   did it launch, initialize, list tools, reach out?
-                                                    (with no RUN: the latest run of each server)
+const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]
+           every run, newest last
+       mcpshim ledger show RUN [PATH...]
+           one run's timeline and diagnosis
+       mcpshim ledger why [RUN | FILTERS] [PATH...]
+           did it launch, initialize, list tools, reach out? (with no RUN:
+           the latest run of each server)
        mcpshim ledger stats [--server NAME] [--since WHEN] [PATH...]
-                                                    calls, errors and latency per server and tool
+           calls, errors and latency per server and tool
        mcpshim ledger tail [-f] [-n N] [--server NAME] [PATH...]
-                                                    the latest events, and new ones as they come
+           the latest events, and new ones as they come
        mcpshim ledger report --html FILE [FILTERS] [PATH...]
-                                                    a self-contained HTML waterfall per run
+           a self-contained HTML waterfall per run
        mcpshim ledger prune --older-than 30d [--dry-run] [PATH...]
-       mcpshim ledger export [--otlp URL] [PATH...]    runs as OpenTelemetry traces
+       mcpshim ledger export [--otlp URL] [PATH...]
+           runs as OpenTelemetry traces
 
-PATH is a ledger file or directory (default: %s); rotated files are read
-too. RUN is a unique prefix of a run id (with or without "run_"), or the suffix
-the shim prints (…A4N8). FILTERS: --server NAME, --since 2h|2026-11-29T08:00,
---outcome EXITED,TIMEOUT, --failed. Every command takes --json.
+PATH is a ledger file or directory, by default
+  %s
+and rotated files are read too. RUN is a unique prefix of a run id (with or
+without "run_"), or the suffix the shim prints (…A4N8). FILTERS: --server
+NAME, --since 2h|2026-11-29T08:00, --outcome EXITED,TIMEOUT, --failed. Every
+command takes --json; --wide prints every column and whole lines on a narrow
+terminal.
 `
 
 // runLedger reads ledgers and answers what happened: the run table and the
@@ -95,13 +112,13 @@ func runLedger(ctx context.Context, c *cli, args []string) int {
 			return l.prune(args[1:])
 		case "export":
 			return runLedgerExport(ctx, c, args[1:])
-		case "help", "-h", "--help":
-			fmt.Fprintf(c.stdout, ledgerUsage, ledger.DefaultDir(c.getenv))
-			return 0
+		case "help":
+			return l.list([]string{"--help"}) // the usage and the run table's flags
+
 		}
 		// A word that is neither a subcommand nor a file: a typo.
 		if _, err := os.Stat(args[0]); err != nil && !strings.HasPrefix(args[0], "-") {
-			if s := suggest(args[0], strings.Fields(ledgerSubcommands)); s != "" {
+			if s := cmdline.Suggest(args[0], strings.Fields(ledgerSubcommands)); s != "" {
 				fmt.Fprintf(c.stderr, "mcpshim ledger: no subcommand or ledger file %q; did you mean %s?\n", args[0], s)
 				return exitUsage
 			}
@@ -139,12 +156,6 @@ const (
 func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs *flag.FlagSet)) ([]string, error) {
 	title := strings.TrimSpace("mcpshim ledger " + name)
 	fs := flag.NewFlagSet(title, flag.ContinueOnError)
-	fs.SetOutput(l.c.stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(l.c.stderr, ledgerUsage, ledger.DefaultDir(l.c.getenv))
-		fmt.Fprintf(l.c.stderr, "\nflags of %s:\n", title)
-		printFlags(l.c.stderr, fs)
-	}
 	fs.BoolVar(&l.json, "json", false, "print one JSON document")
 	wide := false
 	fs.BoolVar(&wide, "wide", false, "every column and whole lines, even on a narrow terminal")
@@ -162,20 +173,16 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	if extra != nil {
 		extra(fs)
 	}
-	var pos []string
-	for rest := args; ; {
-		if err := fs.Parse(rest); err != nil {
-			return nil, err
-		}
-		left := fs.Args()
-		if len(left) == 0 {
-			break
-		}
-		if parsed := len(rest) - len(left); parsed > 0 && rest[parsed-1] == "--" {
-			pos = append(pos, left...)
-			break
-		}
-		pos, rest = append(pos, left[0]), left[1:]
+	pos, err := cmdline.Parse(fs, args, title+" --help")
+	if errors.Is(err, cmdline.ErrHelp) {
+		fmt.Fprintf(l.c.stdout, ledgerUsage, ledger.DefaultDir(l.c.getenv))
+		fmt.Fprintf(l.c.stdout, "\nflags of %s:\n", title)
+		cmdline.PrintFlags(l.c.stdout, fs)
+		return nil, err
+	}
+	if err != nil {
+		fmt.Fprintf(l.c.stderr, "%s: %v\n", title, err)
+		return nil, err
 	}
 	if !wide {
 		l.width = terminalWidth(l.c, l.c.stdout)
@@ -191,7 +198,14 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	if outcome != "" {
 		l.outcomes = map[string]bool{}
 		for _, o := range strings.Split(outcome, ",") {
-			l.outcomes[strings.ToUpper(strings.TrimSpace(o))] = true
+			o = strings.ToUpper(strings.TrimSpace(o))
+			if !slices.Contains(phases.Outcomes, o) {
+				err := fmt.Errorf("--outcome %s: no such outcome%s (the outcomes are %s)", o,
+					cmdline.DidYouMean(o, phases.Outcomes, ""), strings.Join(phases.Outcomes, ", "))
+				fmt.Fprintf(l.c.stderr, "%s: %v\n", title, err)
+				return nil, err
+			}
+			l.outcomes[o] = true
 		}
 	}
 	return pos, nil
@@ -217,7 +231,7 @@ func (l *ledgerCmd) keep(r *report.Run) bool {
 	return (l.server == "" || r.Server == l.server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
 		(l.outcomes == nil || l.outcomes[r.Outcome]) &&
-		(!l.failed || r.Failed())
+		(!l.failed || r.Failed)
 }
 
 // ledgerData is what one pass over the ledger files found.
@@ -372,7 +386,7 @@ func resolve(runs []report.Run, arg string) (*report.Run, error) {
 	for i := range runs {
 		id := strings.TrimPrefix(runs[i].ID, "run_")
 		for _, p := range [][2]string{{want, id[:min(len(want), len(id))]}, {suffix, id[max(0, len(id)-len(suffix)):]}} {
-			if d := editDistance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
+			if d := cmdline.Distance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
 				best, bestD = runs[i].ID, d
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/otelexport"
 )
@@ -20,7 +21,8 @@ Ships ledgers to an OpenTelemetry collector as traces: one trace per run, a
 span per phase (launch, handshake, discovery) and per request. It remembers in
 the state file how far each ledger was exported, so running it again (after a
 session, from cron) sends only what is new; a run still going is finished by a
-later export. PATH is a ledger file or directory (default: %s).
+later export. PATH is a ledger file or directory, by default
+  %s
 Headers, TLS and timeouts come from the OTEL_EXPORTER_OTLP_* variables.
 
 flags:
@@ -46,19 +48,17 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		asJSON bool
 	)
 	fs := flag.NewFlagSet("mcpshim ledger export", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
 	otlp.register(fs, "send the ledgers")
 	fs.StringVar(&state, "state", "", "remember progress in `FILE` (default: one per collector in the ledger directory); off sends everything again")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON document")
-	fs.Usage = func() {
-		fmt.Fprintf(c.stderr, ledgerExportUsage, ledger.DefaultDir(c.getenv))
-		fs.PrintDefaults()
-	}
-	paths, err := parseInterleaved(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
+	paths, err := cmdline.Parse(fs, args, "mcpshim ledger export --help")
+	switch {
+	case errors.Is(err, cmdline.ErrHelp):
+		fmt.Fprintf(c.stdout, ledgerExportUsage, ledger.DefaultDir(c.getenv))
+		cmdline.PrintFlags(c.stdout, fs)
+		return 0
+	case err != nil:
+		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
 	cfg, ok := otlp.config(c)
@@ -120,24 +120,4 @@ func ledgerFiles(c *cli, paths []string) ([]string, error) {
 		return nil, nil
 	}
 	return files, err
-}
-
-// parseInterleaved parses flags and positionals in any order; after "--"
-// everything is positional.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

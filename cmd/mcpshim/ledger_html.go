@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // Report limits: the page stays small enough for a browser however large the
@@ -60,7 +60,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
-	if err := ownerfile.WriteFile(out, buf.Bytes()); err != nil {
+	if err := safefile.Write(out, buf.Bytes(), 0o600); err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // list prints one row per run, newest last.
@@ -36,9 +37,9 @@ func (l *ledgerCmd) list(args []string) int {
 	p := painter(l.color)
 	// On a narrow terminal: the noise count, the generation, the date, the
 	// calls, the tools, the exit, the last event, the start time and the
-	// duration give way, in that order; then WHY is cut. --wide and pipes
-	// get them all.
-	t := &table{steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
+	// duration give way, in that order, and WHY goes under its row when it
+	// would be cut short in it. --wide and pipes get them all on one line.
+	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
 	t.add(cell{text: ""}, cell{text: "STARTED"}, cell{text: "SERVER"}, cell{text: "RUN"}, cell{text: "GEN", right: true},
 		cell{text: "DURATION", right: true}, cell{text: "OUTCOME"}, cell{text: "LAST EVENT"}, cell{text: "TOOLS", right: true},
 		cell{text: "CALLS ok/isErr/err"}, cell{text: "NOISE", right: true}, cell{text: "EXIT"}, cell{text: "WHY"})
@@ -46,10 +47,8 @@ func (l *ledgerCmd) list(args []string) int {
 	for i := range runs {
 		r := &runs[i]
 		mark := ""
-		if r.Fixable() {
+		if r.Failed {
 			mark = "!"
-		}
-		if r.Failed() {
 			failed++
 		}
 		if r.Alive {
@@ -68,14 +67,14 @@ func (l *ledgerCmd) list(args []string) int {
 			cell{text: server},
 			cell{text: d.short[r.ID]},
 			cell{text: gen, right: true},
-			cell{text: report.FormatMS(r.DurationMS), right: true},
-			cell{text: r.Outcome, style: outcomeStyle(r.Outcome)},
+			cell{text: verdict.FormatMS(r.DurationMS), right: true},
+			cell{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
 			cell{text: r.LastEvent},
 			cell{text: toolsText(r), right: true},
 			cell{text: callsText(r)},
 			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
 			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
-			cell{text: report.OneLine(r.Detail, 100)})
+			cell{text: report.OneLine(r.Reason, 160)})
 	}
 	if len(runs) > 0 {
 		t.write(l.c.stdout, p, l.width)

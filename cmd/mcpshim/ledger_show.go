@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // show prints one run's timeline: phases grouped, relative times, each
@@ -37,9 +39,10 @@ func (l *ledgerCmd) show(args []string) int {
 		out := struct {
 			Run       runJSON     `json:"run"`
 			Diagnosis string      `json:"diagnosis"`
+			Advice    string      `json:"advice"`
 			Events    []eventJSON `json:"events"`
 			Skipped   int         `json:"skipped_lines"`
-		}{runJSON{*r, d.short[r.ID]}, report.Diagnosis(r), make([]eventJSON, 0, len(es)), d.skipped}
+		}{runJSON{*r, d.short[r.ID]}, r.Reason, r.Advice, make([]eventJSON, 0, len(es)), d.skipped}
 		for i := range es {
 			out.Events = append(out.Events, toEventJSON(&es[i], es[0].Time))
 		}
@@ -49,7 +52,7 @@ func (l *ledgerCmd) show(args []string) int {
 	w := l.c.stdout
 	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
 	fmt.Fprintf(w, "started %s · lasted %s · %s", r.Start.In(l.loc).Format("2006-01-02 15:04:05.000 MST"),
-		report.FormatMS(r.DurationMS), p.paint(outcomeStyle(r.Outcome), r.Outcome))
+		verdict.FormatMS(r.DurationMS), p.paint(outcomeStyle(&r.Verdict), r.Outcome))
 	if r.Alive {
 		fmt.Fprint(w, " (still running)")
 	}
@@ -59,14 +62,18 @@ func (l *ledgerCmd) show(args []string) int {
 			continue
 		}
 		if o, ok := byID[link.id]; ok {
-			about := p.paint(outcomeStyle(o.Outcome), o.Outcome)
-			if o.Detail != "" {
-				about += ", " + report.OneLine(o.Detail, 80)
+			about := p.paint(outcomeStyle(&o.Verdict), o.Outcome)
+			if o.Reason != "" {
+				about += ", " + report.OneLine(o.Reason, 80)
 			}
 			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
 		} else {
 			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
+	}
+	room := 60 // of each field's value on a terminal; whole with --wide and in a pipe
+	if l.width <= 0 {
+		room = math.MaxInt
 	}
 	var phase phases.Phase
 	for i := range es {
@@ -75,9 +82,9 @@ func (l *ledgerCmd) show(args []string) int {
 			phase = e.Phase
 			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
 		}
-		text := report.FieldsText(e, 60, "stderr_tail", "latency_ms")
+		text := report.FieldsText(e, room, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
-			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+report.FormatMS(ms)))
+			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+verdict.FormatMS(ms)))
 		}
 		origin := ""
 		if e.Origin != "" {
@@ -95,7 +102,10 @@ func (l *ledgerCmd) show(args []string) int {
 	if d.skipped > 0 {
 		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
 	}
-	fmt.Fprintf(w, "\n%s %s\n", p.paint(styleBold, "diagnosis:"), termsafe.String(report.Diagnosis(r)))
+	fmt.Fprintf(w, "\n%s %s: %s\n", p.paint(styleBold, "diagnosis:"), p.paint(outcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
+	if r.Advice != "" {
+		fmt.Fprintf(w, "%s %s\n", p.paint(styleBold, "what to do:"), termsafe.String(r.Advice))
+	}
 	return 0
 }
 

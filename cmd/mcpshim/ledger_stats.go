@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // stats prints calls, error rates, latency percentiles, restarts and
@@ -35,13 +36,14 @@ func (l *ledgerCmd) stats(args []string) int {
 		}{d.sum.Records, d.skipped, nonNil(servers)})
 	}
 	p := painter(l.color)
-	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS and P50 give way, in that order.
-	t := &table{steps: []fitStep{{4, true}, {10, true}, {7, true}, {3, true}, {8, true}}}
-	t.add(cell{text: "SERVER / tool"}, cell{text: "RUNS", right: true}, cell{text: "OUTCOMES"}, cell{text: "RESTARTS", right: true},
+	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS, P50 and P95 give way, in that order.
+	t := &table{steps: []fitStep{{5, true}, {11, true}, {8, true}, {4, true}, {9, true}, {10, true}}}
+	t.add(cell{text: "SERVER / tool"}, cell{text: "RUNS", right: true}, cell{text: "FAILED", right: true}, cell{text: "OUTCOMES"}, cell{text: "RESTARTS", right: true},
 		cell{text: "ZERO-TOOL", right: true}, cell{text: "CALLS", right: true}, cell{text: "ERROR", right: true},
 		cell{text: "ISERROR", right: true}, cell{text: "P50", right: true}, cell{text: "P95", right: true}, cell{text: "P99", right: true})
 	for _, st := range servers {
 		t.add(append([]cell{{text: st.Server, style: styleBold}, {text: strconv.Itoa(st.Runs), right: true},
+			{text: strconv.Itoa(st.Failed), right: true, style: map[bool]string{true: styleRed}[st.Failed > 0]},
 			{text: outcomesText(st.Outcomes)}, {text: strconv.Itoa(st.Restarts), right: true},
 			{text: strconv.Itoa(st.ZeroToolDiscoveries), right: true}}, callCells(st.CallStats)...)...)
 		for _, tool := range st.Tools {
@@ -49,7 +51,7 @@ func (l *ledgerCmd) stats(args []string) int {
 			if name == "" {
 				name = "(unknown)"
 			}
-			t.add(append([]cell{{text: "  " + name}, {}, {}, {}, {}}, callCells(tool.CallStats)...)...)
+			t.add(append([]cell{{text: "  " + name}, {}, {}, {}, {}, {}}, callCells(tool.CallStats)...)...)
 		}
 	}
 	if len(servers) > 0 {
@@ -78,7 +80,7 @@ func callCells(c report.CallStats) []cell {
 		return append(out, cell{text: "-", right: true}, cell{text: "-", right: true}, cell{text: "-", right: true})
 	}
 	for _, v := range []float64{c.Latency.P50, c.Latency.P95, c.Latency.P99} {
-		out = append(out, cell{text: report.FormatMS(v), right: true})
+		out = append(out, cell{text: verdict.FormatMS(v), right: true})
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // lt0 is when the synthetic ledgers start.
@@ -267,12 +268,12 @@ func TestLedgerTable(t *testing.T) {
 		}
 	}
 	for _, l := range lines[1:10] {
-		fixable := strings.Contains(l, phases.OutcomeExited) || strings.Contains(l, phases.OutcomeProtocolError)
-		if strings.HasPrefix(l, "!") != fixable {
-			t.Errorf("row %q: got mark %v, want %v (fixable failures stand out)", l, strings.HasPrefix(l, "!"), fixable)
+		failed := !strings.Contains(l, phases.OutcomeEnded) && !strings.Contains(l, phases.OutcomeReady)
+		if strings.HasPrefix(l, "!") != failed {
+			t.Errorf("row %q: got mark %v, want %v (failures stand out)", l, strings.HasPrefix(l, "!"), failed)
 		}
 	}
-	for _, want := range []string{fatalLine, "1/1/0", "running", "unrecorded", "not_found", "handshake refused: -32602 " + rejectText,
+	for _, want := range []string{fatalLine, "1/1/0", "running", "unrecorded", `cannot start: exec: "db-mcp"`, "handshake refused: -32602 " + rejectText,
 		"9 runs (6 failed, 1 running) in 4 files; 2 lines skipped"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
@@ -345,7 +346,7 @@ func TestLedgerShow(t *testing.T) {
 		"\nhandshake\n", "\nexecution\n", "\ntransport\n",
 		"  +0.000s  spawn_requested", "+0.002s  initialize_responded", "latency 1ms",
 		"stderr tail\n  | panic: boom",
-		"diagnosis: the server exited with status 1 4ms after the handshake, served 1 tool calls (0 ok, 0 isError, 1 error); its last stderr line was \"panic: boom\"",
+		"diagnosis: CRASHED: panic: boom (exit 1, 4ms after the handshake)\nwhat to do: the calls in flight got the shim's error",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("show lacks %q:\n%s", want, out)
@@ -357,7 +358,7 @@ func TestLedgerShow(t *testing.T) {
 		t.Errorf("show …FFFFFF lacks the previous run:\n%s", out)
 	}
 	out, _, _ = runLedgerCmd(t, "show", "run_01KB3F0001", dir)
-	if !strings.Contains(out, `diagnosis: the server exited with status 1 after receiving initialize and before answering it; its last stderr line was "`+fatalLine+`"`) {
+	if !strings.Contains(out, "diagnosis: EXITED: "+fatalLine+" (exit 1 before answering the handshake)\nwhat to do: fix what it says") {
 		t.Errorf("show of the early exit: no diagnosis with the stderr line:\n%s", out)
 	}
 	_, errs, code = runLedgerCmd(t, "show", "01KB3F", dir)
@@ -544,7 +545,7 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 }
 
 func TestShortIDsAndResolve(t *testing.T) {
-	runs := []report.Run{{ID: "run_01KB3F0000AAAA"}, {ID: "run_01KB3F0000AAAB"}, {ID: "run_01KB3F9999ZZZZ"}, {ID: "odd"}}
+	runs := []report.Run{{Facts: verdict.Facts{ID: "run_01KB3F0000AAAA"}}, {Facts: verdict.Facts{ID: "run_01KB3F0000AAAB"}}, {Facts: verdict.Facts{ID: "run_01KB3F9999ZZZZ"}}, {Facts: verdict.Facts{ID: "odd"}}}
 	short := shortIDs(runs)
 	if short["run_01KB3F0000AAAA"] != "01KB3F0000AAAA" || short["run_01KB3F9999ZZZZ"] != "01KB3F9999ZZZZ" || short["odd"] != "odd" {
 		t.Errorf("shortIDs: got %v, want 14 characters (one past the longest shared prefix)", short)
@@ -730,7 +731,7 @@ func TestLedgerOnRealShims(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	out, _, _ := runLedgerCmd(t, "why", "--server", "exit-early", dir)
-	if !strings.Contains(out, `no       the process exited before the handshake; last stderr line "fatal: missing API key"`) {
+	if !strings.Contains(out, `no       the process ended before the handshake (exit 1): fatal: missing API key`) {
 		t.Errorf("why --server exit-early:\n%s", out)
 	}
 	out, _, _ = runLedgerCmd(t, "why", "--server", "killed", dir)

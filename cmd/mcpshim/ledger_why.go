@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // why answers seed 002's four questions for one run, or for the latest run
@@ -68,13 +69,13 @@ func (l *ledgerCmd) why(args []string) int {
 	p := painter(l.color)
 	for n, r := range picked {
 		es := entries[r.ID]
-		answers := report.Explain(r, es)
+		answers := r.Answers
 		if l.json {
 			ra := runAnswers{Run: runJSON{*r, d.short[r.ID]}}
 			for _, a := range answers {
 				aj := answerJSON{Answer: a}
-				if a.Evidence != nil {
-					ev := toEventJSON(a.Evidence, es[0].Time)
+				if e := a.Evidence.Find(es); e != nil {
+					ev := toEventJSON(e, es[0].Time)
 					aj.Evidence = &ev
 				}
 				ra.Answers = append(ra.Answers, aj)
@@ -86,15 +87,15 @@ func (l *ledgerCmd) why(args []string) int {
 			fmt.Fprintln(l.c.stdout)
 		}
 		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
-			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(r.Outcome), r.Outcome))
+			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(&r.Verdict), r.Outcome))
 		// A narrow terminal gets the reason and the evidence on lines of
 		// their own under the answer, cut to its width.
 		narrow := l.width > 0 && l.width < 2+38+1+7+2+60
 		for _, a := range answers {
 			answer := p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
 			evidence := ""
-			if a.Evidence != nil {
-				evidence = "evidence: " + report.OneLine(l.evidenceLine(a.Evidence), 110)
+			if e := a.Evidence.Find(es); e != nil {
+				evidence = "evidence: " + report.OneLine(l.evidenceLine(e), 110)
 			}
 			if narrow {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
@@ -104,7 +105,7 @@ func (l *ledgerCmd) why(args []string) int {
 				continue
 			}
 			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(termsafe.String(a.Reason), 2+38+1+7+2))
-			if a.Evidence != nil {
+			if evidence != "" {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, l.fit(evidence, 2+38+1)))
 			}
 		}
@@ -120,6 +121,6 @@ func (l *ledgerCmd) why(args []string) int {
 
 // answerJSON is an Answer with its evidence as an EVENT.
 type answerJSON struct {
-	report.Answer
+	verdict.Answer
 	Evidence *eventJSON `json:"evidence"`
 }

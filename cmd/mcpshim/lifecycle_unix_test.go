@@ -152,6 +152,30 @@ func processesWith(marker string) []string {
 	return out
 }
 
+// TestProbeInterruptedLeavesNothing: Ctrl-C during a probe stops the probed
+// servers, which live in process groups of their own, and exits 130.
+func TestProbeInterruptedLeavesNothing(t *testing.T) {
+	bin := builtShim(t)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "mcp.json")
+	os.WriteFile(config, []byte(`{"mcpServers":{"silent":{"command":"`+bin+`","args":["fixture","silent"]}}}`), 0o600)
+	marker := fmt.Sprintf("MCPSHIM_PROBETEST=%d", os.Getpid())
+	cmd := exec.Command(bin, "probe", "--config", config, "--timeout", "30s", "--ledger", "off")
+	cmd.Env = append(os.Environ(), marker)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server to run beside the probe", eventWait, func() bool { return len(processesWith(marker)) >= 2 })
+	cmd.Process.Signal(syscall.SIGINT)
+	waitOrKill(t, cmd, 10*time.Second)
+	if got := cmd.ProcessState.ExitCode(); got != 130 {
+		t.Errorf("exit status %d, want 130", got)
+	}
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("left running: %v", left)
+	}
+}
+
 // TestTerminalHint drives the shim from a terminal, as a person trying it by
 // hand would: it says it is meant for an MCP client, then carries on.
 func TestTerminalHint(t *testing.T) {
@@ -188,26 +212,31 @@ func TestTerminalHint(t *testing.T) {
 	}
 }
 
-// TestProbeInterruptedLeavesNothing: Ctrl-C during a probe stops the probed
-// servers, which live in process groups of their own, and exits 130.
-func TestProbeInterruptedLeavesNothing(t *testing.T) {
+// TestTerminalMissingCommandExitsAtOnce: a person who typed a wrong command
+// at a terminal is told so and gets the prompt back; the wait for a client's
+// first request (10 s) is for clients, which write it as they start.
+func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
 	bin := builtShim(t)
-	dir := t.TempDir()
-	config := filepath.Join(dir, "mcp.json")
-	os.WriteFile(config, []byte(`{"mcpServers":{"silent":{"command":"`+bin+`","args":["fixture","silent"]}}}`), 0o600)
-	marker := fmt.Sprintf("MCPSHIM_PROBETEST=%d", os.Getpid())
-	cmd := exec.Command(bin, "probe", "--config", config, "--timeout", "30s", "--ledger", "off")
-	cmd.Env = append(os.Environ(), marker)
+	cmd := exec.Command(bin, "--ledger", "off", "--", "no-such-mcp-server-x")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	defer ptmx.Close()
+	cmd.Stdin, cmd.Stdout = tty, tty
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the server to run beside the probe", eventWait, func() bool { return len(processesWith(marker)) >= 2 })
-	cmd.Process.Signal(syscall.SIGINT)
-	waitOrKill(t, cmd, 10*time.Second)
-	if got := cmd.ProcessState.ExitCode(); got != 130 {
-		t.Errorf("exit status %d, want 130", got)
+	tty.Close()
+	go io.Copy(io.Discard, ptmx) // the terminal's screen; returns when the pty closes
+	// Less than the 10 s a client is waited for: nothing is typed.
+	waitOrKill(t, cmd, 8*time.Second)
+	if code := cmd.ProcessState.ExitCode(); code != 127 {
+		t.Errorf("got exit status %d, want 127\n%s", code, stderr.String())
 	}
-	if left := processesWith(marker); len(left) > 0 {
-		t.Errorf("left running: %v", left)
+	if !strings.Contains(stderr.String(), "no-such-mcp-server-x") {
+		t.Errorf("stderr does not name the command:\n%s", stderr.String())
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
-const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]... [flags]
+const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]...
+                    [flags]
 
 lock probes every server of the client configs (always afresh, never from
 the cache) and writes, per server, each tool's name and a digest of its
@@ -77,7 +78,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 		}
 		return code
 	}
-	fl, err := loadFleet(c, pf.configs)
+	fl, err := loadFleet(c, pf.configs, nil)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %s\n", termsafe.String(err.Error()))
 		rep.Error = err.Error()

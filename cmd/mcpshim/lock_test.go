@@ -116,8 +116,8 @@ func TestLockRefusesFailedProbes(t *testing.T) {
 	code, out, _ := runCLI(t, probeEnv(t.TempDir(), "REPORT_API_TOKEN=test-token"), "lock", "--config", cfg, "--out", lock, "--timeout", "1s", "--retries", "0")
 	for _, want := range []string{
 		"refusing to write " + lock + ": 3 servers cannot become an expectation",
-		"  - stalled: TIMEOUT: no response to initialize within 1s",
-		"  - ghost: EXITED: fork/exec ./no-such-binary: " + noSuchFile,
+		"  - stalled: TIMEOUT: no answer to initialize within 1s (initialize_received_no_response)",
+		"  - ghost: EXITED: cannot start: fork/exec ./no-such-binary: " + noSuchFile,
 		"  - empty: READY with zero tools (--allow-empty empty if it really has none)",
 	} {
 		if !strings.Contains(out, want) {

@@ -20,6 +20,8 @@ import (
 	"syscall"
 
 	group "github.com/oklog/run"
+
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 )
 
 func main() {
@@ -94,6 +96,8 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return runFixture(ctx, c, args[1:])
 		case "guard":
 			return runGuard(c, args[1:])
+		case "__complete":
+			return runComplete(c, args[1:])
 		case "help", "-h", "-help", "--help":
 			return runHelp(c, args[1:])
 		case "version", "-version", "--version":
@@ -104,7 +108,7 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 		// A word where a subcommand or a flag goes, and no "--": a typo of
 		// a subcommand, or a server command without its "--".
 		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") {
-			fmt.Fprintf(c.stderr, "mcpshim: unknown command %q%s\n", args[0], didYouMean(args[0], subcommands))
+			fmt.Fprintf(c.stderr, "mcpshim: unknown command %q%s\n", args[0], cmdline.DidYouMean(args[0], subcommands, ""))
 			fmt.Fprintf(c.stderr, "the commands are %s; a server goes after --: mcpshim [flags] -- %s\n", strings.Join(subcommands, ", "), strings.Join(args, " "))
 			return exitUsage
 		}
@@ -138,35 +142,23 @@ func untilSignal(ctx context.Context, command func(context.Context) int) int {
 	return status
 }
 
-// parseFlags parses a subcommand's flags; a positional argument is a usage
-// error. It returns the status to exit with, or -1 to carry on. -h and
-// --help print the usage on stdout and exit 0; a mistake prints it on stderr
-// and exits 64.
+// parseFlags parses a subcommand's flags, in any order; a positional
+// argument is a usage error. It returns the status to exit with, or -1 to
+// carry on. -h and --help print the usage on stdout and exit 0; a mistake is
+// one line on stderr (cmdline) and exits 64.
 func parseFlags(c *cli, fs *flag.FlagSet, usage string, args []string) int {
-	fs.SetOutput(c.stderr)
-	fs.Usage = func() {} // printed below, where the stream is known
-	printUsage := func(w io.Writer) {
-		fmt.Fprint(w, usage)
-		printFlags(w, fs)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(c.stdout)
-			return 0
-		}
-		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
-			var names []string
-			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-			if s := suggest(name, names); s != "" {
-				fmt.Fprintf(c.stderr, "did you mean --%s?\n", s)
-			}
-		}
-		printUsage(c.stderr)
+	help := "mcpshim " + fs.Name() + " --help"
+	pos, err := cmdline.Parse(fs, args, help)
+	switch {
+	case errors.Is(err, cmdline.ErrHelp):
+		fmt.Fprint(c.stdout, usage)
+		cmdline.PrintFlags(c.stdout, fs)
+		return 0
+	case err != nil:
+		fmt.Fprintf(c.stderr, "mcpshim %s: %v\n", fs.Name(), err)
 		return exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		printUsage(c.stderr)
+	case len(pos) > 0:
+		fmt.Fprintf(c.stderr, "mcpshim %s: unexpected argument %q (%s shows the usage)\n", fs.Name(), pos[0], help)
 		return exitUsage
 	}
 	return -1

@@ -4,10 +4,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,8 +145,12 @@ func TestNPMLauncher(t *testing.T) {
 
 	t.Run("no platform package", func(t *testing.T) {
 		got, stderr, st := exchange(t, append(npmInstall(t, bin, true), "--version"), nil)
-		if st.ExitCode() != 1 || len(got) != 0 || !strings.Contains(stderr, npmPlatform(t)+", the package with this machine's binary, is not installed") {
-			t.Errorf("launcher without %s: exit %d, stdout %q, stderr %q; want 1, nothing on stdout, the package named", npmPlatform(t), st.ExitCode(), got, stderr)
+		var pkg struct{ Version string }
+		json.Unmarshal([]byte(readFile("../../npm/mcpshim/package.json")), &pkg)
+		want := npmPlatform(t) + " is not installed, and it holds the mcpshim binary for " + runtime.GOOS
+		install := "npm install " + npmPlatform(t) + "@" + pkg.Version
+		if st.ExitCode() != 1 || len(got) != 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, install) || strings.Contains(stderr, "omit") {
+			t.Errorf("launcher without %s: exit %d, stdout %q, stderr %q; want 1, nothing on stdout, the package named and %q", npmPlatform(t), st.ExitCode(), got, stderr, install)
 		}
 	})
 }

@@ -122,9 +122,12 @@ func TestStoppedByShimSaysWho(t *testing.T) {
 		name string
 		argv []string
 		how  string
+		log  string // the run's verdict, the shim's last line about it
 	}{
-		{"deaf until ended", deafServer, "stopped by mcpshim after the client left: killed by " + deafEnd},
-		{"exits 0 on stdin EOF", []string{"fixture", "silent"}, "stopped by mcpshim after the client left: exited with code 0"},
+		{"deaf until ended", deafServer, "stopped by mcpshim after the client left: killed by " + deafEnd,
+			"before the handshake; mcpshim stopped the server (killed by " + deafEnd + ")"},
+		{"exits 0 on stdin EOF", []string{"fixture", "silent"}, "stopped by mcpshim after the client left: exited with code 0",
+			"before the handshake; mcpshim closed the server's stdin and it exited (exit 0)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -136,8 +139,8 @@ func TestStoppedByShimSaysWho(t *testing.T) {
 			s.stdin.Close()
 			oneOwedError(t, s.readToEOF(), c.how)
 			s.finish()
-			if want := "mcpshim test: server " + c.how; !strings.Contains(s.stderr.String(), want) {
-				t.Errorf("the shim's stderr does not say %q:\n%s", want, s.stderr)
+			if log := s.stderr.String(); !strings.Contains(log, "mcpshim test: ENDED: the client left ") || !strings.Contains(log, c.log) {
+				t.Errorf("the shim's stderr does not say the run ENDED and %q:\n%s", c.log, log)
 			}
 			if pf := find(s.entries(), "pending_failed"); pf == nil || !strings.Contains(pf.Str("message"), c.how) {
 				t.Errorf("pending_failed = %+v, want its message to say %q", pf, c.how)

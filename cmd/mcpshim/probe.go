@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,10 +12,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
@@ -29,10 +28,15 @@ the CPUs allow (--parallel), each under one deadline that bounds every read,
 and sorts them into outcomes:
   READY           the handshake completed and the tools were listed
   TIMEOUT         no answer before the deadline; retried, since time may fix it
-  EXITED          the server died or could not start: its last stderr line
+  EXITED          the server died or could not start: the stderr line that
+                  states its error, not a runtime's trailer
+  CRASHED         the server died after its handshake
   PROTOCOL_ERROR  the server refused the handshake, or wrote no JSON-RPC
-  UNREACHABLE     a remote server refused the connection or did not resolve
+  UNREACHABLE     a remote server refused the connection, did not resolve, or
+                  answered 5xx; retried
   AUTH_REQUIRED   a remote server answered 401 or 403
+The verdict is the one mcpshim ledger gives the probe's run in the server's
+ledger: both judge the same records.
 Every server gets a line: the failures a person can fix first, with the
 reason verbatim, then timeouts and unreachable servers, then the READY ones.
 The last line counts them and ends with the exit status. Every probed server
@@ -124,6 +128,7 @@ type fleet struct {
 	problems []configProblem // servers with one are not probed
 	notes    []string        // entries left out: disabled, or shadowed by another of the same name
 	ledger   string          // where probes are recorded (probeFlags.ledger)
+	only     []string        // --server: the servers probed, sorted; none means all
 }
 
 // configProblem is a clientconfig.Problem as the JSON report shows it (Msg
@@ -138,10 +143,14 @@ func (p configProblem) String() string {
 	return clientconfig.Problem{File: p.File, Server: p.Server, Msg: p.Msg}.String()
 }
 
+// errNoServer is --server naming a server no config has.
+var errNoServer = errors.New("no server")
+
 // loadFleet reads the configs (or finds the clients' own) and turns each
 // usable server entry into a target. Wrapped entries are probed as the real
-// server behind mcpshim.
-func loadFleet(c *cli, configs []string) (*fleet, error) {
+// server behind mcpshim. With only, the fleet is those servers, and their
+// config problems and notes alone.
+func loadFleet(c *cli, configs, only []string) (*fleet, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, fmt.Errorf("working directory: %w", err)
@@ -170,6 +179,11 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 		}
 	}
 	sel := clientconfig.Select(servers, problems)
+	if len(only) > 0 {
+		if err := keepOnly(&sel, only, files); err != nil {
+			return nil, err
+		}
+	}
 
 	f := &fleet{files: files, problems: []configProblem{}}
 	for _, n := range sel.Notes {
@@ -192,6 +206,33 @@ func loadFleet(c *cli, configs []string) (*fleet, error) {
 	return f, nil
 }
 
+// keepOnly narrows a selection to the named servers (probe --server).
+func keepOnly(sel *clientconfig.Selection, only, files []string) error {
+	var known []string
+	unread := false // a file that does not parse may hold the server
+	for _, s := range sel.Servers {
+		known = append(known, s.Name)
+	}
+	for _, p := range sel.Problems {
+		known = append(known, p.Server)
+		unread = unread || p.Server == ""
+	}
+	for _, n := range sel.Notes {
+		known = append(known, n.Server)
+	}
+	for _, name := range only {
+		if !slices.Contains(known, name) && !unread {
+			slices.Sort(known)
+			return fmt.Errorf("%w %q in %s%s (the servers are %s)", errNoServer, name, strings.Join(files, ", "),
+				cmdline.DidYouMean(name, known, ""), strings.Join(slices.Compact(known), ", "))
+		}
+	}
+	sel.Servers = slices.DeleteFunc(sel.Servers, func(s clientconfig.Server) bool { return !slices.Contains(only, s.Name) })
+	sel.Problems = slices.DeleteFunc(sel.Problems, func(p clientconfig.Problem) bool { return p.Server != "" && !slices.Contains(only, p.Server) })
+	sel.Notes = slices.DeleteFunc(sel.Notes, func(n clientconfig.Note) bool { return !slices.Contains(only, n.Server) })
+	return nil
+}
+
 // fleetKey names a set of config files, for --since-last.
 func (f *fleet) key() string {
 	abs := make([]string, len(f.files))
@@ -199,6 +240,9 @@ func (f *fleet) key() string {
 		abs[i], _ = filepath.Abs(file)
 	}
 	sort.Strings(abs)
+	if len(f.only) > 0 { // a part of the fleet is remembered apart
+		abs = append(abs, "servers: "+strings.Join(f.only, ","))
+	}
 	return strings.Join(abs, "\n")
 }
 
@@ -252,72 +296,6 @@ func runFleet(ctx context.Context, c *cli, fl *fleet, opts probe.Options, cache 
 	return results
 }
 
-// progress is the live line on a terminal: done / total and who is pending.
-type progress struct {
-	w       io.Writer
-	total   int
-	pending []string
-	mu      sync.Mutex
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func newProgress(c *cli, todo []probe.Target) *progress {
-	f, ok := c.stderr.(*os.File)
-	if !ok || len(todo) == 0 || c.getenv("TERM") == "dumb" {
-		return nil
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
-		return nil
-	}
-	p := &progress{w: f, total: len(todo), stop: make(chan struct{}), stopped: make(chan struct{})}
-	for _, t := range todo {
-		p.pending = append(p.pending, t.Name)
-	}
-	go p.tick()
-	return p
-}
-
-// tick redraws every quarter second, so the elapsed time moves while servers are silent.
-func (p *progress) tick() {
-	defer close(p.stopped)
-	start := time.Now()
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		p.draw(time.Since(start))
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (p *progress) draw(elapsed time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	waiting := []rune(strings.Join(p.pending, ", "))
-	if len(waiting) > 60 {
-		waiting = append(waiting[:59], '…')
-	}
-	fmt.Fprintf(p.w, "\r\x1b[Kprobing %d/%d done, %.1fs; pending: %s", p.total-len(p.pending), p.total, elapsed.Seconds(), termsafe.String(string(waiting)))
-}
-
-func (p *progress) done(r probe.Result) {
-	p.mu.Lock()
-	if i := slices.Index(p.pending, r.Server); i >= 0 {
-		p.pending = slices.Delete(p.pending, i, i+1)
-	}
-	p.mu.Unlock()
-}
-
-func (p *progress) clear() {
-	close(p.stop)
-	<-p.stopped
-	fmt.Fprint(p.w, "\r\x1b[K")
-}
-
 // probeReport is the --json document.
 type probeReport struct {
 	Configs   []string        `json:"configs"`
@@ -358,6 +336,8 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	fs.BoolVar(&strict, "strict", false, "with --lock, a changed tool definition fails too")
 	fs.BoolVar(&since, "since-last", false, "exit 78 when a server READY at the previous probe of these configs is not READY now")
 	fs.Var(&canarySpecs, "canary", "call a read-only tool after listing: `SERVER:TOOL:{json}:REGEX` (repeatable)")
+	var only flagList
+	fs.Var(&only, "server", "probe only the server `NAME` of the configs (repeatable)")
 	if code := parseFlags(c, fs, probeUsage, args); code >= 0 {
 		return code
 	}
@@ -372,15 +352,29 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	}
 
 	start := time.Now()
-	fl, err := loadFleet(c, pf.configs)
+	fl, err := loadFleet(c, pf.configs, only)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
+		if errors.Is(err, errNoServer) {
+			return exitUsage
+		}
 		return exitConfig
+	}
+	if len(only) > 0 {
+		fl.only = slices.Sorted(slices.Values(only))
 	}
 	fl.ledger = pf.ledger
 	var cache *probe.Cache
 	if path := cachePath(c); path != "" {
-		cache = probe.OpenCache(path)
+		var note string
+		var err error
+		cache, note, err = probe.OpenCache(path)
+		if note != "" {
+			fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(note))
+		}
+		if err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim probe: cache not used: %s\n", termsafe.String(err.Error()))
+		}
 	}
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries,
 		Protocol: pf.protocol, Env: c.env, Canaries: canaries}
@@ -423,7 +417,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 		printJSON(c.stdout, rep)
 		return rep.Exit
 	}
-	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose)
+	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
 	return rep.Exit
 }
 
@@ -455,170 +449,4 @@ func probeExit(rep *probeReport) int {
 		return exitTempFail
 	}
 	return 0
-}
-
-// fixable sorts the outcomes a person can act on now before the rest.
-func fixable(r *probe.Result) bool {
-	return (r.Outcome != probe.Ready && !r.Outcome.Retryable()) || r.CanaryFailed()
-}
-
-func printProbe(w io.Writer, rep *probeReport, verbose bool) {
-	fmt.Fprintf(w, "read %s\n", strings.Join(rep.Configs, ", "))
-	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "%-15s %s\n", "CONFIG", p)
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "%-15s %s\n", "note", n)
-	}
-	width := 0
-	for _, r := range rep.Results {
-		width = max(width, len(r.Server))
-	}
-	line := func(r *probe.Result) {
-		detail := r.Detail
-		if r.ExitStatus != "" && r.Outcome == probe.Exited {
-			detail += " (" + r.ExitStatus + ")"
-		}
-		if r.Outcome == probe.Timeout && r.LastEvent != "" && !verbose {
-			stderr := "stderr silent"
-			if r.StderrActive {
-				stderr = "stderr active: still starting?" // a cold npx install is slow, not dead
-			}
-			detail += fmt.Sprintf(" (last event %s, %s)", r.LastEvent, stderr)
-		}
-		if r.Cached {
-			detail += fmt.Sprintf(" [cached %s ago; --fresh to re-probe]", time.Since(r.Started).Round(time.Second))
-		}
-		fmt.Fprintf(w, "%-15s %-*s %6.3fs  %s\n", r.Outcome, width, r.Server, r.Elapsed.Seconds(), detail)
-		for _, cn := range r.Canaries {
-			status := "ok"
-			if !cn.OK {
-				status = "FAILED " + cn.Failure
-			}
-			fmt.Fprintf(w, "%-15s %-*s  canary %s: %s\n", "", width, "", status, cn.Detail)
-		}
-		for _, warn := range r.Warnings {
-			fmt.Fprintf(w, "%-15s %-*s  warning: %s\n", "", width, "", warn)
-		}
-		if verbose {
-			if r.Outcome == probe.Ready && len(r.Tools) > 0 {
-				fmt.Fprintf(w, "%-15s %-*s  tools: %s\n", "", width, "", strings.Join(r.ToolNames(), ", "))
-			}
-			if r.LastEvent != "" {
-				stderr := "stderr silent"
-				if r.StderrActive {
-					stderr = "stderr active" // a cold npx install is slow, not dead
-				}
-				fmt.Fprintf(w, "%-15s %-*s  last event: %s, %s, %s\n", "", width, "", r.LastEvent, plural(r.Attempts, "attempt"), stderr)
-			}
-			if n := len(r.StderrTail); r.Outcome != probe.Ready && n > 0 && !strings.Contains(r.Detail, r.StderrTail[n-1]) {
-				fmt.Fprintf(w, "%-15s %-*s  stderr: %s\n", "", width, "", r.StderrTail[n-1])
-			}
-		}
-	}
-	counts := map[probe.Outcome]int{}
-	for i := range rep.Results {
-		r := &rep.Results[i]
-		counts[r.Outcome]++
-		if fixable(r) {
-			line(r)
-		}
-	}
-	// Then the ones only time may fix, each named, then the READY ones.
-	for _, retryable := range []bool{true, false} {
-		for i := range rep.Results {
-			if r := &rep.Results[i]; !fixable(r) && r.Outcome.Retryable() == retryable {
-				line(r)
-			}
-		}
-	}
-	if l := rep.Lock; l != nil {
-		printLockCheck(w, l)
-	}
-	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
-		fmt.Fprintf(w, "since the last probe: %d READY before, %s no longer: %s\n", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", "))
-	}
-	fmt.Fprintln(w, probeSummary(rep, counts))
-}
-
-// probeSummary is the last line: the counts, then everything probeExit
-// counted against the fleet, then the exit status, so the line and $? agree.
-func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
-	var parts []string
-	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
-		if counts[o] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
-		}
-	}
-	if len(rep.Problems) > 0 {
-		parts = append(parts, plural(len(rep.Problems), "config problem"))
-	}
-	canaries := 0
-	for i := range rep.Results {
-		if rep.Results[i].CanaryFailed() {
-			canaries++
-		}
-	}
-	if canaries > 0 {
-		parts = append(parts, fmt.Sprintf("%d with a failed canary", canaries))
-	}
-	if l := rep.Lock; l != nil {
-		failed := l.Error != ""
-		for _, d := range l.Drifts {
-			failed = failed || d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable()
-		}
-		if failed {
-			parts = append(parts, "lock FAILED")
-		} else {
-			parts = append(parts, "lock holds")
-		}
-	}
-	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
-		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
-	}
-	verdict := "exit 0"
-	switch rep.Exit {
-	case exitConfig:
-		verdict = "exit 78: fix the above"
-	case exitTempFail:
-		verdict = "exit 75: only time may fix it, try again"
-	}
-	return fmt.Sprintf("%s in %.2fs: %s; %s", plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), verdict)
-}
-
-func printLockCheck(w io.Writer, l *lockReport) {
-	if l.Error != "" {
-		fmt.Fprintf(w, "lock %s: FAILED, cannot be read: %s\n", l.File, l.Error)
-		return
-	}
-	failed := false
-	for _, d := range l.Drifts {
-		failed = failed || d.Failed(l.Strict)
-	}
-	verdict := "holds"
-	if failed {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(w, "lock %s: %s\n", l.File, verdict)
-	for _, d := range l.Drifts {
-		if d.Unverified != "" {
-			fmt.Fprintf(w, "  %s: %d locked tools unverified: %s\n", d.Server, d.Locked, d.Unverified)
-		}
-		if len(d.Missing) > 0 {
-			fmt.Fprintf(w, "  %s: %d/%d tools missing -> %s\n", d.Server, len(d.Missing), d.Locked, strings.Join(d.Missing, ", "))
-		}
-		for _, rn := range d.Renamed {
-			fmt.Fprintf(w, "  %s: probable rename %s -> %s (same description and schema)\n", d.Server, rn.From, rn.To)
-		}
-		if len(d.Changed) > 0 {
-			effect := "passes without --strict"
-			if l.Strict {
-				effect = "fails with --strict"
-			}
-			fmt.Fprintf(w, "  %s: changed -> %s (%s)\n", d.Server, strings.Join(d.Changed, ", "), effect)
-		}
-		if len(d.Extra) > 0 {
-			fmt.Fprintf(w, "  %s: not locked, passes -> %s\n", d.Server, strings.Join(d.Extra, ", "))
-		}
-	}
 }

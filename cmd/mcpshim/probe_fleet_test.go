@@ -85,7 +85,7 @@ func TestProbeRemoteRecordedAsRemote(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || len(doc.Runs) != 1 {
 		t.Fatalf("ledger --json: %v, %d runs\n%s%s", err, len(doc.Runs), out, errs)
 	}
-	if r := doc.Runs[0]; r.Outcome != "UNREACHABLE" || strings.Contains(r.Detail, "exit status unknown") {
-		t.Errorf("the remote probe's run: %s %q, want UNREACHABLE with the probe's reason", r.Outcome, r.Detail)
+	if r := doc.Runs[0]; r.Outcome != "UNREACHABLE" || strings.Contains(r.Reason, "exit status unknown") {
+		t.Errorf("the remote probe's run: %s %q, want UNREACHABLE with the probe's reason", r.Outcome, r.Reason)
 	}
 }

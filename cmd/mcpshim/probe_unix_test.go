@@ -24,10 +24,10 @@ func TestProbeSeedCounterparts(t *testing.T) {
 		want    map[string]string // server -> outcome and detail substring
 	}{
 		{"5s", map[string]string{
-			"instant": "READY healthy 1.0.0", "slow": "READY healthy 1.0.0", "silent": "TIMEOUT no response to initialize within 5s",
+			"instant": "READY healthy 1.0.0", "slow": "READY healthy 1.0.0", "silent": "TIMEOUT no answer to initialize within 5s",
 			"crash": "EXITED fatal: missing API key", "reject": "PROTOCOL_ERROR unsupported protocolVersion",
 		}},
-		{"2s", map[string]string{"slow": "TIMEOUT no response to initialize within 2s"}},
+		{"2s", map[string]string{"slow": "TIMEOUT no answer to initialize within 2s"}},
 	}
 	for _, c := range cases {
 		t.Run(c.timeout, func(t *testing.T) {

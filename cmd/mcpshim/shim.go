@@ -20,6 +20,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -29,6 +30,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
 
@@ -188,12 +190,22 @@ func checkShimArgs(args []string) error {
 	fs.SetOutput(io.Discard)
 	f.register(fs, &cli{})
 	if err := fs.Parse(args); err != nil {
-		return err
+		return cmdline.Explain(fs, err, "")
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q before \"--\"", fs.Arg(0))
 	}
 	return f.check()
+}
+
+// shimFlagNames are the names of the shim's flags.
+func shimFlagNames() []string {
+	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
+	var f shimFlags
+	f.register(fs, &cli{})
+	var names []string
+	fs.VisitAll(func(fl *flag.Flag) { names = append(names, fl.Name) })
+	return names
 }
 
 // shimFlag looks a flag name up in the shim's flag set: whether it is one,
@@ -223,16 +235,18 @@ flags:
 func runShim(ctx context.Context, c *cli, args []string) int {
 	var f shimFlags
 	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
-	fs.SetOutput(c.stderr)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	f.register(fs, c)
-	fs.Usage = func() {
-		fmt.Fprint(c.stderr, shimUsage)
-		printFlags(c.stderr, fs)
-	}
+	// The shim's flags end at the first argument that is not one: the
+	// server's command line is the server's, flags and all.
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(c.stdout, shimUsage)
+			cmdline.PrintFlags(c.stdout, fs)
 			return 0
 		}
+		fmt.Fprintf(c.stderr, "mcpshim: %v\n", cmdline.Explain(fs, err, "mcpshim --help"))
 		return exitUsage
 	}
 	command := fs.Args()
@@ -242,12 +256,14 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	if f.remote.url == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
 		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
-		fs.Usage()
+		if len(args) == 0 { // a person trying it out: the whole usage
+			fmt.Fprint(c.stderr, shimUsage)
+			cmdline.PrintFlags(c.stderr, fs)
+		}
 		return exitUsage
 	}
 	usage := func(format string, args ...any) int {
-		fmt.Fprintf(c.stderr, "mcpshim: "+format+"\n", args...)
-		fmt.Fprintln(c.stderr, "usage: mcpshim [flags] -- COMMAND [ARG...] (mcpshim -h lists the flags)")
+		fmt.Fprintf(c.stderr, "mcpshim: "+format+" (mcpshim --help lists the flags)\n", args...)
 		return exitUsage
 	}
 	if err := f.check(); err != nil {
@@ -284,7 +300,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		checkTools = lockChecker(lock, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
-	if file, ok := c.stdin.(*os.File); ok && isatty.IsTerminal(file.Fd()) {
+	file, ok := c.stdin.(*os.File)
+	person := ok && isatty.IsTerminal(file.Fd())
+	if person {
 		fmt.Fprintln(stderr, "mcpshim: stdin is a terminal: mcpshim is meant to be launched by an MCP client (see `mcpshim help`); carrying on")
 	}
 
@@ -307,11 +325,13 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Server:   f.name,
 		MaxSize:  f.ledgerMaxSize,
 		Events:   events,
+		Notices:  stderr,
 		JSON:     f.logFormat == "json",
 		Color:    colorOK(c, c.stderr),
 	})
 	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
-	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr})
+	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
+	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr, Tell: teller.Record})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -355,6 +375,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		CaptureFull: f.capture == "full",
 		CheckTools:  checkTools,
 		EnforceLock: f.lockMode == "enforce",
+		Interactive: person,
 
 		OnServerStderr: serverEvents(rec),
 	})

@@ -19,8 +19,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -287,7 +287,7 @@ func TestByteExactAgainstDirect(t *testing.T) {
 			if strings.Join(outcomes, ",") != "success,rpc_error" {
 				t.Errorf("tool call outcomes = %v, want [success rpc_error]", outcomes)
 			}
-			if err := ownerfile.Check(shimmed.ledger); err != nil {
+			if err := safefile.CheckPrivate(shimmed.ledger); err != nil {
 				t.Errorf("the ledger is not its owner's only (0600 on Unix): %v", err)
 			}
 		})
@@ -564,15 +564,31 @@ func TestLedgerUnwritableCarriesOn(t *testing.T) {
 	}
 }
 
+// TestUsageErrors: a mistake is one line saying what is wrong and where
+// help is; only mcpshim alone, as a person trying it, gets the usage.
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{{}, {"--name", "x"}, {"--capture", "bodies", "--", "true"}, {"--bogus", "--", "true"}} {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--name", "x"}, "missing `-- COMMAND`"},
+		{[]string{"--capture", "bodies", "--", "true"}, `--capture "bodies": want meta or full (mcpshim --help lists the flags)`},
+		{[]string{"--bogus", "--", "true"}, "unknown flag --bogus (mcpshim --help lists the flags)"},
+		{[]string{"--nmae", "fs", "--", "true"}, "unknown flag --nmae; did you mean --name? (mcpshim --help lists the flags)"},
+		{[]string{"--kill-grace", "abc", "--", "true"}, "--kill-grace abc: want a duration such as 2s, 500ms or 1m30s"},
+	}
+	for _, tt := range tests {
 		var stderr bytes.Buffer
-		if got := run(context.Background(), args, nil, strings.NewReader(""), io.Discard, &stderr); got != exitUsage {
-			t.Errorf("run(%q) = %d, want %d", args, got, exitUsage)
+		if got := run(context.Background(), tt.args, nil, strings.NewReader(""), io.Discard, &stderr); got != exitUsage {
+			t.Errorf("run(%q) = %d, want %d", tt.args, got, exitUsage)
 		}
-		if !strings.Contains(stderr.String(), "usage") {
-			t.Errorf("run(%q): no usage on stderr", args)
+		if !strings.Contains(stderr.String(), tt.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("run(%q): stderr %q, want one line with %q", tt.args, stderr.String(), tt.want)
 		}
+	}
+	var stderr bytes.Buffer
+	if run(context.Background(), nil, nil, strings.NewReader(""), io.Discard, &stderr); !strings.Contains(stderr.String(), "usage: mcpshim") {
+		t.Errorf("mcpshim alone: stderr %q, want the usage", stderr.String())
 	}
 }
 

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"os/exec"
 	"strings"
@@ -18,7 +19,7 @@ import (
 func inPTY(t *testing.T, cols uint16, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(builtShim(t), args...)
-	cmd.Env = []string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: 60})
 	if err != nil {
 		t.Fatalf("start in a pty: %v", err)
@@ -52,8 +53,21 @@ func TestOutputFitsTheTerminal(t *testing.T) {
 		}
 	}
 	narrow := inPTY(t, 80, "ledger", dir)
-	if !strings.Contains(narrow, "…") || strings.Contains(narrow, "NOISE") || !strings.Contains(narrow, "OUTCOME") || !strings.Contains(narrow, "WHY") {
-		t.Errorf("ledger in 80 columns:\n%s\nwant NOISE dropped, OUTCOME and WHY kept, WHY cut with …", narrow)
+	if strings.Contains(narrow, "NOISE") || !strings.Contains(narrow, "OUTCOME") || !strings.Contains(narrow, "WHY") || !strings.Contains(narrow, "STARTED") {
+		t.Errorf("ledger in 80 columns:\n%s\nwant NOISE dropped, STARTED, OUTCOME and WHY kept", narrow)
+	}
+	// Each run's WHY is whole (under its row, folded, when the row has no
+	// room for it) rather than cut to 30 characters.
+	_, js, _ := runBuilt(t, t.TempDir(), []string{"TZ=UTC"}, "ledger", "--json", dir)
+	var doc struct{ Runs []struct{ Detail string } }
+	if err := json.Unmarshal([]byte(js), &doc); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(narrow), " ")
+	for _, r := range doc.Runs {
+		if why := strings.Join(strings.Fields(r.Detail), " "); len(why) < 140 && !strings.Contains(flat, why) {
+			t.Errorf("ledger in 80 columns lacks the whole WHY %q:\n%s", why, narrow)
+		}
 	}
 	wide := inPTY(t, 80, "ledger", "--wide", dir)
 	if n, _ := longest(wide); n <= 80 || !strings.Contains(wide, "NOISE") || !strings.Contains(wide, "CALLS ok/isErr/err") {

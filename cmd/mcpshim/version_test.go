@@ -147,7 +147,7 @@ func TestVersionBadFlag(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "version", "--jsn")
 	out, err := cmd.CombinedOutput()
-	if cmd.ProcessState.ExitCode() != exitUsage || !strings.Contains(string(out), "usage: mcpshim version") {
-		t.Errorf("mcpshim version --jsn: exit %d (%v), output %q; want %d and the usage", cmd.ProcessState.ExitCode(), err, out, exitUsage)
+	if want := "mcpshim version: unknown flag --jsn; did you mean --json? (mcpshim version --help lists the flags)\n"; cmd.ProcessState.ExitCode() != exitUsage || string(out) != want {
+		t.Errorf("mcpshim version --jsn: exit %d (%v), output %q; want %d and %q", cmd.ProcessState.ExitCode(), err, out, exitUsage, want)
 	}
 }

@@ -9,17 +9,24 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
-	"github.com/mcpshim-dev/mcpshim/ownerfile"
+	"github.com/mcpshim-dev/mcpshim/cmdline"
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
-const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check] [--json] [--all-projects] [--remote] [--ledger DIR] [SHIM FLAG...]
-       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run] [--json] [--all-projects]
+const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check]
+                    [--json] [--all-projects] [--remote] [--ledger DIR]
+                    [SHIM FLAG...]
+       mcpshim unwrap [--config FILE]... [--server NAME]... [--dry-run]
+                      [--json] [--all-projects]
 
 wrap puts each stdio server of the client configs behind this mcpshim:
   "command": "/absolute/path/of/mcpshim",
-  "args": ["--name", NAME, "--ledger", DIR, SHIM FLAG..., "--", COMMAND, ARGS...]
+  "args": ["--name", NAME, "--ledger", DIR, SHIM FLAG..., "--",
+           COMMAND, ARGS...]
 Only command and args change; the rest of the file, comments and trailing
 commas included, is kept byte for byte. Remote (url) servers and entries
 already wrapped are left alone. unwrap restores the original command and
@@ -48,13 +55,19 @@ user's entries and the current directory's project are touched, unless
                    from /
 
 wrap's own flags are read wherever they stand. The diff goes to stdout
-before a file is written; a file is replaced atomically with its
-permissions kept, and its previous bytes are kept in FILE.mcpshim.bak.
-A file that does not parse is refused, and then nothing is written.
+before a file is written; a file is replaced atomically with its owner,
+group and mode kept, and its previous bytes are kept (0600) in
+$XDG_STATE_HOME/mcpshim/backups/, never beside it. A file that does not
+parse, is read-only, or changes while it is rewritten is refused, and
+then nothing more is written.
 `
 
+var errWrapHelp = errors.New("help requested")
+
+// wrapFlags and unwrapFlags are the commands' own flags, for suggestions.
 var (
-	errWrapHelp = errors.New("help requested")
+	wrapFlags   = []string{"config", "server", "dry-run", "check", "json", "all-projects", "remote", "ledger", "help"}
+	unwrapFlags = []string{"config", "server", "dry-run", "json", "all-projects", "help"}
 )
 
 // wrapExecutable is the path wrap writes into entries: absolute, because
@@ -131,7 +144,7 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			case hasVal:
 				err = fmt.Errorf("%s takes no value", arg)
 			case unwrap:
-				err = fmt.Errorf("unknown flag %s", arg)
+				err = fmt.Errorf("unknown flag %s: unwrap restores remote entries without it", arg)
 			}
 			o.remote = true
 		case "dry-run", "check", "json", "all-projects":
@@ -147,13 +160,13 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 			o.allProjects = o.allProjects || name == "all-projects"
 		default:
 			if unwrap {
-				return o, fmt.Errorf("unknown flag %s", arg)
+				return o, fmt.Errorf("unknown flag %s%s", arg, cmdline.DidYouMean(name, unwrapFlags, "--"))
 			}
 			switch known, takesValue := shimFlag(name); {
 			case name == "name":
 				err = errors.New("--name is not baked: wrap names each server after its entry")
 			case !known:
-				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's (mcpshim -h lists them)", arg)
+				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's%s", arg, cmdline.DidYouMean(name, append(wrapFlags, shimFlagNames()...), "--"))
 			case name == "ledger":
 				var dir string
 				if dir, err = value(); err == nil {
@@ -254,7 +267,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		return 0
 	}
 	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim %s: %v\n\n%s", cmd, err, wrapUsage)
+		fmt.Fprintf(c.stderr, "mcpshim %s: %v (mcpshim %s --help lists the flags)\n", cmd, err, cmd)
 		return exitUsage
 	}
 	rep.DryRun = o.dryRun
@@ -318,6 +331,13 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			fail(exitConfig, "%v", err)
 			continue
 		}
+		if !o.dryRun && !bytes.Equal(old, out) {
+			if err := clientconfig.Writable(path); err != nil {
+				refused = true
+				fail(exitConfig, "%v", err)
+				continue
+			}
+		}
 		for _, e := range entries {
 			found[e.Server] = true
 		}
@@ -336,7 +356,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	// is the directory where each server keeps its NAME.jsonl.
 	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
 	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
-		if err := ownerfile.MkdirAll(o.ledger); err != nil {
+		if _, err := safefile.Dir(o.ledger); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
@@ -376,14 +396,24 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		if o.dryRun {
 			continue
 		}
-		backup, err := clientconfig.Replace(p.path, p.old, p.new)
-		if err != nil {
-			return done(fail(1, "write %s: %v", p.file, err))
+		backup := clientconfig.BackupPath(backupDir(c), p.path, cmd, time.Now())
+		if err := clientconfig.Replace(p.path, p.old, p.new, backup); err != nil {
+			code := 1
+			if errors.Is(err, clientconfig.ErrReadOnly) {
+				code = exitConfig
+			}
+			return done(fail(code, "write %s: %v", p.file, err))
 		}
 		last.Written, last.Backup = true, backup
 		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.file, backup)
 	}
 	return done(0)
+}
+
+// backupDir is where wrap and unwrap keep the files they replaced: under
+// mcpshim's state directory, never in a project folder that may be shared.
+func backupDir(c *cli) string {
+	return filepath.Join(ledger.DefaultDir(c.getenv), "backups")
 }
 
 // checkWrapped is wrap --check: exit 1 listing the stdio servers that do not

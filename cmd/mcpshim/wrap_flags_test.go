@@ -126,11 +126,11 @@ func TestBakedFlagsTheShimRefuses(t *testing.T) {
 		t.Fatalf("the shim with --dry-run: exit %d, stderr %q; want %d naming the flag", code, stderr, exitUsage)
 	}
 	code, stdout, _ := runBuilt(t, dir, env, "wrap", "--check", "--config", file)
-	if want := file + ": bad: wrapped, but mcpshim refuses its flags: flag provided but not defined: -dry-run"; code != 1 || !strings.Contains(stdout, want) || strings.Contains(stdout, "good") {
+	if want := file + ": bad: wrapped, but mcpshim refuses its flags: unknown flag --dry-run"; code != 1 || !strings.Contains(stdout, want) || strings.Contains(stdout, "good") {
 		t.Errorf("wrap --check: exit %d, stdout %q; want 1 and %q, good not named", code, stdout, want)
 	}
 	code, stdout, _ = runBuilt(t, dir, env, "probe", "--config", file)
-	if code != exitConfig || !strings.Contains(stdout, "bad: runs mcpshim with flags it refuses (flag provided but not defined: -dry-run)") ||
+	if code != exitConfig || !strings.Contains(stdout, "bad: runs mcpshim with flags it refuses (unknown flag --dry-run)") ||
 		!strings.Contains(stdout, "READY") {
 		t.Errorf("probe: exit %d, stdout:\n%s\nwant %d, bad's flags named as a config problem, good READY", code, stdout, exitConfig)
 	}

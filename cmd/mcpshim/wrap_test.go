@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 const wrapTestShim = "/opt/mcpshim/bin/mcpshim"
@@ -39,6 +42,18 @@ func writeWrapFile(t *testing.T, path, content string, perm os.FileMode) {
 	if err := os.Chmod(path, perm); err != nil { // past the umask
 		t.Fatal(err)
 	}
+}
+
+// onlyBackup is the one backup a kind of rewrite (wrap, unwrap) kept under
+// HOME=home's state directory.
+func onlyBackup(t *testing.T, home, kind string) string {
+	t.Helper()
+	state := ledger.DefaultDir(func(k string) string { return map[string]string{"HOME": home}[k] })
+	got, _ := filepath.Glob(filepath.Join(state, "backups", "*."+kind+".bak"))
+	if len(got) != 1 {
+		t.Fatalf("%s backups: %v, want one", kind, got)
+	}
+	return got[0]
 }
 
 func readWrapFile(t *testing.T, path string) string {
@@ -80,14 +95,15 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			if !strings.HasPrefix(stdout, "--- "+file+"\n+++ "+file+"\n@@ ") {
 				t.Errorf("wrap stdout = %q, want a unified diff of %s", stdout, file)
 			}
-			bak := file + ".mcpshim.bak"
+			bak := onlyBackup(t, dir, "wrap")
 			if got := readWrapFile(t, bak); got != l.content {
 				t.Errorf("backup = %q, want the original %q", got, l.content)
 			}
-			for _, f := range []string{file, bak} {
-				if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != orig.Mode().Perm() {
-					t.Errorf("%s: mode %v (%v), want %v like the original", f, fi.Mode().Perm(), err, orig.Mode().Perm())
-				}
+			if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != orig.Mode().Perm() {
+				t.Errorf("%s: mode %v (%v), want %v like the original", file, fi.Mode().Perm(), err, orig.Mode().Perm())
+			}
+			if err := safefile.CheckPrivate(bak); err != nil {
+				t.Errorf("%s: %v; want it its owner's only (0600 on Unix): it holds the config's secrets", bak, err)
 			}
 
 			code, stdout, stderr = runWrapCmd(t, dir, "wrap", "--config", file, "--ledger", "elsewhere")
@@ -105,14 +121,17 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			if got := readWrapFile(t, file); got != l.content {
 				t.Errorf("unwrap gave\n%q\nwant the original\n%q", got, l.content)
 			}
-			if got := readWrapFile(t, bak); got != wrapped {
+			if got := readWrapFile(t, onlyBackup(t, dir, "unwrap")); got != wrapped {
 				t.Errorf("unwrap backup = %q, want the wrapped version", got)
+			}
+			if got := readWrapFile(t, bak); got != l.content {
+				t.Errorf("after unwrap, wrap's backup = %q, want the original still", got)
 			}
 			if fi, err := os.Stat(filepath.Join(dir, "logs")); err != nil || !fi.IsDir() {
 				t.Errorf("the ledger directory logs was not made: %v", err)
 			}
 			if entries, _ := os.ReadDir(dir); len(entries) != 3 {
-				t.Errorf("dir holds %v, want only the file, its backup and logs (no temp files)", entries)
+				t.Errorf("dir holds %v, want only the file, logs and HOME's .local (no backup, no temp files)", entries)
 			}
 		})
 	}
@@ -130,7 +149,7 @@ func TestWrapDryRun(t *testing.T) {
 	}
 	want := "--- " + file + "\n+++ " + file + "\n@@ -1,6 +1,6 @@\n {\n   \"mcpServers\": {\n" +
 		"-    \"fs\": {\"command\": \"npx\"},\n" +
-		"+    \"fs\": {\"command\": \"" + wrapTestShim + "\", \"args\": [\"--name\", \"fs\", \"--\", \"npx\"]},\n" +
+		"+    \"fs\": {\"command\": \"" + wrapTestShim + "\", \"args\": [ \"--name\", \"fs\", \"--\", \"npx\" ]},\n" +
 		"     \"web\": {\"url\": \"https://x.test\"}\n   }\n }\n"
 	if stdout != want {
 		t.Errorf("wrap --dry-run stdout:\n%s\nwant\n%s", stdout, want)
@@ -289,7 +308,7 @@ func TestWrapUsage(t *testing.T) {
 		{[]string{"unwrap", "--ledger", "x"}, exitUsage, "unknown flag --ledger"},
 		{[]string{"unwrap", "--check"}, exitUsage, "unknown flag --check"},
 		{[]string{"wrap", "--config", file, "--capture", "everything"}, exitUsage, `mcpshim would refuse the flags to bake (--capture everything): --capture "everything": want meta or full`},
-		{[]string{"wrap", "--config", file, "--handshake-timeout", "soon"}, exitUsage, `invalid value "soon" for flag -handshake-timeout`},
+		{[]string{"wrap", "--config", file, "--handshake-timeout", "soon"}, exitUsage, `--handshake-timeout soon: want a duration such as 2s, 500ms or 1m30s`},
 		{[]string{"wrap", "--config", file, "--restart"}, exitUsage, "--restart needs a value"},
 		{[]string{"wrap", "--config", file, "--capture-everything"}, exitUsage, "unknown flag --capture-everything: neither a wrap flag nor one of mcpshim's"},
 		{[]string{"wrap", "--config", file, "--name", "x"}, exitUsage, "--name is not baked"},

@@ -36,8 +36,13 @@ let bin;
 try {
   bin = path.join(path.dirname(require.resolve(`${pkg}/package.json`)), 'bin', windows ? 'mcpshim.exe' : 'mcpshim');
 } catch {
-  fail(1, `${pkg}, the package with this machine's binary, is not installed: npm leaves optionalDependencies out ` +
-    'with --omit=optional or --no-optional; install mcpshim again without it, or use a release archive');
+  // npm installs it as an optional dependency; it is missing when only this
+  // package was installed (from its tarball, with --omit=optional, or from a
+  // lockfile made on another platform).
+  const { version } = require('../package.json');
+  fail(1, `${pkg} is not installed, and it holds the mcpshim binary for ${process.platform}/${process.arch}: ` +
+    `install it beside mcpshim with npm install ${pkg}@${version} (with -g if mcpshim is installed globally), ` +
+    'or use a release archive');
 }
 
 const child = spawn(bin, process.argv.slice(2), { stdio: 'inherit' });

@@ -1,21 +1,38 @@
-package ownerfile
+package safefile
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
 
-// owners is the SDDL of the access this package gives: full control to the
-// user running the shim, SYSTEM (SY) and Administrators (BA), inherited by
-// what a directory holds (OICI), none from its parent (P).
+// Windows file owners are SIDs and ACLs decide who may write a directory.
+// Files are opened with FILE_FLAG_OPEN_REPARSE_POINT (the nearest thing to
+// O_NOFOLLOW) and what was opened is checked: a symbolic link or another
+// reparse point is refused. Directories and files this package creates get
+// the owners' ACL (below); a directory that exists is trusted, which under
+// %LOCALAPPDATA% is the user's alone.
+
+func ownedBySelf(fs.FileInfo) bool { return true }
+func ownedByRoot(fs.FileInfo) bool { return false }
+
+func checkDir(string, fs.FileInfo) (string, error) { return "", nil }
+
+// owners is the security of what this package creates: full control to the
+// user running mcpshim, SYSTEM (SY) and Administrators (BA), inherited by
+// what a directory holds (OICI), none from its parent (P). Under wine, which
+// derives ACLs from Unix modes, an inherited ACL let Everyone read; this
+// one does not.
 var owners = sync.OnceValues(func() (*windows.SecurityAttributes, error) {
 	u, err := windows.GetCurrentProcessToken().GetTokenUser()
 	if err != nil {
@@ -28,17 +45,17 @@ var owners = sync.OnceValues(func() (*windows.SecurityAttributes, error) {
 	return &windows.SecurityAttributes{Length: uint32(unsafe.Sizeof(windows.SecurityAttributes{})), SecurityDescriptor: sd}, nil
 })
 
-// MkdirAll creates dir and its missing parents; those it creates grant the
+// mkdirAll creates dir and its missing parents, those it creates for the
 // owners only.
-func MkdirAll(dir string) error {
+func mkdirAll(dir string) error {
 	if st, err := os.Stat(dir); err == nil {
 		if !st.IsDir() {
-			return &os.PathError{Op: "mkdir", Path: dir, Err: windows.ERROR_ALREADY_EXISTS}
+			return refuse("%s is not a directory", dir)
 		}
 		return nil
 	}
 	if parent := filepath.Dir(dir); parent != dir {
-		if err := MkdirAll(parent); err != nil {
+		if err := mkdirAll(parent); err != nil {
 			return err
 		}
 	}
@@ -56,8 +73,9 @@ func MkdirAll(dir string) error {
 	return nil
 }
 
-// create is CreateFile with the owners' access for a file it creates.
-func create(path string, access, share, disposition uint32) (*os.File, error) {
+// open is CreateFile without following a link, giving a file it creates
+// the owners' ACL, and refusing what is not a regular file.
+func open(path string, access, share, disposition uint32) (*os.File, error) {
 	sa, err := owners()
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
@@ -66,85 +84,80 @@ func create(path string, access, share, disposition uint32) (*os.File, error) {
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	// A symbolic link is opened, not followed; regular refuses it.
 	h, err := windows.CreateFile(p, access, share, sa, disposition, windows.FILE_ATTRIBUTE_NORMAL|windows.FILE_FLAG_OPEN_REPARSE_POINT, 0)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	return regular(h, path)
-}
-
-// regular is h as a file, unless what was opened is a symbolic link (or
-// another reparse point) or a directory: a planted link must not send the
-// writes where it points.
-func regular(h windows.Handle, path string) (*os.File, error) {
 	var info windows.ByHandleFileInformation
 	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
 		windows.CloseHandle(h)
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
-	if info.FileAttributes&(windows.FILE_ATTRIBUTE_REPARSE_POINT|windows.FILE_ATTRIBUTE_DIRECTORY) != 0 {
+	switch {
+	case info.FileAttributes&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0:
 		windows.CloseHandle(h)
-		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("not a regular file (a symbolic link?)")}
+		return nil, symlinkErr(path)
+	case info.FileAttributes&windows.FILE_ATTRIBUTE_DIRECTORY != 0:
+		windows.CloseHandle(h)
+		return nil, refuse("%s is not a regular file (a directory)", path)
 	}
 	return os.NewFile(uintptr(h), path), nil
 }
 
-// OpenAppend opens path for appending, as os.OpenFile with O_APPEND would,
-// creating it for the owners only, and sharing delete access: without
-// FILE_SHARE_DELETE no other process could rename (rotate) or delete the
-// file while this one holds it.
-func OpenAppend(path string) (*os.File, error) {
+// shareAll lets others read, write, rename and delete a file this process
+// holds: without FILE_SHARE_DELETE no other shim could rotate a ledger this
+// one writes, nor a person delete it, nor a reader (ledger tail -f) leave it
+// free to rotate.
+const shareAll = windows.FILE_SHARE_READ | windows.FILE_SHARE_WRITE | windows.FILE_SHARE_DELETE
+
+// OpenAppend opens path to append to it (as O_APPEND does), creating it for
+// the owners only, in a directory checked as by Dir; never through a link.
+func OpenAppend(path string) (*os.File, string, error) {
+	note, err := Dir(filepath.Dir(path))
+	if err != nil {
+		return nil, note, err
+	}
 	const access = windows.FILE_APPEND_DATA | windows.FILE_WRITE_ATTRIBUTES | windows.FILE_WRITE_EA |
 		windows.STANDARD_RIGHTS_WRITE | windows.SYNCHRONIZE
-	return create(path, access, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, windows.OPEN_ALWAYS)
+	f, err := open(path, access, shareAll, windows.OPEN_ALWAYS)
+	return f, note, err
 }
 
-// CreateTemp creates a new file in dir for the owners only, its name
-// pattern with the last "*" replaced by a random string, as os.CreateTemp.
-func CreateTemp(dir, pattern string) (*os.File, error) {
+// Read reads path, never through a link.
+func Read(path string) ([]byte, error) {
+	f, err := OpenRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// OpenRead opens path to read it, never through a link, sharing every
+// access (see shareAll).
+func OpenRead(path string) (*os.File, error) {
+	return open(path, windows.GENERIC_READ, shareAll, windows.OPEN_EXISTING)
+}
+
+// createTemp creates a new file in dir for the owners only, its name the
+// pattern with the last "*" replaced by a random number, as os.CreateTemp.
+func createTemp(dir, pattern string) (*os.File, error) {
 	prefix, suffix := pattern, ""
-	if i := lastStar(pattern); i >= 0 {
+	if i := strings.LastIndexByte(pattern, '*'); i >= 0 {
 		prefix, suffix = pattern[:i], pattern[i+1:]
 	}
 	for try := 0; ; try++ {
 		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
-		f, err := create(name, windows.GENERIC_READ|windows.GENERIC_WRITE, windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE, windows.CREATE_NEW)
+		f, err := open(name, windows.GENERIC_READ|windows.GENERIC_WRITE|windows.DELETE, shareAll, windows.CREATE_NEW)
 		if err == nil || !errors.Is(err, windows.ERROR_FILE_EXISTS) || try == 100 {
 			return f, err
 		}
 	}
 }
 
-func lastStar(s string) int {
-	for i := len(s) - 1; i >= 0; i-- {
-		if s[i] == '*' {
-			return i
-		}
-	}
-	return -1
-}
-
-// WriteFile writes data to path, creating it for the owners only (a file
-// that exists keeps its access).
-func WriteFile(path string, data []byte) error {
-	f, err := create(path, windows.GENERIC_WRITE, windows.FILE_SHARE_READ, windows.OPEN_ALWAYS)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Truncate(int64(len(data)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// Check says which others than the file's owner, SYSTEM and Administrators
-// its DACL lets in, or nil.
-func Check(path string) error {
+// CheckPrivate says which others than the file's owner, SYSTEM and
+// Administrators its DACL lets in, or nil.
+func CheckPrivate(path string) error {
 	sd, err := windows.GetNamedSecurityInfo(path, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION|windows.OWNER_SECURITY_INFORMATION)
 	if err != nil {
 		return fmt.Errorf("read the access of %s: %w", path, err)

@@ -1,4 +1,4 @@
-package ownerfile
+package safefile
 
 import (
 	"testing"

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package ownerfile
+package safefile
 
 import (
 	"os"

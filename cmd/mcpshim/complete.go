@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/mcpshim-dev/mcpshim/cmdline"
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// Directives a completion's first line may be instead of candidates: the
+// shell completes file names, or command names (the server's, after --).
+const (
+	completeFiles    = ":files"
+	completeCommands = ":commands"
+)
+
+// flagValues are the values of the flags that take one of a few words.
+var flagValues = map[string][]string{
+	"restart":       {"on-failure", "always", "never"},
+	"capture":       {"meta", "full"},
+	"log-format":    {"text", "json"},
+	"lock-mode":     {"warn", "enforce"},
+	"outcome":       phases.Outcomes,
+	"parallel":      {"auto"},
+	"protocol":      {"2026-07-28", "2025-11-25"},
+	"otlp-protocol": {"http/protobuf"},
+}
+
+// pathFlags take a file or directory.
+var pathFlags = map[string]bool{"ledger": true, "config": true, "lock": true, "out": true, "html": true, "state": true, "dir": true}
+
+// runComplete is `mcpshim __complete WORD... CURRENT` (hidden), what the
+// scripts of `mcpshim completion` call on Tab: the candidates for CURRENT
+// after the WORDs of an mcpshim command line, one per line, or a directive
+// (completeFiles, completeCommands). Nothing printed means nothing fits: no
+// file names where a flag wants meta or full, or a run id.
+func runComplete(c *cli, args []string) int {
+	if len(args) == 0 {
+		args = []string{""}
+	}
+	words, cur := args[:len(args)-1], args[len(args)-1]
+	for _, w := range completions(c, words, cur) {
+		fmt.Fprintln(c.stdout, w)
+	}
+	return 0
+}
+
+func completions(c *cli, words []string, cur string) []string {
+	if i := slices.Index(words, "--"); i >= 0 {
+		if i == len(words)-1 {
+			return []string{completeCommands} // the server's command
+		}
+		return []string{completeFiles} // its arguments
+	}
+	// bash splits --flag=value at '=' into --flag, =, value.
+	if n := len(words); n >= 2 && words[n-1] == "=" {
+		return valuesOf(c, strings.TrimLeft(words[n-2], "-"), words)
+	}
+	if name, _, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(name, "-") {
+		var out []string
+		for _, v := range valuesOf(c, strings.TrimLeft(name, "-"), words) {
+			if v == completeFiles {
+				return []string{completeFiles}
+			}
+			out = append(out, name+"="+v)
+		}
+		return out
+	}
+	ctx, rest := commandWords(words)
+	flags := flagsOf(ctx)
+	if n := len(words); n > 0 && strings.HasPrefix(words[n-1], "-") && !strings.Contains(words[n-1], "=") && flags[strings.TrimLeft(words[n-1], "-")] {
+		return valuesOf(c, strings.TrimLeft(words[n-1], "-"), words)
+	}
+	if strings.HasPrefix(cur, "-") {
+		var out []string
+		for name := range flags {
+			out = append(out, cmdline.Dashed(name))
+		}
+		slices.Sort(out)
+		return out
+	}
+	// A positional: which one, flags and their values skipped.
+	pos := 0
+	for i := 0; i < len(rest); i++ {
+		if strings.HasPrefix(rest[i], "-") {
+			if flags[strings.TrimLeft(rest[i], "-")] && !strings.Contains(rest[i], "=") {
+				i++
+			}
+			continue
+		}
+		pos++
+	}
+	switch {
+	case len(ctx) == 0 && len(words) > 0:
+		return []string{"--"} // the shim's flags are given: the server's command comes next
+	case len(ctx) == 0:
+		return subcommands
+	case ctx[0] == "help" && pos == 0:
+		return subcommands
+	case ctx[0] == "completion" && pos == 0:
+		return []string{"bash", "zsh", "fish", "powershell"}
+	case ctx[0] == "ledger" && len(ctx) == 1 && pos == 0 && !strings.ContainsAny(cur, "/.~"):
+		return strings.Fields(ledgerSubcommands) // or a PATH, once it looks like one
+	case ctx[0] == "ledger" && len(ctx) == 2 && (ctx[1] == "show" || ctx[1] == "why") && pos == 0:
+		return runIDs(c)
+	case ctx[0] == "ledger":
+		return []string{completeFiles}
+	}
+	return nil
+}
+
+// commandWords is the subcommand words at the start of words (ledger show),
+// and the words after them.
+func commandWords(words []string) (ctx, rest []string) {
+	if len(words) == 0 || strings.HasPrefix(words[0], "-") {
+		return nil, words
+	}
+	if words[0] == "ledger" && len(words) > 1 && slices.Contains(strings.Fields(ledgerSubcommands), words[1]) {
+		return words[:2], words[2:]
+	}
+	return words[:1], words[1:]
+}
+
+// flagLine is a flag as usage text lists it: "  --timeout DURATION" or
+// "  --config FILE    the config"; a value name is upper case or a Go type.
+var flagLine = regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)(?: ([A-Z][A-Z_|]*|string|int|int64|uint|uint64|float64|duration|value)\b)?`)
+
+// flagsOf is the flags of a command (none for the shim itself), read from
+// its own usage, as --help prints it, so it cannot drift: name -> whether it
+// takes a value.
+func flagsOf(ctx []string) map[string]bool {
+	args := append(slices.Clone(ctx), "--help")
+	switch {
+	case len(ctx) == 0:
+		args = []string{"--help"}
+	case ctx[0] == "help" || ctx[0] == "completion" || ctx[0] == "fixture":
+		return nil
+	}
+	var out bytes.Buffer
+	run(context.Background(), args, nil, strings.NewReader(""), &out, &out)
+	flags := map[string]bool{}
+	for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
+		flags[m[1]] = flags[m[1]] || m[2] != ""
+	}
+	if len(ctx) > 0 && ctx[0] == "wrap" { // wrap bakes the shim's flags in
+		for name, v := range flagsOf(nil) {
+			flags[name] = v
+		}
+	}
+	delete(flags, "h")
+	return flags
+}
+
+// valuesOf is what may follow the flag name.
+func valuesOf(c *cli, name string, words []string) []string {
+	switch {
+	case pathFlags[name]:
+		return []string{completeFiles}
+	case name == "server" && len(words) > 0 && words[0] == "ledger":
+		return servers(c)
+	}
+	return flagValues[name]
+}
+
+// runIDs are the short ids of the latest runs in the default ledgers, newest
+// first, as `mcpshim ledger` shows them.
+func runIDs(c *cli) []string {
+	l := &ledgerCmd{c: &cli{env: c.env, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}}
+	d, err := l.load(nil)
+	if err != nil || d == nil {
+		return nil
+	}
+	var out []string
+	for i := len(d.runs) - 1; i >= 0 && len(out) < 200; i-- {
+		out = append(out, d.short[d.runs[i].ID])
+	}
+	return out
+}
+
+// rotation is the stamp ledger.RotatedName adds to a full ledger's name.
+var rotation = regexp.MustCompile(`\.\d{8}T\d{6}\.\d{3}Z(-\d+)?$`)
+
+// servers are the names of the servers with a ledger in the default directory.
+func servers(c *cli) []string {
+	entries, _ := os.ReadDir(ledger.DefaultDir(c.getenv))
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok {
+			continue
+		}
+		name = rotation.ReplaceAllString(name, "")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package probe
+
+import (
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
+)
+
+// A probe is judged the way a shim's run is: its timeline becomes the
+// ledger's records, seen from the server's side as the shim sees it (the
+// probe's request_sent initialize is the server's initialize_received), and
+// the verdict package judges them. `mcpshim probe` prints that verdict and
+// writes the same records to the server's ledger, so both say the same.
+
+// timelineEvents maps a step and its method to the ledger's event.
+var timelineEvents = map[string][2]string{
+	"request_sent initialize":                     {string(phases.Handshake), phases.InitializeReceived},
+	"response_received initialize":                {string(phases.Handshake), phases.InitializeResponded},
+	"request_sent server/discover":                {string(phases.Handshake), phases.DiscoverReceived},
+	"response_received server/discover":           {string(phases.Handshake), phases.DiscoverResponded},
+	"request_sent tools/list":                     {string(phases.Discovery), phases.ToolsListReceived},
+	"request_sent tools/call":                     {string(phases.Execution), phases.ToolCallReceived},
+	"response_received tools/call":                {string(phases.Execution), phases.ToolCallResponded},
+	"notification_sent notifications/initialized": {string(phases.Handshake), phases.InitializedReceived},
+}
+
+// failedEvents name a request that was answered with an error, or whose
+// answer the probe could not use.
+var failedEvents = map[string]string{
+	"initialize":      phases.InitializeFailed,
+	"server/discover": phases.DiscoverFailed,
+	"tools/list":      phases.ToolsListFailed,
+}
+
+// Records are the probe's timeline as ledger records of one run, with
+// origin probe, in order; the caller sets the run.
+func (r *Result) Records() []ledger.Record {
+	var out []ledger.Record
+	add := func(at time.Time, p phases.Phase, event string, fields ...ledger.Field) {
+		out = append(out, ledger.Record{Time: at, Server: r.Server, PID: r.PID, Origin: phases.OriginProbe, Phase: p, Event: event, Fields: fields})
+	}
+	remote := r.Transport == "http"
+	// An answer the probe could not use is recorded as its request's
+	// failure (protocol_error), not as an answer.
+	unusable := map[string]bool{}
+	for _, st := range r.Timeline {
+		if st.Event == "protocol_error" {
+			unusable[st.Method] = true
+		}
+	}
+	if remote && !r.connectFailed() {
+		add(r.Started, phases.Launch, phases.Connected, ledger.F("url", r.url), ledger.F("transport", "streamable-http"))
+	}
+	for _, st := range r.Timeline {
+		switch st.Event {
+		case "spawned":
+			add(st.At, phases.Launch, phases.Spawned, ledger.F("pid", r.PID))
+		case "spawn_failed":
+			add(st.At, phases.Launch, phases.SpawnFailed, ledger.F("error_class", st.Class), ledger.F("error", st.Detail), ledger.F("hint", st.Hint))
+		case "connect_failed":
+			add(st.At, phases.Launch, phases.ConnectFailed, ledger.F("url", r.url), ledger.F("error_class", st.Class), ledger.F("error", st.Detail))
+		case "tools_listed":
+			add(st.At, phases.Discovery, phases.ToolsListResponded, ledger.F("complete", true),
+				ledger.F("tool_count", len(r.Tools)), ledger.F("tools", r.ToolNames()))
+		case "stdout_noise":
+			add(st.At, phases.Transport, phases.StdoutNoise, ledger.F("preview", st.Detail))
+		case "protocol_error":
+			if event, ok := failedEvents[st.Method]; ok {
+				add(st.At, phases.Handshake, event, ledger.F("message", strings.TrimPrefix(st.Detail, st.Method+": ")))
+			}
+		case "http_status":
+			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F("http_method", "POST"), ledger.F("method", st.Method), ledger.F("status", st.Code))
+			if st.Code == 401 || st.Code == 403 {
+				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F("status", st.Code), ledger.F("www_authenticate", st.Detail), ledger.F("realm", r.Realm))
+			}
+		case "deadline":
+			add(st.At, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", r.LastEvent), ledger.F("waiting", st.Method),
+				ledger.F("timeout_ms", r.timeout))
+		case "stopped", "exited":
+			if remote {
+				add(st.At, phases.Launch, phases.Disconnected, ledger.F("reason", st.Detail), ledger.F("requested_by_shim", true))
+				continue
+			}
+			fields := []ledger.Field{ledger.F("requested_by_shim", st.Event == "stopped"), ledger.F("stderr_tail", r.StderrTail)}
+			if r.ExitCode != nil {
+				fields = append(fields, ledger.F("exit_code", *r.ExitCode))
+			}
+			if r.Signal != "" {
+				fields = append(fields, ledger.F("signal", r.Signal))
+			}
+			add(st.At, phases.Launch, phases.Exited, fields...)
+		default:
+			pe, ok := timelineEvents[st.Event+" "+st.Method]
+			if !ok || st.Event == "response_received" && unusable[st.Method] {
+				continue
+			}
+			event := pe[1]
+			fields := []ledger.Field{}
+			if msg, ok := strings.CutPrefix(st.Detail, "error: "); ok {
+				if failed, known := failedEvents[st.Method]; known {
+					event = failed
+				} else {
+					fields = append(fields, ledger.F("outcome", "rpc_error"))
+				}
+				fields = append(fields, ledger.F("code", st.Code), ledger.F("message", msg))
+			}
+			if event == phases.InitializeResponded || event == phases.DiscoverResponded {
+				fields = append(fields, ledger.F("protocol_version", r.Protocol))
+				if r.ServerInfo != nil {
+					fields = append(fields, ledger.F("server_name", r.ServerInfo.Name), ledger.F("server_version", r.ServerInfo.Version))
+				}
+			}
+			add(st.At, phases.Phase(pe[0]), event, fields...)
+		}
+	}
+	return out
+}
+
+// endpoint is a URL as the ledger shows it: no query, no user info.
+func endpoint(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// connectFailed reports whether the remote server could not be reached.
+func (r *Result) connectFailed() bool {
+	for _, st := range r.Timeline {
+		if st.Event == "connect_failed" {
+			return true
+		}
+	}
+	return false
+}
+
+// judge sets the outcome from the verdict on the probe's records.
+func (r *Result) judge(timeout time.Duration) {
+	r.timeout = timeout
+	var fold verdict.Fold
+	for i, rec := range r.Records() {
+		rec.Seq = uint64(i + 1) // the order the probe saw them in
+		e := ledger.EntryOf(&rec)
+		fold.Add(&e)
+	}
+	v := verdict.Judge(&fold, r.Started.Add(r.Elapsed), false)
+	r.Outcome, r.Detail, r.Cause, r.Advice = Outcome(v.Outcome), v.Reason, v.Cause, v.Advice
+}

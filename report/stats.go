@@ -1,0 +1,154 @@
+package report
+
+import (
+	"sort"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
+)
+
+// serverAgg holds one server's call statistics across its runs.
+type serverAgg struct {
+	calls     callAgg
+	tools     map[string]*callAgg
+	restarts  int
+	zeroTools int
+}
+
+type callAgg struct {
+	n       verdict.Calls
+	latency histogram
+}
+
+func (s *Summary) server(name string) *serverAgg {
+	g := s.servers[name]
+	if g == nil {
+		g = &serverAgg{tools: make(map[string]*callAgg)}
+		s.servers[name] = g
+	}
+	return g
+}
+
+// add counts one record of the server's: its calls, restarts and
+// zero-tool discoveries.
+func (g *serverAgg) add(e *ledger.Entry) {
+	switch e.Event {
+	case phases.ToolsListResponded:
+		if n, _ := e.Int("tool_count"); n == 0 && !e.False("complete") {
+			g.zeroTools++
+		}
+	case phases.ToolCallResponded:
+		ms, hasLatency := e.Float("latency_ms")
+		g.call(e.Str("tool"), e.Str("outcome"), ms, hasLatency)
+	case phases.PendingFailed:
+		if tool := e.Str("tool"); tool != "" || e.Str("method") == "tools/call" {
+			g.call(tool, "rpc_error", 0, false)
+		}
+	case phases.RestartScheduled:
+		g.restarts++
+	}
+}
+
+func (g *serverAgg) call(tool, outcome string, ms float64, hasLatency bool) {
+	t := g.tools[tool]
+	if t == nil {
+		t = &callAgg{}
+		g.tools[tool] = t
+	}
+	for _, c := range []*callAgg{&g.calls, t} {
+		c.n.Received++
+		c.n.Count(outcome)
+		if hasLatency {
+			c.latency.add(ms)
+		}
+	}
+}
+
+// ServerStats is one server's record across all its runs.
+type ServerStats struct {
+	Server              string         `json:"server"`
+	Runs                int            `json:"runs"`
+	Outcomes            map[string]int `json:"outcomes"`
+	Failed              int            `json:"failed"` // runs whose verdict is a failure
+	Restarts            int            `json:"restarts"`
+	ZeroToolDiscoveries int            `json:"zero_tool_discoveries"`
+	CallStats
+	Tools []ToolStats `json:"tools"`
+}
+
+// ToolStats is one tool's calls on one server.
+type ToolStats struct {
+	Tool string `json:"tool"`
+	CallStats
+}
+
+// CallStats counts finished tool calls. Rates are over Calls; latency
+// percentiles come from a log histogram and are within 3% of the exact value.
+type CallStats struct {
+	Calls         int          `json:"calls"`
+	OK            int          `json:"ok"`
+	IsError       int          `json:"is_error"`
+	Errors        int          `json:"errors"`
+	InputRequired int          `json:"input_required"`
+	ErrorRate     float64      `json:"error_rate"`
+	IsErrorRate   float64      `json:"is_error_rate"`
+	Latency       *Percentiles `json:"latency_ms"` // null when no call carried a latency
+}
+
+// Percentiles of a latency, in milliseconds.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+	P99 float64 `json:"p99"`
+}
+
+// Stats returns per-server statistics, by server name, with their tools by
+// name; runs (from Runs) supply the outcome counts.
+func (s *Summary) Stats(runs []Run) []ServerStats {
+	byName := make(map[string]*ServerStats)
+	get := func(name string) *ServerStats {
+		st := byName[name]
+		if st == nil {
+			st = &ServerStats{Server: name, Outcomes: make(map[string]int), Tools: []ToolStats{}}
+			byName[name] = st
+		}
+		return st
+	}
+	for _, r := range runs {
+		st := get(r.Server)
+		st.Runs++
+		st.Outcomes[r.Outcome]++
+		if r.Failed {
+			st.Failed++
+		}
+	}
+	for name, g := range s.servers {
+		st := get(name)
+		st.Restarts, st.ZeroToolDiscoveries = g.restarts, g.zeroTools
+		st.CallStats = g.calls.stats()
+		for tool, t := range g.tools {
+			st.Tools = append(st.Tools, ToolStats{Tool: tool, CallStats: t.stats()})
+		}
+		sort.Slice(st.Tools, func(i, j int) bool { return st.Tools[i].Tool < st.Tools[j].Tool })
+	}
+	out := make([]ServerStats, 0, len(byName))
+	for _, st := range byName {
+		out = append(out, *st)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Server < out[j].Server })
+	return out
+}
+
+func (c *callAgg) stats() CallStats {
+	n := c.n
+	st := CallStats{Calls: n.Received, OK: n.OK, IsError: n.IsError, Errors: n.Error, InputRequired: n.InputRequired}
+	if st.Calls > 0 {
+		st.ErrorRate = float64(st.Errors) / float64(st.Calls)
+		st.IsErrorRate = float64(st.IsError) / float64(st.Calls)
+	}
+	if c.latency.total > 0 {
+		st.Latency = &Percentiles{c.latency.quantile(0.50), c.latency.quantile(0.95), c.latency.quantile(0.99)}
+	}
+	return st
+}

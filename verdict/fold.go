@@ -1,0 +1,406 @@
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// Mark is where a record stands in its run: its time (unix ns), then its
+// seq (per shim). The zero Mark is "not seen".
+type Mark struct {
+	T   int64  `json:"t"`
+	Seq uint64 `json:"seq,omitempty"`
+}
+
+func markOf(e *ledger.Entry) Mark { return Mark{e.Time.UnixNano(), e.Seq} }
+
+// Set reports whether the record was seen.
+func (m Mark) Set() bool { return m != Mark{} }
+
+// Before reports whether m is set and earlier than o (or o is unset).
+func (m Mark) Before(o Mark) bool {
+	switch {
+	case !m.Set():
+		return false
+	case !o.Set():
+		return true
+	}
+	return m.T < o.T || m.T == o.T && m.Seq < o.Seq
+}
+
+// first and last keep the earliest and the latest of a kind of record.
+func (m *Mark) first(n Mark) bool {
+	if n.Before(*m) {
+		*m = n
+		return true
+	}
+	return false
+}
+
+func (m *Mark) last(n Mark) bool {
+	if m.Before(n) || !m.Set() {
+		*m = n
+		return true
+	}
+	return false
+}
+
+// Calls counts a run's tool calls. Error counts JSON-RPC errors and calls the
+// shim failed because the server went away (pending_failed).
+type Calls struct {
+	Received      int `json:"received"`
+	OK            int `json:"ok"`
+	IsError       int `json:"is_error"`
+	Error         int `json:"error"`
+	InputRequired int `json:"input_required"`
+}
+
+// Count adds one finished call by its outcome field.
+func (c *Calls) Count(outcome string) {
+	switch outcome {
+	case "success":
+		c.OK++
+	case "is_error":
+		c.IsError++
+	case "input_required":
+		c.InputRequired++
+	default:
+		c.Error++
+	}
+}
+
+// Facts is what a run's records say, whatever their order. Its JSON names
+// are the ledger reader's (`mcpshim ledger --json`).
+type Facts struct {
+	ID          string `json:"run"`
+	Server      string `json:"server"`
+	Shim        string `json:"shim"`
+	Origin      string `json:"origin,omitempty"`
+	PID         int    `json:"pid"`
+	Generation  int    `json:"generation"`
+	PreviousRun string `json:"previous_run,omitempty"`
+	Remote      bool   `json:"remote,omitempty"` // a --url run: a connection, no process
+	URL         string `json:"url,omitempty"`
+	Address     string `json:"address,omitempty"`
+
+	Handshake        string   `json:"handshake,omitempty"` // the event that completed it
+	Initialized      bool     `json:"initialized"`         // notifications/initialized arrived
+	ProtocolVersion  string   `json:"protocol_version,omitempty"`
+	ServerName       string   `json:"server_name,omitempty"`
+	ServerVersion    string   `json:"server_version,omitempty"`
+	Tools            *int     `json:"tools"` // the last complete tools/list; null: never listed
+	ToolsListFailed  int      `json:"tools_list_failed,omitempty"`
+	ToolsListError   string   `json:"tools_list_error,omitempty"` // the first failure's code and message
+	Calls            Calls    `json:"calls"`
+	Noise            int      `json:"noise"` // stdout lines that were not JSON-RPC
+	NoisePreview     string   `json:"noise_preview,omitempty"`
+	ClientNoise      int      `json:"client_noise,omitempty"`
+	LockMissing      []string `json:"lock_missing,omitempty"` // locked tools the server lacked (tools_missing)
+	LockMode         string   `json:"lock_mode,omitempty"`    // warn or enforce
+	Egress           string   `json:"egress,omitempty"`       // witnessed or unwitnessed, from spawn_requested
+	External         int      `json:"external,omitempty"`     // external_attempt and external_result records
+	ExternalTarget   string   `json:"external_target,omitempty"`
+	ExternalByServer bool     `json:"external_by_server,omitempty"` // the first attempt was the server's own report
+	DeniedTarget     string   `json:"denied_target,omitempty"`
+	ExecutableReady  bool     `json:"executable_ready,omitempty"`
+
+	SpawnFailed     bool     `json:"spawn_failed,omitempty"` // spawn_failed, or connect_failed for a remote run
+	ErrorClass      string   `json:"error_class,omitempty"`
+	Error           string   `json:"error,omitempty"` // why it could not start, or the refused handshake's code and message
+	Hint            string   `json:"hint,omitempty"`
+	TimeoutLast     string   `json:"timeout_last_event,omitempty"`
+	TimeoutMS       float64  `json:"timeout_ms,omitempty"`
+	TimeoutWaiting  string   `json:"timeout_waiting,omitempty"` // the request a probe's deadline caught unanswered
+	Exited          bool     `json:"exited"`                    // exited, or disconnected for a remote run
+	ExitCode        *int     `json:"exit_code"`
+	Signal          string   `json:"signal,omitempty"`
+	RequestedByShim bool     `json:"requested_by_shim,omitempty"`
+	StopReason      string   `json:"stop_reason,omitempty"` // kill_requested's reason, or the client's leaving
+	StderrTail      []string `json:"stderr_tail,omitempty"`
+	StderrCause     string   `json:"stderr_cause,omitempty"` // the tail's line that states the error, as the shim chose it
+	Exhausted       bool     `json:"restarts_exhausted,omitempty"`
+	Attempts        int      `json:"attempts,omitempty"`   // restarts or reconnects before giving up
+	GaveUp          string   `json:"gave_up,omitempty"`    // a remote run: why the bridge gave up (exit 69)
+	EndReason       string   `json:"end_reason,omitempty"` // a remote run's disconnected reason
+	AuthStatus      int      `json:"auth_status,omitempty"`
+	Challenge       string   `json:"www_authenticate,omitempty"`
+	HTTPFailure     string   `json:"http_failure,omitempty"` // the last HTTP exchange that failed: status or error
+	HTTPFailMethod  string   `json:"http_failure_method,omitempty"`
+	HTTPStatus      int      `json:"http_status,omitempty"` // its status, 0 for a transport error
+	RecordsLost     int      `json:"records_lost,omitempty"`
+	Forged          int      `json:"forged,omitempty"` // shim-only events the server wrote about itself, ignored
+	Records         int      `json:"records"`
+}
+
+// Internal are the facts only the judgement reads; no view shows them, and
+// they are kept with the fold when it is saved.
+type Internal struct {
+	Progress      string `json:"progress,omitempty"`        // the last event that shows progress
+	ExitLastEvent string `json:"exit_last_event,omitempty"` // what the shim had confirmed when it ended
+	ExitHandshake bool   `json:"exit_handshake,omitempty"`  // the end record vouches for a handshake
+	InitFailMsg   string `json:"init_fail,omitempty"`
+	DiscFailMsg   string `json:"discover_fail,omitempty"`
+	InitFailCoded bool   `json:"init_fail_coded,omitempty"` // the refusal was a JSON-RPC error with a code
+	DiscFailCoded bool   `json:"discover_fail_coded,omitempty"`
+	ClientReason  string `json:"client_reason,omitempty"` // client_disconnected's reason
+	ExternalEvent string `json:"external_event,omitempty"`
+}
+
+// Marks are when the records that order matters for were written.
+type Marks struct {
+	First, Last, Spawn, End, LastEvent     Mark
+	Handshake, InitFailed, DiscFailed      Mark
+	InitReceived, DiscReceived, Noise      Mark
+	Timeout, Client                        Mark
+	Kill, Spawned, SpawnRequested, Ready   Mark
+	Listed, ListFailed, Missing, External  Mark
+	Denied, Connected, AuthFailed, Failure Mark
+	Exhausted                              Mark
+}
+
+// Fold is one run's records folded, in any order: the same records give the
+// same Fold whatever files and clocks they came through. It keeps no record
+// and is plain data, so a fold may be saved and resumed (the OTLP export
+// keeps it between invocations).
+type Fold struct {
+	Facts
+	Internal Internal `json:"internal"`
+	At       Marks    `json:"at"`
+}
+
+// Ended reports whether the run's end record was folded in.
+func (f *Fold) Ended() bool { return f.At.End.Set() }
+
+// Add folds one record of the run in. Events only the shim may write,
+// claimed by the server on its stderr, are counted as forged and ignored.
+//
+// A new event's meaning goes here (what it says about the run, as facts and
+// marks) and in Judge (what those facts mean for the verdict); an event
+// neither names is counted and otherwise ignored.
+func (f *Fold) Add(e *ledger.Entry) {
+	if f.ID == "" {
+		f.ID, f.Server, f.Shim, f.Origin, f.PID = e.Run, e.Server, e.Shim, e.Origin, e.PID
+	}
+	if e.Origin == phases.OriginServer && phases.ShimOwned(e.Event) {
+		f.Forged++
+		return
+	}
+	m := markOf(e)
+	f.Records++
+	f.At.First.first(m)
+	f.At.Last.last(m)
+	if f.Server == "" {
+		f.Server = e.Server
+	}
+	if f.PID == 0 {
+		f.PID = e.PID
+	}
+	if progress(e) && f.At.LastEvent.last(m) {
+		f.Internal.Progress = e.Event
+	}
+	switch e.Event {
+	case phases.SpawnRequested:
+		f.At.Spawn, f.At.SpawnRequested = m, m
+		f.start(e)
+		f.Egress = e.Str("egress")
+	case phases.Spawned:
+		f.At.Spawned = m
+		if e.PID > 0 {
+			f.PID = e.PID
+		}
+	case phases.ExecutableReady:
+		f.ExecutableReady = true
+		f.At.Ready.first(m)
+	case phases.SpawnFailed:
+		f.SpawnFailed, f.At.End = true, m
+		f.ErrorClass, f.Error, f.Hint = e.Str("error_class"), e.Str("error"), e.Str("hint")
+	case phases.Connected, phases.ConnectFailed:
+		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
+		f.start(e)
+		f.URL, f.Address = e.Str("url"), e.Str("address")
+		if pid, ok := e.Int("shim_pid"); ok && f.PID == 0 {
+			f.PID = int(pid) // no process of its own: the run lives as long as its shim
+		}
+		if e.Event == phases.ConnectFailed {
+			f.SpawnFailed, f.At.End = true, m
+			f.ErrorClass, f.Error = e.Str("error_class"), e.Str("error")
+		}
+	case phases.Exited, phases.Disconnected:
+		f.Exited, f.At.End = true, m
+		if c, ok := e.Int("exit_code"); ok && c >= 0 {
+			code := int(c)
+			f.ExitCode = &code
+		}
+		f.Signal = e.Str("signal")
+		f.Internal.ExitLastEvent = e.Str("last_event")
+		f.Internal.ExitHandshake = e.Bool("handshake")
+		f.RequestedByShim = e.Bool("requested_by_shim")
+		if e.Event == phases.Disconnected {
+			f.Remote = true
+			f.EndReason = e.Str("reason")
+			if f.ExitCode != nil && *f.ExitCode != 0 {
+				f.GaveUp = e.Str("reason")
+			}
+			break
+		}
+		f.StderrTail = e.Strs("stderr_tail")
+		f.StderrCause = e.Str("stderr_cause")
+	case phases.InitializeReceived:
+		f.At.InitReceived.last(m)
+	case phases.DiscoverReceived:
+		f.At.DiscReceived.last(m)
+	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
+		if f.At.Handshake.first(m) {
+			f.Handshake = e.Event
+			f.ProtocolVersion = e.Str("protocol_version")
+			f.ServerName, f.ServerVersion = e.Str("server_name"), e.Str("server_version")
+		}
+	case phases.InitializedReceived:
+		f.Initialized = true
+	case phases.InitializeFailed:
+		if f.At.InitFailed.first(m) {
+			f.Internal.InitFailMsg, f.Internal.InitFailCoded = codeMessage(e), e.Has("code")
+		}
+	case phases.DiscoverFailed:
+		if f.At.DiscFailed.first(m) {
+			f.Internal.DiscFailMsg, f.Internal.DiscFailCoded = codeMessage(e), e.Has("code")
+		}
+	case phases.HandshakeTimeout:
+		f.At.Timeout.first(m)
+		f.TimeoutLast = e.Str("last_event")
+		f.TimeoutMS, _ = e.Float("timeout_ms")
+		f.TimeoutWaiting = e.Str("waiting")
+	case phases.StdoutNoise:
+		f.Noise++
+		// Noise diverted to stderr (--divert-noise) never reached the client.
+		if !e.Bool("diverted") && f.At.Noise.first(m) {
+			f.NoisePreview = e.Str("preview")
+		}
+	case phases.ClientNoise:
+		f.ClientNoise++
+	case phases.ToolsListResponded:
+		// Pages before the last say complete=false; the last carries the total.
+		if !e.False("complete") && f.At.Listed.last(m) {
+			n, _ := e.Int("tool_count")
+			total := int(n)
+			f.Tools = &total
+		}
+	case phases.ToolsListFailed:
+		f.ToolsListFailed++
+		if f.At.ListFailed.first(m) {
+			f.ToolsListError = codeMessage(e)
+		}
+	case phases.ToolsMissing:
+		if f.At.Missing.last(m) {
+			f.LockMissing, f.LockMode = e.Strs("missing"), e.Str("mode")
+		}
+	case phases.ToolCallReceived:
+		f.Calls.Received++
+	case phases.ToolCallInputRequired:
+		f.Calls.InputRequired++ // a round that asked for input: the call goes on
+	case phases.ToolCallResponded:
+		f.Calls.Count(e.Str("outcome"))
+	case phases.PendingFailed:
+		if e.Str("tool") != "" || e.Str("method") == "tools/call" {
+			f.Calls.Error++
+		}
+	case phases.RestartsExhausted, phases.ReconnectsExhausted:
+		f.Exhausted = true
+		f.At.Exhausted = m
+		if n, ok := e.Int("attempts"); ok {
+			f.Attempts = int(n)
+		} else if n, ok := e.Int("failures"); ok {
+			f.Attempts = int(n)
+		}
+	case phases.RecordsLost:
+		n, _ := e.Int("count")
+		f.RecordsLost += int(n)
+	case phases.KillRequested:
+		if f.At.Kill.first(m) {
+			f.StopReason = e.Str("reason")
+		}
+	case phases.SignalReceived:
+		if e.Bool("forwarded") && f.At.Kill.first(m) {
+			f.StopReason = e.Str("signal") + " passed on to the server"
+		}
+	case phases.ClientDisconnected:
+		if f.At.Client.first(m) {
+			f.Internal.ClientReason = e.Str("reason")
+		}
+	case phases.ExternalAttempt, phases.ExternalResult:
+		f.External++
+		if f.At.External.first(m) {
+			f.ExternalTarget, f.ExternalByServer, f.Internal.ExternalEvent = target(e), e.Origin == phases.OriginServer, e.Event
+		}
+	case phases.ExternalDenied:
+		if f.At.Denied.first(m) {
+			f.DeniedTarget = target(e)
+		}
+	case phases.AuthFailed:
+		if f.At.AuthFailed.last(m) {
+			n, _ := e.Int("status")
+			f.AuthStatus, f.Challenge = int(n), e.Str("www_authenticate")
+		}
+	case phases.HTTPExchange:
+		f.Remote = true
+		status, _ := e.Int("status")
+		failed := status >= 400 || e.Has("error_class")
+		if failed && e.Str("http_method") != "DELETE" && f.At.Failure.last(m) {
+			f.HTTPStatus, f.HTTPFailMethod = int(status), e.Str("method")
+			f.HTTPFailure = e.Str("error")
+			if status > 0 {
+				f.HTTPFailure = httpStatusText(int(status))
+			}
+		}
+	case phases.ForgedEvent:
+		f.Forged++
+	}
+}
+
+// start takes what a run's first launch record says about its place in the
+// session.
+func (f *Fold) start(e *ledger.Entry) {
+	if g, ok := e.Int("generation"); ok {
+		f.Generation = int(g)
+	}
+	f.PreviousRun = e.Str("previous_run")
+}
+
+// progress reports whether a record tells how far the run got: not its end,
+// not the shim stopping or restarting it, not the ledger's own records.
+func progress(e *ledger.Entry) bool {
+	switch e.Phase {
+	case phases.Interruption, phases.Supervision, phases.LedgerPhase:
+		return false
+	}
+	switch e.Event {
+	case phases.Exited, phases.Disconnected, phases.ForgedEvent, phases.RecordsLost, phases.HTTPExchange, phases.NotificationsFolded, phases.ProbeResult:
+		return false
+	}
+	return true
+}
+
+func codeMessage(e *ledger.Entry) string {
+	msg := e.Str("message")
+	if c, ok := e.Int("code"); ok {
+		return fmt.Sprintf("%d %s", c, msg)
+	}
+	return msg
+}
+
+// target names where an external event went: scheme://host:port.
+func target(e *ledger.Entry) string {
+	s := e.Str("host")
+	if p, ok := e.Int("port"); ok {
+		s = fmt.Sprintf("%s:%d", s, p)
+	}
+	if sc := e.Str("scheme"); sc != "" {
+		s = sc + "://" + s
+	}
+	if s == "" {
+		return "an unnamed host"
+	}
+	return s
+}

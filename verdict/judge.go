@@ -1,0 +1,270 @@
+package verdict
+
+import (
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// The outcomes: seed 000's four, the run states, and a remote server's.
+const (
+	Ready         = phases.OutcomeReady
+	Timeout       = phases.OutcomeTimeout
+	Exited        = phases.OutcomeExited
+	ProtocolError = phases.OutcomeProtocolError
+	Running       = phases.OutcomeRunning
+	Ended         = phases.OutcomeEnded
+	Crashed       = phases.OutcomeCrashed
+	Unrecorded    = phases.OutcomeUnrecorded
+	// Unreachable: a remote server refused the connection, did not resolve,
+	// or answered 5xx until the bridge gave up.
+	Unreachable = phases.OutcomeUnreachable
+	// AuthRequired: a remote server answered 401 or 403.
+	AuthRequired = phases.OutcomeAuthRequired
+)
+
+// RealWait is the shortest wait that makes a client leaving before the
+// handshake a timeout: a client that left sooner did not wait for an answer
+// at all (a script that closed stdin, a client being shut down), and its
+// server was not slow. Clients time out after seconds (Claude Code: 30 s).
+const RealWait = time.Second
+
+// Verdict is what a person reads about a run. Every view renders it and
+// derives nothing of its own: the ledger's table, show, why, stats, the
+// HTML report, probe, lock, the OTLP export and the shim's own last line.
+type Verdict struct {
+	Outcome   string `json:"outcome"`
+	Failed    bool   `json:"failed"`            // the `!` mark: the run did not serve, or broke its lock
+	Fixable   bool   `json:"fixable,omitempty"` // a person can fix it now; a retry fails the same way (seed 000)
+	LastEvent string `json:"last_event"`        // the last confirmed event
+	Cause     string `json:"cause,omitempty"`   // the line that says why: stderr, a spawn error, a refusal, an HTTP status
+	Reason    string `json:"detail,omitempty"`  // one line: the table's WHY
+	Advice    string `json:"advice,omitempty"`  // what to do about it
+	Warning   string `json:"warning,omitempty"` // a problem the client got past: not a failure
+
+	Start        time.Time `json:"started"`
+	End          time.Time `json:"ended"` // the end, or the last record
+	DurationMS   float64   `json:"duration_ms"`
+	Alive        bool      `json:"alive"` // no end recorded and the pid answers kill(pid, 0)
+	HandshakeAt  time.Time `json:"handshake_at,omitzero"`
+	NoiseFirst   bool      `json:"noise_before_handshake,omitempty"`
+	ClientLeftMS float64   `json:"client_left_ms,omitempty"` // the client left before the handshake, this long after the start
+
+	// Answers are seed 002's four questions, from the same facts.
+	Answers []Answer `json:"-"`
+}
+
+// judgement is one Judge call's working state.
+type judgement struct {
+	f          *Fold
+	v          Verdict
+	done       bool    // the handshake completed
+	shook      bool    // done, and the client got past it (no noise broke it)
+	ended      bool    // an end record: exited, disconnected, spawn or connect failed
+	clientLeft bool    // client_disconnected before the end
+	waited     float64 // ms from the start to the client leaving
+	stopped    bool    // the shim signalled the process before it ended (a probe kills without a record)
+	selfDied   bool    // it died by itself: a non-zero status or a signal the shim did not send
+	refusal    string  // the handshake's refusal
+	cause      string  // the stderr line that says why it ended
+	line       string  // the stderr line the chooser picked, stated or not: what a wait left to read
+}
+
+// Judge is the verdict on a folded run: a pure function of its facts, the
+// time now (the end of a run still going) and whether its pid is alive
+// (asked only of a run with no end record).
+//
+// The outcome, the failure, the cause and the reason are sealed by the run's
+// end record: records after it (restarts_exhausted, a client leaving during
+// the backoff) may only add advice, so a reader that stops at the end (the
+// OTLP export, the shim's own line) says the same.
+func Judge(f *Fold, now time.Time, alive bool) Verdict {
+	j := &judgement{f: f}
+	j.facts(now, alive)
+	v := &j.v
+	switch {
+	case f.Origin == phases.OriginProbe && j.done:
+		j.probed()
+	case f.Remote:
+		j.remote()
+	default:
+		j.local()
+	}
+	switch v.Outcome {
+	case Ready, Ended, Running:
+	default:
+		v.Failed = true
+	}
+	if f.LockMode == "enforce" && len(f.LockMissing) > 0 {
+		v.Failed, v.Fixable = true, true // connected, but not the surface the agent was promised
+	}
+	j.v.Answers = j.answers()
+	return j.v
+}
+
+// facts works out what every rule reads: times, the handshake, who ended the run.
+func (j *judgement) facts(now time.Time, alive bool) {
+	f, v := j.f, &j.v
+	at := &f.At
+	start := at.First
+	if at.Spawn.Set() {
+		start = at.Spawn
+	}
+	v.Start = time.Unix(0, start.T).UTC()
+	v.End = time.Unix(0, at.Last.T).UTC()
+	j.ended = at.End.Set()
+	if j.ended {
+		v.End = time.Unix(0, at.End.T).UTC()
+	} else if alive {
+		v.Alive = true
+		v.End = now.UTC()
+	}
+	v.DurationMS = ms(v.End.Sub(v.Start))
+	v.LastEvent = f.Internal.Progress
+	if f.Internal.ExitLastEvent != "" {
+		v.LastEvent = f.Internal.ExitLastEvent // what the shim had confirmed when it ended
+	}
+	j.done = at.Handshake.Set() || f.Internal.ExitHandshake
+	if at.Handshake.Set() {
+		v.HandshakeAt = time.Unix(0, at.Handshake.T).UTC()
+	}
+	v.NoiseFirst = at.Noise.Before(at.Handshake)
+	wentOn := f.Initialized || f.Tools != nil || f.ToolsListFailed > 0 || f.Calls.Received > 0
+	if v.NoiseFirst && j.done && wentOn {
+		v.Warning = "stdout noise before the handshake, which the client skipped: " + quote(f.NoisePreview)
+	}
+	j.clientLeft = at.Client.Set() && (!j.ended || at.Client.Before(at.End))
+	if j.clientLeft {
+		j.waited = float64(at.Client.T-start.T) / 1e6
+		if !j.done {
+			v.ClientLeftMS = round3(j.waited)
+		}
+	}
+	j.stopped = at.Kill.Set() && (!j.ended || at.Kill.Before(at.End)) || f.RequestedByShim && f.Signal != ""
+	j.selfDied = f.Exited && !j.stopped && (f.ExitCode != nil && *f.ExitCode != 0 || f.Signal != "")
+	j.shook = j.done && !(v.NoiseFirst && v.Warning == "")
+	j.refusal = j.refused()
+	var stated bool
+	j.line, stated = stderrCause(f)
+	j.cause = j.line
+	if f.Signal != "" && !stated {
+		j.cause = "" // a banner does not explain a kill
+	}
+}
+
+// refused is the handshake's refusal, unless the client fell back: a
+// server/discover refused and then an initialize sent is the dual-era
+// fallback, not a refusal.
+func (j *judgement) refused() string {
+	f := j.f
+	if f.At.InitFailed.Set() {
+		return f.Internal.InitFailMsg
+	}
+	fellBack := f.At.InitReceived.Set() && f.At.DiscFailed.Before(f.At.InitReceived)
+	if f.At.DiscFailed.Set() && !fellBack {
+		return f.Internal.DiscFailMsg
+	}
+	return ""
+}
+
+// refusalReason is "handshake refused: CODE MESSAGE" for a JSON-RPC error,
+// "unusable handshake answer: WHY" for an answer the client could not use.
+func (j *judgement) refusalReason() string {
+	if j.f.Internal.InitFailCoded || j.f.Internal.DiscFailCoded {
+		return "handshake refused: " + j.refusal
+	}
+	return "unusable handshake answer: " + j.refusal
+}
+
+// gaveUpWaiting reports whether the client left before the handshake after
+// a real wait, or the shim's handshake deadline passed.
+func (j *judgement) gaveUpWaiting() bool {
+	return j.f.At.Timeout.Set() || j.clientLeft && j.waited >= float64(RealWait.Milliseconds())
+}
+
+// local judges a child process's run.
+func (j *judgement) local() {
+	f, v := j.f, &j.v
+	switch {
+	case f.SpawnFailed:
+		j.set(Exited, f.Error, true)
+		v.Reason, v.Advice = spawnReason(f), spawnAdvice(f)
+	case !j.done && j.refusal != "":
+		j.set(ProtocolError, j.refusal, true)
+		v.Reason, v.Advice = j.refusalReason(), refusalAdvice
+	case !j.done && j.selfDied && !j.gaveUpWaiting():
+		j.set(Exited, j.cause, true)
+		v.Reason, v.Advice = j.exitReason(), exitAdvice
+	case v.NoiseFirst && v.Warning == "":
+		// The client did not get past the noise: it broke the session.
+		j.set(ProtocolError, f.NoisePreview, true)
+		v.Reason, v.Advice = "stdout noise before the handshake: "+quote(f.NoisePreview), noiseAdvice
+	case j.done && !j.ended:
+		j.running(Ready, v.Alive)
+	case j.done && (f.RequestedByShim || !j.selfDied):
+		j.set(Ended, "", false)
+		v.Reason, v.Advice = j.endedReason(), j.endedAdvice()
+	case j.done:
+		j.set(Crashed, j.cause, false)
+		v.Reason, v.Advice = j.crashReason(), j.crashAdvice()
+	case j.gaveUpWaiting():
+		j.set(Timeout, j.line, false)
+		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
+	case f.Exited && !j.clientLeft && !f.RequestedByShim:
+		j.set(Exited, j.cause, true)
+		v.Reason, v.Advice = j.exitReason(), quitAdvice
+	case f.Exited:
+		j.set(Ended, "", false)
+		v.Reason, v.Advice = j.leftEarlyReason(), leftEarlyAdvice
+	default:
+		j.running(Running, v.Alive)
+	}
+}
+
+// probed judges a run mcpshim probe made after its handshake: the probe
+// always stops the server, so the question is whether it listed tools.
+func (j *judgement) probed() {
+	f, v := j.f, &j.v
+	switch {
+	case f.At.Timeout.Set():
+		j.set(Timeout, j.line, false)
+		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
+	case f.Tools == nil && f.ToolsListFailed > 0:
+		j.set(ProtocolError, f.ToolsListError, true)
+		v.Reason, v.Advice = "tools/list failed: "+f.ToolsListError, "the server answers the handshake but not tools/list: look at its stderr"
+	case j.selfDied:
+		j.set(Crashed, j.cause, false)
+		v.Reason, v.Advice = j.crashReason(), j.crashAdvice()
+	default:
+		j.set(Ready, "", false)
+		v.Reason, v.Advice = j.readyReason(), ""
+	}
+}
+
+// running is a run with no end record: still going, or its shim was killed.
+func (j *judgement) running(outcome string, alive bool) {
+	v := &j.v
+	if !alive {
+		j.set(Unrecorded, "", false)
+		v.Reason, v.Advice = j.unrecordedReason(), unrecordedAdvice
+		return
+	}
+	j.set(outcome, "", false)
+	if outcome == Ready {
+		v.Reason = j.readyReason()
+		return
+	}
+	if j.f.At.Timeout.Set() {
+		j.set(Timeout, j.line, false)
+		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
+		return
+	}
+	v.Reason = "waiting for its handshake"
+	if j.clientLeft {
+		v.Reason = "the client left " + FormatMS(j.waited) + " after the start, before the handshake; the server is being stopped"
+	}
+}
+
+func (j *judgement) set(outcome, cause string, fixable bool) {
+	j.v.Outcome, j.v.Cause, j.v.Fixable = outcome, cause, fixable
+}

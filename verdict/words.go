@@ -1,0 +1,302 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/cause"
+	"github.com/mcpshim-dev/mcpshim/phases"
+)
+
+// The verdict in words: each reason is one line for the table's WHY, each
+// piece of advice what a person should do first.
+
+const (
+	exitAdvice       = "fix what it says and start it again: a retry fails the same way"
+	quitAdvice       = "it quit by itself, status 0, before answering: check its arguments and configuration (some servers print their usage and exit 0)"
+	refusalAdvice    = "align the protocol version or the client's identity: a retry is refused the same way"
+	noiseAdvice      = "stdout must carry only JSON-RPC: make the server log to stderr; --divert-noise repairs it meanwhile"
+	leftEarlyAdvice  = "the client did not wait for an answer (a script that closed stdin, a client shutting down): look at the client, not the server"
+	unrecordedAdvice = "the shim itself was killed (SIGKILL, out of memory, power loss) before it could record the end: the ledger stops at the last event"
+	zeroToolsAdvice  = "the handshake works and no tool is offered: a credential or permission problem, not a connection one; pin the surface with `mcpshim lock` so unattended runs fail closed"
+	lockAdvice       = "the server lacks tools the lock promises: fix its credentials or configuration, or re-lock with `mcpshim lock` if the change is intended"
+	warningAdvice    = "fix it: a stricter client fails on it (make the server log to stderr; --divert-noise meanwhile)"
+)
+
+// stderrCause is the server's stderr line that says why it ended: the one
+// the shim chose when it saw every line (stderr_cause), else the chooser's
+// pick of the tail; stated says whether it states an error.
+func stderrCause(f *Fold) (line string, stated bool) {
+	if f.StderrCause != "" {
+		_, stated = cause.Choose([]string{f.StderrCause})
+		return f.StderrCause, stated
+	}
+	return cause.Choose(f.StderrTail)
+}
+
+// exitHow is "exit 1", "killed by SIGKILL" or "exit status unknown".
+func exitHow(f *Fold) string {
+	switch {
+	case f.Signal != "":
+		return "killed by " + f.Signal
+	case f.ExitCode != nil:
+		return "exit " + strconv.Itoa(*f.ExitCode)
+	}
+	return "exit status unknown"
+}
+
+// before says how far a run that died before its handshake got: whether
+// the handshake (initialize, or server/discover) had reached it.
+func before(f *Fold) string {
+	switch {
+	case f.At.InitReceived.Set() || f.At.DiscReceived.Set():
+		return "before answering the handshake"
+	case f.At.Spawned.Set():
+		return "before any request reached it"
+	}
+	return "before the handshake"
+}
+
+// withCause is "CAUSE (how)" or "how".
+func withCause(c, how string) string {
+	if c == "" {
+		return how
+	}
+	return c + " (" + how + ")"
+}
+
+func spawnReason(f *Fold) string {
+	return "cannot start: " + f.Error
+}
+
+func spawnAdvice(f *Fold) string {
+	if f.Hint != "" {
+		return f.Hint
+	}
+	return "the command could not be started: check the path and its permissions"
+}
+
+func (j *judgement) exitReason() string {
+	return withCause(j.cause, exitHow(j.f)+" "+before(j.f))
+}
+
+func (j *judgement) crashReason() string {
+	return withCause(j.cause, exitHow(j.f)+", "+j.sinceHandshake())
+}
+
+// sinceHandshake is "12ms after the handshake" (without the time when its
+// record was lost).
+func (j *judgement) sinceHandshake() string {
+	if j.v.HandshakeAt.IsZero() {
+		return "after the handshake"
+	}
+	return FormatMS(ms(j.v.End.Sub(j.v.HandshakeAt))) + " after the handshake"
+}
+
+func (j *judgement) crashAdvice() string {
+	if j.f.Exhausted && j.f.Attempts > 0 {
+		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; fix what it says", plural(j.f.Attempts, "restart"))
+	}
+	if j.f.Origin == phases.OriginProbe {
+		return "it died after its handshake: fix what it says"
+	}
+	return "the calls in flight got the shim's error; --restart on-failure restarts it unless it keeps crashing: fix what it says"
+}
+
+// state is the handshake's last confirmed state, seed 002's words.
+func (j *judgement) state() string {
+	f := j.f
+	switch {
+	case f.TimeoutLast != "":
+		return f.TimeoutLast
+	case j.done:
+		return phases.ResponseSentNoInitialized
+	case f.At.InitReceived.Set() || f.At.DiscReceived.Set():
+		return phases.InitializeReceivedNoResponse
+	}
+	return phases.SpawnedNoInitialize
+}
+
+func (j *judgement) timeoutReason() string {
+	f := j.f
+	s := "no handshake answer"
+	switch {
+	case f.TimeoutWaiting != "" && f.TimeoutMS > 0:
+		s = "no answer to " + f.TimeoutWaiting + " within " + FormatMS(f.TimeoutMS)
+	case j.clientLeft && !j.done:
+		s += ": the client gave up after " + FormatMS(j.waited)
+	case f.TimeoutMS > 0:
+		s += " in " + FormatMS(f.TimeoutMS)
+	}
+	s += " (" + j.state() + ")"
+	switch {
+	case j.line != "":
+		s += "; stderr: " + j.line
+	case f.Exited && !f.Remote && len(f.StderrTail) == 0:
+		s += "; stderr silent"
+	}
+	return s
+}
+
+func (j *judgement) timeoutAdvice() string {
+	switch j.state() {
+	case phases.SpawnedNoInitialize:
+		return "no initialize reached the server: look at the client first"
+	case phases.ResponseSentNoInitialized:
+		return "the server answered initialize and notifications/initialized never came: look at the client"
+	case phases.InitializeReceivedNoResponse:
+		s := "the server read initialize and never answered: look at its stderr"
+		if len(j.f.StderrTail) > 0 {
+			s = "the server read initialize and never answered while its stderr was active: it may still have been starting"
+		}
+		return s + "; a cold npx/uvx install or a slow start needs a longer client timeout (Claude Code: MCP_TIMEOUT)"
+	}
+	return "the server answered its handshake, then not " + j.f.TimeoutWaiting + " in time: look at its stderr"
+}
+
+func (j *judgement) leftEarlyReason() string {
+	f := j.f
+	s := "the client left " + FormatMS(j.waited) + " after the start, before the handshake"
+	switch {
+	case !j.clientLeft:
+		s = "stopped by the shim before the handshake"
+		if f.StopReason != "" {
+			s += " (" + f.StopReason + ")"
+		}
+		return s
+	case j.stopped:
+		return s + "; mcpshim stopped the server (" + exitHow(f) + ")"
+	}
+	return s + "; mcpshim closed the server's stdin and it exited (" + exitHow(f) + ")"
+}
+
+// endedReason says how a run that served ended, and what to know about it.
+func (j *judgement) endedReason() string {
+	f := j.f
+	var how string
+	switch {
+	case f.LockMode == "enforce" && len(f.LockMissing) > 0:
+		how = "stopped by the shim: the tool surface lock is broken"
+	case j.clientLeft:
+		how = "the client left after " + FormatMS(j.v.DurationMS)
+		if f.Internal.ClientReason != "" {
+			how += " (" + f.Internal.ClientReason + ")"
+		}
+	case f.RequestedByShim:
+		how = "stopped by the shim"
+		if f.StopReason != "" {
+			how += " (" + f.StopReason + ")"
+		}
+	case f.Remote:
+		how = "ended: " + f.EndReason
+	default:
+		how = "exited 0 by itself " + j.sinceHandshake() + ", the client still connected"
+	}
+	return strings.Join(append([]string{how}, j.notes()...), "; ")
+}
+
+func (j *judgement) endedAdvice() string {
+	f := j.f
+	if a := j.notesAdvice(); a != "" {
+		return a
+	}
+	if !j.clientLeft && !f.RequestedByShim && !f.Remote {
+		return "the client lost the server: --restart always restarts one that exits 0"
+	}
+	return ""
+}
+
+func (j *judgement) readyReason() string {
+	f := j.f
+	s := "handshake done"
+	if f.ProtocolVersion != "" {
+		s += " (" + f.ProtocolVersion + ")"
+	}
+	if name := strings.TrimSpace(f.ServerName + " " + f.ServerVersion); name != "" {
+		s = name + ": " + s
+	}
+	parts := []string{s}
+	if f.Tools != nil && *f.Tools > 0 {
+		parts = append(parts, plural(*f.Tools, "tool"))
+	}
+	j.v.Advice = j.notesAdvice()
+	return strings.Join(append(parts, j.notes()...), "; ")
+}
+
+// notes are what a run that served should still tell: its tool surface, a
+// broken lock, a warning.
+func (j *judgement) notes() []string {
+	f := j.f
+	var parts []string
+	switch {
+	case f.Tools != nil && *f.Tools == 0:
+		parts = append(parts, "zero tools listed")
+	case f.Tools == nil && f.ToolsListFailed > 0:
+		parts = append(parts, "tools/list failed: "+f.ToolsListError)
+	}
+	if len(f.LockMissing) > 0 {
+		parts = append(parts, "locked tools missing ("+f.LockMode+"): "+strings.Join(f.LockMissing, ", "))
+	}
+	if j.v.Warning != "" {
+		parts = append(parts, "warning: "+j.v.Warning)
+	}
+	return parts
+}
+
+func (j *judgement) notesAdvice() string {
+	f := j.f
+	switch {
+	case len(f.LockMissing) > 0:
+		return lockAdvice
+	case f.Tools != nil && *f.Tools == 0:
+		return zeroToolsAdvice
+	case f.Tools == nil && f.ToolsListFailed > 0:
+		return "the client got no tools: look at the server's stderr for why tools/list failed"
+	case j.v.Warning != "":
+		return warningAdvice
+	}
+	return ""
+}
+
+func (j *judgement) unrecordedReason() string {
+	if j.f.PID > 0 {
+		return fmt.Sprintf("no end recorded and pid %d is gone: the shim was killed", j.f.PID)
+	}
+	return "no end recorded: the shim was killed, or is still running elsewhere"
+}
+
+// FormatMS prints milliseconds as a short duration: 850µs, 12ms, 1.5s, 2m3s.
+func FormatMS(ms float64) string {
+	d := time.Duration(ms * float64(time.Millisecond))
+	switch {
+	case d < time.Millisecond:
+		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(100 * time.Microsecond).String()
+	case d < time.Minute:
+		return d.Round(10 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// httpStatusText is "HTTP 503 Service Unavailable".
+func httpStatusText(status int) string {
+	return strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
+}
