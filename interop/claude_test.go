@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // claudeEnv is the environment of the real Claude Code CLI in a throwaway
@@ -168,9 +168,9 @@ func TestClaudeCode(t *testing.T) {
 
 	// The ledger's verdicts agree with what Claude Code showed.
 	want := map[string]string{
-		"filesystem": phases.OutcomeEnded, "memory": phases.OutcomeEnded, "everything": phases.OutcomeEnded,
-		"banner": phases.OutcomeEnded, "missing": phases.OutcomeExited, "early": phases.OutcomeExited, "locked": phases.OutcomeEnded,
-		"refused": phases.OutcomeProtocolError, "crashy": phases.OutcomeCrashed, "silent": phases.OutcomeTimeout,
+		"filesystem": verdict.Ended, "memory": verdict.Ended, "everything": verdict.Ended,
+		"banner": verdict.Ended, "missing": verdict.Exited, "early": verdict.Exited, "locked": verdict.Ended,
+		"refused": verdict.ProtocolError, "crashy": verdict.Crashed, "silent": verdict.Timeout,
 	}
 	for name, outcome := range want {
 		runs := ledgerRuns(t, filepath.Join(ledgers, name+".jsonl"))

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // The scripted runs of ledgertest, as this package's tests name them.
@@ -212,9 +213,9 @@ func TestTruncatedLastRecord(t *testing.T) {
 			sum.Add(s.Entry())
 		}
 		runs := sum.Runs(t0, func(int) bool { return false })
-		wantOutcome := phases.OutcomeUnrecorded
+		wantOutcome := verdict.Unrecorded
 		if whole {
-			wantOutcome = phases.OutcomeEnded
+			wantOutcome = verdict.Ended
 		}
 		if len(runs) != 1 || runs[0].Outcome != wantOutcome {
 			t.Fatalf("cut at %d: got runs %+v, want one %s", k, runs, wantOutcome)

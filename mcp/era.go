@@ -128,8 +128,8 @@ func NotificationLine(method string) []byte {
 // subscription is the listen request's raw id, nil for a legacy session.
 func ToolsListChanged(subscription []byte) []byte {
 	if subscription == nil {
-		return NotificationLine("notifications/tools/list_changed")
+		return NotificationLine(NotificationToolListChanged)
 	}
-	return []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"` +
+	return []byte(`{"jsonrpc":"2.0","method":"` + NotificationToolListChanged + `","params":{"_meta":{"` +
 		MetaSubscriptionID + `":` + string(subscription) + `}}}`)
 }

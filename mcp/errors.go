@@ -61,7 +61,7 @@ func Cancelled(raw []byte, reason string) []byte {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
 		Params  any    `json:"params"`
-	}{"2.0", "notifications/cancelled", struct {
+	}{"2.0", NotificationCancelled, struct {
 		RequestID json.RawMessage `json:"requestId"`
 		Reason    string          `json:"reason"`
 	}{raw, reason}})

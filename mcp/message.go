@@ -114,14 +114,14 @@ func methodName(v []byte) string {
 
 var knownMethods = func() map[string]string {
 	m := map[string]string{}
-	for _, s := range []string{"initialize", "notifications/initialized", "server/discover", "ping",
-		"tools/list", "tools/call", "notifications/tools/list_changed", "resources/list", "resources/read",
-		"resources/subscribe", "resources/unsubscribe", "resources/templates/list", "prompts/list", "prompts/get",
-		"logging/setLevel", "completion/complete", "notifications/cancelled", "notifications/progress",
-		"notifications/message", "notifications/resources/updated", "notifications/resources/list_changed",
-		"notifications/prompts/list_changed", "notifications/roots/list_changed", "subscriptions/listen",
-		"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/tasks/status",
-		"elicitation/create", "sampling/createMessage", "roots/list", "input_required", "complete"} {
+	for _, s := range []string{MethodInitialize, NotificationInitialized, MethodDiscover, MethodPing,
+		MethodListTools, MethodCallTool, NotificationToolListChanged, MethodListResources, MethodReadResource,
+		MethodSubscribe, MethodUnsubscribe, MethodListResourceTemplates, MethodListPrompts, MethodGetPrompt,
+		MethodSetLevel, MethodComplete, NotificationCancelled, NotificationProgress,
+		NotificationLoggingMessage, NotificationResourceUpdated, NotificationResourceListChanged,
+		NotificationPromptListChanged, NotificationRootsListChanged, MethodListen,
+		MethodGetTask, MethodTaskResult, MethodListTasks, MethodCancelTask, NotificationTaskStatus,
+		MethodElicit, MethodCreateMessage, MethodListRoots, "input_required", "complete"} {
 		m[s] = s
 	}
 	return m

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // exportFiles runs a batch export to r and returns what arrived.
@@ -145,7 +146,7 @@ func TestCrashRestartLinksRuns(t *testing.T) {
 	}
 	a, b := byName(t, first), byName(t, second)
 	root1 := a["run rates"]
-	if !root1.Error || root1.Attrs["error.type"] != "crashed" || root1.Attrs["mcpshim.outcome"] != phases.OutcomeCrashed ||
+	if !root1.Error || root1.Attrs["error.type"] != "crashed" || root1.Attrs["mcpshim.outcome"] != verdict.Crashed ||
 		!strings.HasPrefix(root1.Message, "fatal: crashed while answering tools/call 2 (exit 1, ") {
 		t.Errorf("first root error %v %q attrs %v, want CRASHED with the last stderr line", root1.Error, root1.Message, root1.Attrs)
 	}
@@ -193,7 +194,7 @@ func TestHandshakeTimeout(t *testing.T) {
 	if d := hs.End.Sub(hs.Start); d != 999*ms {
 		t.Errorf("handshake lasted %v, want from initialize_received to the timeout, 999ms", d)
 	}
-	if !root.Error || root.Attrs["error.type"] != "timeout" || root.Attrs["mcpshim.outcome"] != phases.OutcomeTimeout {
+	if !root.Error || root.Attrs["error.type"] != "timeout" || root.Attrs["mcpshim.outcome"] != verdict.Timeout {
 		t.Errorf("root error %v attrs %v, want TIMEOUT", root.Error, root.Attrs)
 	}
 	if !init.Error || init.Attrs["error.type"] != phases.PendingFailed || init.Parent != hs.ID {

@@ -27,6 +27,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -257,7 +258,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		if r.Discovery == nil {
 			r.Discovery = r.open("discovery", e)
 		}
-		r.openRequest(e, "client", "tools/list", r.Discovery)
+		r.openRequest(e, "client", mcp.MethodListTools, r.Discovery)
 	case phases.ToolsListResponded:
 		emit(m.endRequest(r, e, "client", status{}))
 		if r.Discovery != nil && (e.Bool("complete") || e.Bool("unparsed")) {
@@ -273,11 +274,11 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		}
 
 	case phases.ToolCallReceived:
-		r.openRequest(e, "client", "tools/call", nil)
+		r.openRequest(e, "client", mcp.MethodCallTool, nil)
 	case phases.ToolCallContinued:
 		// MRTR: "the client retries the original request" under a new id; the
 		// retry is a request span of its own, linked to the round it answers.
-		r.openRequest(e, "client", "tools/call", nil)
+		r.openRequest(e, "client", mcp.MethodCallTool, nil)
 		if prev := r.Rounds[e.Str("tool")]; prev != nil {
 			r.Requests["client/"+e.Str("request_id")].Follows = prev
 			delete(r.Rounds, e.Str("tool"))
@@ -469,9 +470,9 @@ func (m *Mapper) endRequest(r *runState, e *ledger.Entry, dir string, st status)
 	if s == nil {
 		s = &spanState{Start: backdate(e), Method: methodOf(e), Tool: e.Str("tool"), Dir: dir, Parent: r.Root.ID}
 		switch {
-		case r.Handshake != nil && (s.Method == "initialize" || s.Method == "server/discover"):
+		case r.Handshake != nil && (s.Method == mcp.MethodInitialize || s.Method == mcp.MethodDiscover):
 			s.Parent = r.Handshake.ID
-		case r.Discovery != nil && s.Method == "tools/list":
+		case r.Discovery != nil && s.Method == mcp.MethodListTools:
 			s.Parent = r.Discovery.ID
 		}
 	}
@@ -489,7 +490,7 @@ func (m *Mapper) endTaskResult(r *runState, e *ledger.Entry, via string) *Span {
 	s := r.Requests[key]
 	if s == nil {
 		// The tasks/result record is missing: the span starts at the call.
-		s = &spanState{Start: backdate(e), Method: "tasks/result", Dir: "client", Parent: r.Root.ID}
+		s = &spanState{Start: backdate(e), Method: mcp.MethodTaskResult, Dir: "client", Parent: r.Root.ID}
 	}
 	delete(r.Requests, key)
 	s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+key).String()
@@ -535,7 +536,7 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 		addAttrs(span, semconv.McpProtocolVersionKey.String(r.Protocol))
 	}
 	switch {
-	case s.Method == "tools/call":
+	case s.Method == mcp.MethodCallTool:
 		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool), semconv.GenAIOperationNameExecuteTool)
 	case s.Tool != "":
 		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool)) // a task's tasks/result
@@ -732,14 +733,14 @@ func backdate(e *ledger.Entry) time.Time {
 func methodOf(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.InitializeReceived, phases.InitializeResponded, phases.InitializeFailed:
-		return "initialize"
+		return mcp.MethodInitialize
 	case phases.DiscoverReceived, phases.DiscoverResponded, phases.DiscoverFailed:
-		return "server/discover"
+		return mcp.MethodDiscover
 	case phases.ToolsListReceived, phases.ToolsListResponded, phases.ToolsListFailed:
-		return "tools/list"
+		return mcp.MethodListTools
 	case phases.ToolCallReceived, phases.ToolCallResponded, phases.ToolCallContinued,
 		phases.ToolCallInputRequired, phases.ToolCallTaskCreated:
-		return "tools/call"
+		return mcp.MethodCallTool
 	}
 	return e.Str("method")
 }

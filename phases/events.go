@@ -1,7 +1,7 @@
-// Package phases is the phase model of an MCP server run: the event names,
-// the tracker that turns observed traffic into events, and the recorder that
-// hands them to the ledger off the relay's path. It never touches the
-// filesystem (that is ledger's) and never judges a run (that is verdict's).
+// Package phases is the vocabulary of an MCP server run's ledger: the phases,
+// the event names, the directions and the origins. It is a leaf above the
+// record format alone: views that only read events need nothing else. Turning
+// traffic into events is tap's; judging a run is verdict's.
 //
 // Seed 002: "Build one ledger entry per run and append immutable phase events.
 // You do not need a complicated rules engine. You need stable names,
@@ -102,7 +102,13 @@ const (
 	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
 	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
 	ReconnectsExhausted      = "reconnects_exhausted"  // consecutive failures used up the retries: exit 69
-	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge
+	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge; or a sign-in that stopped (stage, error)
+	// Signing in to a remote server (OAuth): every value redacted; never a
+	// code, a token, a secret or a verifier.
+	AuthRequired         = "auth_required"         // a 401/403 the bridge answers by signing in: status, scope, error
+	AuthorizationStarted = "authorization_started" // issuer, resource, scope, grant, client kind and id
+	Authorized           = "authorized"            // a token: issuer, granted scope, expires_in_s, refresh_token
+	TokenRefreshed       = "token_refreshed"       // a refresh: expires_in_s, rotated
 
 	// ledger
 	RecordsLost = ledger.RecordsLost
@@ -122,35 +128,13 @@ const (
 	OriginProbe  = "probe"  // written by mcpshim probe
 )
 
-// Outcomes shared by the ledger reader and the probe (seed 000's four, plus run states).
-const (
-	OutcomeReady         = "READY"
-	OutcomeTimeout       = "TIMEOUT"
-	OutcomeExited        = "EXITED"
-	OutcomeProtocolError = "PROTOCOL_ERROR"
-	OutcomeRunning       = "RUNNING"
-	OutcomeEnded         = "ENDED"
-	OutcomeCrashed       = "CRASHED"
-	// OutcomeUnrecorded is a run whose ledger stops without an exited record
-	// while its process is gone: the shim itself was killed (SIGKILL, power
-	// loss) before it could write the end.
-	OutcomeUnrecorded = "UNRECORDED"
-	// A remote server's run (mcpshim --url, or a probe over HTTP).
-	OutcomeUnreachable  = "UNREACHABLE"
-	OutcomeAuthRequired = "AUTH_REQUIRED"
-)
-
-// Outcomes is every outcome a run can have in the ledger (package verdict
-// says which), the run states included.
-var Outcomes = []string{OutcomeReady, OutcomeEnded, OutcomeRunning, OutcomeTimeout, OutcomeExited, OutcomeProtocolError,
-	OutcomeCrashed, OutcomeUnrecorded, OutcomeUnreachable, OutcomeAuthRequired}
-
 // shimOwned are the events only the shim may write: a server reporting one of
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
 	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, SessionReinitialized: true,
 	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
+	AuthRequired: true, AuthorizationStarted: true, Authorized: true, TokenRefreshed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,

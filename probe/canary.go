@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
@@ -78,7 +79,7 @@ func (s *session) runCanaries(ctx context.Context) error {
 				Detail: fmt.Sprintf("tools/list has no %s", c.Tool)})
 			continue
 		}
-		a, err := s.call(ctx, "tools/call", map[string]any{"name": c.Tool, "arguments": c.Args})
+		a, err := s.call(ctx, mcp.MethodCallTool, map[string]any{"name": c.Tool, "arguments": c.Args})
 		if err != nil {
 			return err
 		}

@@ -104,7 +104,7 @@ func (h *httpTransport) post(ctx context.Context, req request) answer {
 		return answer{at: time.Now(), err: httpFailure(ctx, err)}
 	}
 	defer resp.Body.Close()
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && req.Method == "initialize" {
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" && req.Method == mcp.MethodInitialize {
 		h.mu.Lock()
 		h.sessionID = sid
 		h.mu.Unlock()
@@ -115,7 +115,7 @@ func (h *httpTransport) post(ctx context.Context, req request) answer {
 }
 
 func toolName(req request) string {
-	if req.Method != "tools/call" {
+	if req.Method != mcp.MethodCallTool {
 		return ""
 	}
 	params, _ := req.Params.(map[string]any)

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/verdict"
@@ -110,12 +111,6 @@ type Options struct {
 	OnDone func(Result)
 }
 
-// Implementation is a server's self-description.
-type Implementation struct {
-	Name    string `json:"name"`
-	Version string `json:"version,omitempty"`
-}
-
 // Step is one confirmed event of a probe, for the ledger's timeline.
 type Step struct {
 	At time.Time `json:"at"`
@@ -133,20 +128,20 @@ type Step struct {
 
 // Result is what one server's probe established.
 type Result struct {
-	Server     string          `json:"server"`
-	Transport  string          `json:"transport"` // "stdio" or "http"
-	Outcome    Outcome         `json:"outcome"`
-	Detail     string          `json:"detail"`           // the verdict's reason, verbatim where the server gave one
-	Cause      string          `json:"cause,omitempty"`  // the line that says why: stderr, a refusal, an HTTP status
-	Advice     string          `json:"advice,omitempty"` // what to do about it
-	Started    time.Time       `json:"started"`
-	Elapsed    time.Duration   `json:"-"` // as elapsed_ms in JSON, the unit of every duration mcpshim writes
-	Attempts   int             `json:"attempts"`
-	Protocol   string          `json:"protocol,omitempty"`
-	ServerInfo *Implementation `json:"server_info,omitempty"`
-	Tools      []Tool          `json:"tools"`
-	Warnings   []string        `json:"warnings,omitempty"`
-	Canaries   []CanaryResult  `json:"canaries,omitempty"`
+	Server     string              `json:"server"`
+	Transport  string              `json:"transport"` // "stdio" or "http"
+	Outcome    Outcome             `json:"outcome"`
+	Detail     string              `json:"detail"`           // the verdict's reason, verbatim where the server gave one
+	Cause      string              `json:"cause,omitempty"`  // the line that says why: stderr, a refusal, an HTTP status
+	Advice     string              `json:"advice,omitempty"` // what to do about it
+	Started    time.Time           `json:"started"`
+	Elapsed    time.Duration       `json:"-"` // as elapsed_ms in JSON, the unit of every duration mcpshim writes
+	Attempts   int                 `json:"attempts"`
+	Protocol   string              `json:"protocol,omitempty"`
+	ServerInfo *mcp.Implementation `json:"server_info,omitempty"`
+	Tools      []Tool              `json:"tools"`
+	Warnings   []string            `json:"warnings,omitempty"`
+	Canaries   []CanaryResult      `json:"canaries,omitempty"`
 
 	LastEvent    string   `json:"last_event,omitempty"` // TIMEOUT: one of SpawnedNoInitialize...
 	StderrActive bool     `json:"stderr_active,omitempty"`

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -31,9 +32,9 @@ var timelineEvents = map[string][2]string{
 // failedEvents name a request that was answered with an error, or whose
 // answer the probe could not use.
 var failedEvents = map[string]string{
-	"initialize":      phases.InitializeFailed,
-	"server/discover": phases.DiscoverFailed,
-	"tools/list":      phases.ToolsListFailed,
+	mcp.MethodInitialize: phases.InitializeFailed,
+	mcp.MethodDiscover:   phases.DiscoverFailed,
+	mcp.MethodListTools:  phases.ToolsListFailed,
 }
 
 // Records are the probe's timeline as ledger records of one run, with

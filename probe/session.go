@@ -144,7 +144,7 @@ func (a *attempt) finish() Result {
 	if a.tr == nil {
 		return *r
 	}
-	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: "initialize"}
+	s := &session{target: a.t, opts: a.opts, tr: a.tr, r: r, stage: SpawnedNoInitialize, waiting: mcp.MethodInitialize}
 	err := s.run(a.ctx)
 	r.Elapsed = time.Since(r.Started)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
@@ -237,7 +237,7 @@ func (s *session) version() string {
 }
 
 // clientInfo names the probe to servers.
-var clientInfo = Implementation{Name: "mcpshim-probe", Version: "1"}
+var clientInfo = mcp.Implementation{Name: "mcpshim-probe", Version: "1"}
 
 // probeInfo is clientInfo as the modern era's _meta carries it.
 var probeInfo, _ = json.Marshal(clientInfo)
@@ -288,12 +288,12 @@ func (s *session) handshake(ctx context.Context) error {
 		if forced != "" {
 			version = forced
 		}
-		s.waiting = "server/discover"
-		disc = s.send(ctx, "server/discover", era(version).Params(nil), version)
+		s.waiting = mcp.MethodDiscover
+		disc = s.send(ctx, mcp.MethodDiscover, era(version).Params(nil), version)
 		if forced != "" {
 			select {
 			case a := <-disc:
-				s.received("server/discover", a)
+				s.received(mcp.MethodDiscover, a)
 				if a.err != nil {
 					return a.err
 				}
@@ -310,7 +310,7 @@ func (s *session) handshake(ctx context.Context) error {
 		defer timer.Stop()
 		select {
 		case a := <-disc:
-			s.received("server/discover", a)
+			s.received(mcp.MethodDiscover, a)
 			if a.err != nil && fatal(a.err) {
 				return a.err
 			}
@@ -333,8 +333,8 @@ func (s *session) handshake(ctx context.Context) error {
 	if forced != "" {
 		version = forced
 	}
-	s.waiting = "initialize"
-	init := s.send(ctx, "initialize", map[string]any{
+	s.waiting = mcp.MethodInitialize
+	init := s.send(ctx, mcp.MethodInitialize, map[string]any{
 		"protocolVersion": version,
 		"capabilities":    map[string]any{},
 		"clientInfo":      clientInfo,
@@ -342,7 +342,7 @@ func (s *session) handshake(ctx context.Context) error {
 	for {
 		select {
 		case a := <-init:
-			s.received("initialize", a)
+			s.received(mcp.MethodInitialize, a)
 			if a.err != nil {
 				return a.err
 			}
@@ -352,10 +352,10 @@ func (s *session) handshake(ctx context.Context) error {
 			if err := s.acceptInitialize(a); err != nil {
 				return err
 			}
-			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: "notifications/initialized"})
-			return s.tr.notify(ctx, request{Method: "notifications/initialized", Version: s.r.Protocol})
+			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: mcp.NotificationInitialized})
+			return s.tr.notify(ctx, request{Method: mcp.NotificationInitialized, Version: s.r.Protocol})
 		case a := <-disc:
-			s.received("server/discover", a)
+			s.received(mcp.MethodDiscover, a)
 			disc = nil
 			if err := modernRefusal(a); err != nil {
 				return err
@@ -388,13 +388,9 @@ func fatal(err error) bool {
 
 // acceptDiscover takes a server/discover result if the server speaks version.
 func (s *session) acceptDiscover(a answer, version string) error {
-	var res struct {
-		SupportedVersions []string                   `json:"supportedVersions"`
-		Capabilities      map[string]json.RawMessage `json:"capabilities"`
-		Meta              map[string]json.RawMessage `json:"_meta"`
-	}
-	if err := json.Unmarshal(a.result, &res); err != nil {
-		return &protocolError{fmt.Sprintf("server/discover result: %v", err)}
+	res, err := mcp.ParseDiscoverResult(a.result)
+	if err != nil {
+		return &protocolError{err.Error()}
 	}
 	found := false
 	for _, v := range res.SupportedVersions {
@@ -403,23 +399,15 @@ func (s *session) acceptDiscover(a answer, version string) error {
 	if !found {
 		return &protocolError{fmt.Sprintf("server/discover: server supports %s, not %s", strings.Join(res.SupportedVersions, ", "), version)}
 	}
-	s.modern, s.r.Protocol, s.caps = true, version, res.Capabilities
-	var info Implementation
-	if raw, ok := res.Meta[mcp.MetaServerInfo]; ok && json.Unmarshal(raw, &info) == nil {
-		s.r.ServerInfo = &info
-	}
+	s.modern, s.r.Protocol, s.caps, s.r.ServerInfo = true, version, res.Capabilities, res.ServerInfo
 	s.stage = ToolsListNoResponse
 	return nil
 }
 
 func (s *session) acceptInitialize(a answer) error {
-	var res struct {
-		ProtocolVersion string                     `json:"protocolVersion"`
-		Capabilities    map[string]json.RawMessage `json:"capabilities"`
-		ServerInfo      *Implementation            `json:"serverInfo"`
-	}
-	if err := json.Unmarshal(a.result, &res); err != nil {
-		return &protocolError{fmt.Sprintf("initialize result: %v", err)}
+	res, err := mcp.ParseInitializeResult(a.result)
+	if err != nil {
+		return &protocolError{err.Error()}
 	}
 	s.r.Protocol, s.caps, s.r.ServerInfo = res.ProtocolVersion, res.Capabilities, res.ServerInfo
 	s.stage = ToolsListNoResponse
@@ -436,7 +424,7 @@ func (s *session) listTools(ctx context.Context) error {
 	var pager mcp.Pager
 	cursor, first := "", true
 	for {
-		a, err := s.call(ctx, "tools/list", mcp.CursorParams(cursor, first))
+		a, err := s.call(ctx, mcp.MethodListTools, mcp.CursorParams(cursor, first))
 		if err != nil {
 			return err
 		}

@@ -236,7 +236,7 @@ func (p *stdioProc) dispatch(line []byte) {
 // rest refused, since the probe declares no client capabilities.
 func (p *stdioProc) answerServer(id json.RawMessage, method string) {
 	reply := map[string]any{"jsonrpc": "2.0", "id": id}
-	if method == "ping" {
+	if method == mcp.MethodPing {
 		reply["result"] = map[string]any{}
 	} else {
 		reply["error"] = rpcError{Code: -32601, Message: "Method not found"}

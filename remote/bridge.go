@@ -29,8 +29,10 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // ExitUnavailable is EX_UNAVAILABLE: the shim gave up on the server.
@@ -42,7 +44,7 @@ type Config struct {
 	URL     *url.URL
 	Headers []Header
 
-	Recorder  *phases.Recorder
+	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's messages, one per line
 	ClientOut io.Writer // the wire back: only the server's messages and the errors the shim owes
 
@@ -63,6 +65,9 @@ type Config struct {
 	// EnforceLock makes a violation fail the server for the client: the
 	// tools/list is answered with an error and the bridge exits 78.
 	EnforceLock bool
+	// Auth signs the bridge in on a 401 or 403 (auth.go); nil leaves the
+	// credential to --header.
+	Auth *oauth.Session
 }
 
 // modern reports whether version is 2026-07-28 or later: no session, no GET
@@ -73,7 +78,7 @@ type bridge struct {
 	cfg  Config
 	http *http.Client
 	wire *jsonrpc.Wire // the client's stdout
-	rec  *phases.Recorder
+	rec  *tap.Recorder
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
@@ -155,6 +160,9 @@ func Run(ctx context.Context, cfg Config) int {
 		lockBroken: make(chan struct{}),
 	}
 	defer stop()
+	if cfg.Auth != nil {
+		cfg.Auth.Observe(b.authStep, sayWriter{b})
+	}
 	return b.loop(ctx)
 }
 
@@ -228,6 +236,7 @@ func (b *bridge) loop(ctx context.Context) int {
 				reason = "stdin_error: " + err.Error()
 			}
 			b.leave(reason)
+			b.finishSignIn(ctx)
 			return 0
 		case <-b.gone:
 			b.leave("stdout_closed")
@@ -516,7 +525,7 @@ func (b *bridge) fromServer(data []byte) {
 func (b *bridge) observe(dir phases.Dir, line []byte) {
 	n := min(len(line), b.cfg.MaxObserve)
 	data := append([]byte(nil), line[:n]...)
-	l := jsonrpc.Line{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, Routed: true, End: time.Now(), Msg: tapMsg(data)}
+	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(data)}
 	b.rec.Line(dir, &l)
 }
 

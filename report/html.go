@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -284,7 +285,7 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 				rows[handshakeRow].Marks = append(rows[handshakeRow].Marks, svgMark{X: x(e.Time) + markGap, Class: "marker-failed", Glyph: "✕", Title: title})
 			}
 		case phases.ToolsListReceived, phases.ToolCallReceived, phases.RequestReceived:
-			label := "tools/list"
+			label := mcp.MethodListTools
 			switch e.Event {
 			case phases.ToolCallReceived:
 				label = "call " + e.Str("tool")

@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -42,7 +43,7 @@ func (g *serverAgg) add(e *ledger.Entry) {
 		ms, hasLatency := e.Float("latency_ms")
 		g.call(e.Str("tool"), e.Str("outcome"), ms, hasLatency)
 	case phases.PendingFailed:
-		if tool := e.Str("tool"); tool != "" || e.Str("method") == "tools/call" {
+		if tool := e.Str("tool"); tool != "" || e.Str("method") == mcp.MethodCallTool {
 			g.call(tool, "rpc_error", 0, false)
 		}
 	case phases.RestartScheduled:

@@ -104,7 +104,7 @@ func TestRestartLinks(t *testing.T) {
 	}
 	runs := s.Runs(t0, func(int) bool { return true })
 	if len(runs) != 2 || runs[0].NextRun != "run_B" || runs[1].PreviousRun != "run_A" || runs[1].Generation != 2 ||
-		runs[0].Outcome != phases.OutcomeCrashed || runs[1].Outcome != phases.OutcomeReady {
+		runs[0].Outcome != verdict.Crashed || runs[1].Outcome != verdict.Ready {
 		t.Errorf("got %+v, want run_A CRASHED -> run_B READY generation 2", runs)
 	}
 }

@@ -15,8 +15,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // TestLockEnforceManyViolationsWhileDraining: an enforced lock broken by
@@ -41,7 +41,7 @@ exit 0`, n, n)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := phases.NewRecorder(lg, &phases.Tracker{}, phases.RecorderOptions{})
+	rec := tap.NewRecorder(lg, &tap.Tracker{}, tap.RecorderOptions{})
 	defer rec.Close()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

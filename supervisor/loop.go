@@ -178,7 +178,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		Observe:    s.observeServer,
 		ParkTorn:   true,
 		Keep:       s.keepWhole,
-		Kept:       s.cfg.Recorder.Kept,
+		Kept:       s.kept,
 	}
 	// The child's stdout relay: returns at EOF (the child and whatever
 	// inherited the pipe are gone), when drain closes the pipe, or when

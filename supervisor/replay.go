@@ -3,7 +3,6 @@ package supervisor
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"sync"
@@ -42,7 +41,7 @@ type memory struct {
 
 // noteClient remembers what a forwarded client request sets for the session.
 func (m *memory) noteClient(msg *mcp.Msg) {
-	if msg.Kind == mcp.Notification && msg.Method == "notifications/cancelled" {
+	if msg.Kind == mcp.Notification && msg.Method == mcp.NotificationCancelled {
 		id, _ := mcp.ParseID(mcp.Member(msg.Params, "requestId"))
 		m.endListen(id) // the client closed its subscription stream
 		return
@@ -55,27 +54,27 @@ func (m *memory) noteClient(msg *mcp.Msg) {
 	// Copied only for what is kept: this runs on the relay's path for every request.
 	params := func() []byte { return append([]byte(nil), msg.Params...) }
 	switch msg.Method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		m.initParams, m.initID, m.modern = params(), msg.ID, false
 		m.era = mcp.Era{Version: mcp.String(mcp.Member(msg.Params, "protocolVersion"))}
-	case "logging/setLevel":
+	case mcp.MethodSetLevel:
 		m.setLevel = params()
-	case "resources/subscribe", "resources/unsubscribe":
+	case mcp.MethodSubscribe, mcp.MethodUnsubscribe:
 		uri := mcp.String(mcp.Member(msg.Params, "uri"))
 		if m.subscribed == nil {
 			m.subscribed = map[string][]byte{}
 		}
-		if msg.Method == "resources/subscribe" {
+		if msg.Method == mcp.MethodSubscribe {
 			m.subscribed[uri] = params()
 		} else {
 			delete(m.subscribed, uri)
 		}
-	case "tools/list":
+	case mcp.MethodListTools:
 		m.listID = msg.ID
 		if mcp.IsFirstPage(msg.Params) {
 			m.pages = map[string]string{}
 		}
-	case "subscriptions/listen":
+	case mcp.MethodListen:
 		if string(mcp.Member(mcp.Member(msg.Params, "notifications"), "toolsListChanged")) == "true" {
 			m.listenID, m.listenRaw = msg.ID, append([]byte(nil), msg.RawID...)
 		}
@@ -115,17 +114,9 @@ func (m *memory) noteServer(l *jsonrpc.Line) {
 	switch {
 	case l.Msg.ID.IsZero():
 	case l.Msg.ID == m.initID:
-		var r struct {
-			ProtocolVersion string `json:"protocolVersion"`
-			Capabilities    struct {
-				Tools struct {
-					ListChanged bool `json:"listChanged"`
-				} `json:"tools"`
-			} `json:"capabilities"`
-		}
-		if json.Unmarshal(l.Msg.Result, &r) == nil && r.ProtocolVersion != "" {
+		if r, err := mcp.ParseInitializeResult(l.Msg.Result); err == nil && r.ProtocolVersion != "" {
 			m.version, m.era.Version = r.ProtocolVersion, r.ProtocolVersion
-			m.listChanged = r.Capabilities.Tools.ListChanged
+			m.listChanged = r.ToolsListChanged()
 		}
 	case l.Msg.ID == m.listID:
 		page, err := mcp.ParseToolsPage(l.Msg.Result)
@@ -205,32 +196,29 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 	start := time.Now()
 	var replayed []string
 	if !modern {
-		res, rpcErr, err := s.ownCall(ctx, c, "initialize", raw("initialize", initParams))
+		res, rpcErr, err := s.ownCall(ctx, c, mcp.MethodInitialize, raw(mcp.MethodInitialize, initParams))
 		if err != nil {
 			return err
 		}
 		if rpcErr != nil {
 			return fmt.Errorf("initialize refused: %s", rpcErr)
 		}
-		var r struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		_ = json.Unmarshal(res, &r)
+		r, _ := mcp.ParseInitializeResult(res)
 		if version != "" && r.ProtocolVersion != version {
 			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
 		}
-		if _, err := c.p.Stdin.Write(append(mcp.NotificationLine("notifications/initialized"), '\n')); err != nil {
+		if _, err := c.p.Stdin.Write(append(mcp.NotificationLine(mcp.NotificationInitialized), '\n')); err != nil {
 			return fmt.Errorf("notifications/initialized: %w", err)
 		}
-		replayed = append(replayed, "initialize")
+		replayed = append(replayed, mcp.MethodInitialize)
 		if setLevel != nil {
-			if _, _, err := s.ownCall(ctx, c, "logging/setLevel", raw("logging/setLevel", setLevel)); err == nil {
-				replayed = append(replayed, "logging/setLevel")
+			if _, _, err := s.ownCall(ctx, c, mcp.MethodSetLevel, raw(mcp.MethodSetLevel, setLevel)); err == nil {
+				replayed = append(replayed, mcp.MethodSetLevel)
 			}
 		}
 		for _, sub := range subs {
-			if _, _, err := s.ownCall(ctx, c, "resources/subscribe", raw("resources/subscribe", sub)); err == nil {
-				replayed = append(replayed, "resources/subscribe")
+			if _, _, err := s.ownCall(ctx, c, mcp.MethodSubscribe, raw(mcp.MethodSubscribe, sub)); err == nil {
+				replayed = append(replayed, mcp.MethodSubscribe)
 			}
 		}
 	}
@@ -238,10 +226,10 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 	// notifications carry the subscriptionId the client knows, and the answer
 	// that ends a stream goes to the client.
 	for _, l := range s.sess.reopen() {
-		if _, err := c.p.Stdin.Write(append(mcp.RawRequest(l.id, "subscriptions/listen", l.params), '\n')); err != nil {
+		if _, err := c.p.Stdin.Write(append(mcp.RawRequest(l.id, mcp.MethodListen, l.params), '\n')); err != nil {
 			return fmt.Errorf("subscriptions/listen: %w", err)
 		}
-		replayed = append(replayed, "subscriptions/listen")
+		replayed = append(replayed, mcp.MethodListen)
 	}
 	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", version), ledger.F("modern", modern),
 		ledger.F("replayed", replayed), ledger.F("latency_ms", time.Since(start)))
@@ -264,16 +252,16 @@ func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[stri
 	var pager mcp.Pager
 	cursor, first := "", true
 	for {
-		res, rpcErr, err := s.ownCall(ctx, c, "tools/list", func(id mcp.ID) ([]byte, error) {
-			return era.Request(id, "tools/list", mcp.CursorParams(cursor, first))
+		res, rpcErr, err := s.ownCall(ctx, c, mcp.MethodListTools, func(id mcp.ID) ([]byte, error) {
+			return era.Request(id, mcp.MethodListTools, mcp.CursorParams(cursor, first))
 		})
 		if err != nil || rpcErr != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", "tools/list"), ledger.F("error", ownError(err, rpcErr)))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", ownError(err, rpcErr)))
 			return
 		}
 		next, more, err := pager.Add(res)
 		if err != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", "tools/list"), ledger.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", err.Error()))
 			return
 		}
 		if !more {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // TestReviewCrashLoopFloodOneAnswerEach runs the supervisor in process (so
@@ -33,7 +33,7 @@ func TestReviewCrashLoopFloodOneAnswerEach(t *testing.T) {
   esac
 done`
 	ledger, _ := ledger.Open(ledger.Options{Path: filepath.Join(t.TempDir(), "l.jsonl"), Server: "loop"})
-	rec := phases.NewRecorder(ledger, &phases.Tracker{}, phases.RecorderOptions{})
+	rec := tap.NewRecorder(ledger, &tap.Tracker{}, tap.RecorderOptions{})
 	defer rec.Close()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

@@ -7,6 +7,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // relayClient is the client relay: the client's stdin to whichever child is
@@ -19,7 +20,7 @@ func (s *Supervisor) relayClient() {
 		MaxObserve: s.cfg.MaxObserve,
 		Route:      s.routeClient,
 		Keep:       func([]byte) bool { return s.cfg.CaptureFull },
-		Kept:       s.cfg.Recorder.Kept,
+		Kept:       s.kept,
 		Ready:      s.sess.waitReady,
 	}
 	err := r.Run()
@@ -66,8 +67,12 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 // its last bytes are written (a non-blocking enqueue): recorded after the
 // write, a fast answer could reach the ledger before its request.
 func (s *Supervisor) record(dir phases.Dir, l *jsonrpc.Line) {
-	s.cfg.Recorder.Line(dir, l)
+	o := tap.Observation{Data: l.Data, Size: l.Size, Truncated: l.Truncated, Unterminated: l.Unterminated, Forwarded: l.Forwarded, Msg: l.Msg, End: l.End}
+	s.cfg.Recorder.Line(dir, &o)
 }
+
+// kept is the relays' Kept: whether the recorder keeps a whole line's data.
+func (s *Supervisor) kept(l *jsonrpc.Line) bool { return s.cfg.Recorder.Kept(&l.Msg) }
 
 // routeServer is the Route of c's stdout relay.
 func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
@@ -91,7 +96,7 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("direction", "server"))
 		return false
 	}
-	if l.Msg.Kind == mcp.Notification && l.Msg.Method == "notifications/cancelled" {
+	if l.Msg.Kind == mcp.Notification && l.Msg.Method == mcp.NotificationCancelled {
 		id, _ := mcp.ParseID(mcp.Member(l.Msg.Params, "requestId"))
 		s.mem.endListen(id) // the server ended the client's subscription stream
 	}
@@ -107,7 +112,7 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 		return false
 	}
 	s.record(phases.FromServer, l)
-	if answered == "tools/list" && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
+	if answered == mcp.MethodListTools && s.cfg.CheckTools != nil && !s.checkLock(c, l) {
 		return false
 	}
 	if answered != "" || l.Msg.IsResponse() {
@@ -129,7 +134,7 @@ func (s *Supervisor) keepWhole(prefix []byte) bool {
 		return true // the shim's own tools/list after a restart
 	}
 	if !m.ID.IsZero() {
-		return s.sess.pendingMethod(m.ID) == "tools/list"
+		return s.sess.pendingMethod(m.ID) == mcp.MethodListTools
 	}
 	// Some serializers (the TypeScript SDK) write the id last: judge by the result's shape.
 	return m.Cut == "result" && mcp.FirstKey(m.CutValue) == "tools"
@@ -140,13 +145,13 @@ func (s *Supervisor) observeDelivered(line []byte) {
 	now := time.Now()
 	l := jsonrpc.Line{Data: line, Size: int64(len(line) + 1), Forwarded: true, Msg: mcp.Peek(line), End: now}
 	each(&l.Msg, s.mem.noteClient)
-	s.cfg.Recorder.Line(phases.FromClient, &l)
+	s.record(phases.FromClient, &l)
 }
 
 func (s *Supervisor) observeServer(l *jsonrpc.Line) {
 	if l.Unterminated && !l.Routed {
 		// Route did not see how the stream ended: record it here.
-		s.cfg.Recorder.Line(phases.FromServer, l)
+		s.record(phases.FromServer, l)
 		return
 	}
 	if s.cfg.DivertNoise && !l.Forwarded {

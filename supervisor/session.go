@@ -139,9 +139,9 @@ func (s *session) spawned() {
 func newPending(m *mcp.Msg) pendingCall {
 	p := pendingCall{id: append([]byte(nil), m.RawID...), method: m.Method}
 	switch m.Method {
-	case "tools/call":
+	case mcp.MethodCallTool:
 		p.tool = mcp.String(mcp.Member(m.Params, "name"))
-	case "subscriptions/listen":
+	case mcp.MethodListen:
 		p.params = append([]byte(nil), m.Params...)
 	}
 	return p
@@ -160,7 +160,7 @@ func (s *session) route(m *mcp.Msg) (forward bool, r routed) {
 				return
 			}
 			s.clientPending[m.ID] = p
-		case m.Kind == mcp.Notification && m.Method == "notifications/cancelled":
+		case m.Kind == mcp.Notification && m.Method == mcp.NotificationCancelled:
 			id, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
 			delete(s.clientPending, id)
 		case m.IsResponse():
@@ -208,11 +208,11 @@ func (s *session) fromServer(m *mcp.Msg) (answered string, late bool) {
 			delete(s.clientPending, m.ID)
 		case m.Kind == mcp.Request:
 			s.serverPending[m.ID] = pendingCall{id: append([]byte(nil), m.RawID...), method: m.Method}
-		case m.Kind == mcp.Notification && m.Method == "notifications/cancelled":
+		case m.Kind == mcp.Notification && m.Method == mcp.NotificationCancelled:
 			id, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
 			if _, ok := s.serverPending[id]; ok {
 				delete(s.serverPending, id) // the child withdrew its own request
-			} else if p, ok := s.clientPending[id]; ok && p.method == "subscriptions/listen" {
+			} else if p, ok := s.clientPending[id]; ok && p.method == mcp.MethodListen {
 				// The server ended the client's subscription stream: nothing is owed at its death.
 				delete(s.clientPending, id)
 			}
@@ -301,7 +301,7 @@ func (s *session) down() (unanswered, withdrawn []pendingCall) {
 	s.changed.Broadcast()
 	unanswered = make([]pendingCall, 0, len(s.clientPending))
 	for id, p := range s.clientPending {
-		if p.method == "subscriptions/listen" {
+		if p.method == mcp.MethodListen {
 			s.listens = append(s.listens, p)
 			continue
 		}
@@ -342,7 +342,7 @@ func (s *session) reopen() []pendingCall {
 // reacknowledged reports whether m is the child's acknowledgement of a
 // stream reopen gave it, once per stream: the client had its own already.
 func (s *session) reacknowledged(m *mcp.Msg) bool {
-	if m.Kind != mcp.Notification || m.Method != "notifications/subscriptions/acknowledged" {
+	if m.Kind != mcp.Notification || m.Method != mcp.NotificationSubscriptionsAcknowledged {
 		return false
 	}
 	id, ok := mcp.ParseID(mcp.Member(mcp.Member(m.Params, "_meta"), mcp.MetaSubscriptionID))

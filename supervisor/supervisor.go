@@ -29,6 +29,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
+	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -38,7 +39,7 @@ type Config struct {
 	Spec  proc.Spec // what to run
 	Guard []string  // argv of the guard process (see proc.StartGuard); nil for none
 
-	Recorder  *phases.Recorder
+	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's requests
 	ClientOut io.Writer // the wire back to the client: only the child's bytes and the shim's owed errors
 	Stderr    io.Writer // the client's log; each Write must be atomic
@@ -141,7 +142,7 @@ func Run(ctx context.Context, cfg Config) int {
 	s.client.OnTerminate = func() { s.emit(phases.Transport, phases.PartialLineTerminated) }
 	// A dead child's torn last line: dropped when the shim wrote after it,
 	// delivered when the session ended with it.
-	s.client.OnTail = func(l *jsonrpc.Line) { s.cfg.Recorder.Line(phases.FromServer, l) }
+	s.client.OnTail = func(l *jsonrpc.Line) { s.record(phases.FromServer, l) }
 	// The client relay lives as long as the client's stdin: it exits at EOF or
 	// when the process ends (a blocking read of stdin cannot be interrupted).
 	go s.relayClient()

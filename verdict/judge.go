@@ -6,22 +6,29 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-// The outcomes: seed 000's four, the run states, and a remote server's.
+// The outcomes a run can have: the four of a startup (ready, timed out,
+// exited, a protocol error), the run states, and a remote server's.
 const (
-	Ready         = phases.OutcomeReady
-	Timeout       = phases.OutcomeTimeout
-	Exited        = phases.OutcomeExited
-	ProtocolError = phases.OutcomeProtocolError
-	Running       = phases.OutcomeRunning
-	Ended         = phases.OutcomeEnded
-	Crashed       = phases.OutcomeCrashed
-	Unrecorded    = phases.OutcomeUnrecorded
+	Ready         = "READY"
+	Timeout       = "TIMEOUT"
+	Exited        = "EXITED"
+	ProtocolError = "PROTOCOL_ERROR"
+	Running       = "RUNNING"
+	Ended         = "ENDED"
+	Crashed       = "CRASHED"
+	// Unrecorded is a run whose ledger stops without an exited record while
+	// its process is gone: the shim itself was killed (SIGKILL, power loss)
+	// before it could write the end.
+	Unrecorded = "UNRECORDED"
 	// Unreachable: a remote server refused the connection, did not resolve,
 	// or answered 5xx until the bridge gave up.
-	Unreachable = phases.OutcomeUnreachable
+	Unreachable = "UNREACHABLE"
 	// AuthRequired: a remote server answered 401 or 403.
-	AuthRequired = phases.OutcomeAuthRequired
+	AuthRequired = "AUTH_REQUIRED"
 )
+
+// Outcomes is every outcome a run can have, the run states included.
+var Outcomes = []string{Ready, Ended, Running, Timeout, Exited, ProtocolError, Crashed, Unrecorded, Unreachable, AuthRequired}
 
 // RealWait is the shortest wait that makes a client leaving before the
 // handshake a timeout: a client that left sooner did not wait for an answer

@@ -1,7 +1,7 @@
 // Package witness gives the shim evidence of what a server did beyond the MCP
 // session: phase events the server reports on its stderr, and a loopback proxy
-// that records each outbound connection the server makes through it. It
-// knows nothing of the ledger: the shim turns what it reports into records.
+// that records each outbound connection the server makes through it, and
+// the ledger records of both.
 package witness
 
 import (

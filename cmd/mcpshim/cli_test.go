@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // TestMistakesOneLine, through the built binary: a mistyped flag or a bad
@@ -48,7 +48,7 @@ func TestOutcomeFilterRefusesUnknown(t *testing.T) {
 	dir := writeFleet(t)
 	code, stdout, stderr := runBuilt(t, dir, []string{"HOME=" + dir}, "ledger", "--outcome", "BOGUS", dir)
 	if code != exitUsage || stdout != "" || !strings.Contains(stderr, "--outcome BOGUS: no such outcome") ||
-		!strings.Contains(stderr, strings.Join(phases.Outcomes, ", ")) {
+		!strings.Contains(stderr, strings.Join(verdict.Outcomes, ", ")) {
 		t.Errorf("ledger --outcome BOGUS: exit %d, stdout %q, stderr %q; want 64 and the outcomes listed", code, stdout, stderr)
 	}
 	code, stdout, _ = runBuilt(t, dir, []string{"HOME=" + dir}, "ledger", "--outcome", "exited,timeout", "--json", dir)
@@ -57,7 +57,7 @@ func TestOutcomeFilterRefusesUnknown(t *testing.T) {
 		t.Errorf("ledger --outcome exited,timeout: exit %d, %v, %d runs; want 0 and the matching runs", code, err, len(doc.Runs))
 	}
 	for _, r := range doc.Runs {
-		if r.Outcome != phases.OutcomeExited && r.Outcome != phases.OutcomeTimeout {
+		if r.Outcome != verdict.Exited && r.Outcome != verdict.Timeout {
 			t.Errorf("ledger --outcome exited,timeout listed a %s run", r.Outcome)
 		}
 	}

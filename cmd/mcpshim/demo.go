@@ -107,47 +107,47 @@ func demoCall(tool string, args ...string) func(context.Context, *demoClient) {
 // demoScenarios are run in parallel and printed in this order.
 var demoScenarios = []demoScenario{
 	{name: "healthy", about: "a well-behaved server, legacy era: initialize, tools/list, tools/call",
-		fixture: []string{"healthy"}, flags: demoNever, want: phases.OutcomeEnded,
+		fixture: []string{"healthy"}, flags: demoNever, want: verdict.Ended,
 		script: demoCall("echo", `{"text":"hello"}`)},
 	{name: "modern", about: "the 2026-07-28 era: server/discover and _meta on every request, no initialize",
-		fixture: []string{"healthy"}, flags: demoNever, want: phases.OutcomeEnded,
+		fixture: []string{"healthy"}, flags: demoNever, want: verdict.Ended,
 		script: func(ctx context.Context, dc *demoClient) {
 			if dc.discover(ctx) && dc.listTools(ctx) {
 				dc.callTool(ctx, "add", `{"a":2,"b":3}`)
 			}
 		}},
 	{name: "exit-early", about: "the server dies before reading anything (a missing API key)",
-		fixture: []string{"exit-early"}, flags: demoNever, want: phases.OutcomeExited,
+		fixture: []string{"exit-early"}, flags: demoNever, want: verdict.Exited,
 		script: demoHandshake},
 	{name: "banner", about: "a banner on stdout; this client skips it, as Claude Code does: a warning, not a failure",
-		fixture: []string{"banner"}, flags: demoNever, want: phases.OutcomeEnded,
+		fixture: []string{"banner"}, flags: demoNever, want: verdict.Ended,
 		script: demoListing},
 	{name: "zero-tools", about: "the handshake succeeds, the tool list is empty",
-		fixture: []string{"zero-tools"}, flags: demoNever, want: phases.OutcomeEnded,
+		fixture: []string{"zero-tools"}, flags: demoNever, want: verdict.Ended,
 		script: demoListing},
 	{name: "iserror", about: "a tool fails: a result with isError, not a protocol error",
-		fixture: []string{"iserror"}, flags: demoNever, want: phases.OutcomeEnded,
+		fixture: []string{"iserror"}, flags: demoNever, want: verdict.Ended,
 		script: demoCall("fetch", `{"url":"https://api.example.com/report"}`)},
 	{name: "silent", about: "the server never answers; the client gives up after 1.5s",
 		fixture: []string{"silent"}, flags: append([]string{"--handshake-timeout", "1s"}, demoNever...),
-		patience: 1500 * time.Millisecond, want: phases.OutcomeTimeout,
+		patience: 1500 * time.Millisecond, want: verdict.Timeout,
 		script: demoHandshake},
 	{name: "init-no-response", about: "the server reads initialize, logs a fatal error, never answers",
 		fixture: []string{"init-no-response"}, flags: append([]string{"--handshake-timeout", "1s"}, demoNever...),
-		patience: 1500 * time.Millisecond, want: phases.OutcomeTimeout,
+		patience: 1500 * time.Millisecond, want: verdict.Timeout,
 		script: demoHandshake},
 	{name: "protocol-reject", about: "the server rejects the protocol version",
-		fixture: []string{"protocol-reject"}, flags: demoNever, want: phases.OutcomeProtocolError,
+		fixture: []string{"protocol-reject"}, flags: demoNever, want: verdict.ProtocolError,
 		script: demoHandshake},
 	{name: "locked-report", about: "no token, zero tools: a lock in enforce mode fails the server",
 		fixture: []string{"report"}, flags: append([]string{"--lock", demoLockFlag, "--lock-mode", "enforce"}, demoNever...),
-		want: phases.OutcomeEnded, script: demoListing},
+		want: verdict.Ended, script: demoListing},
 	{name: "crash-mid-response", about: "the server dies halfway through writing a tools/call answer",
-		fixture: []string{"crash-mid-response"}, flags: demoNever, want: phases.OutcomeCrashed,
+		fixture: []string{"crash-mid-response"}, flags: demoNever, want: verdict.Crashed,
 		script: demoCall("echo", `{"text":"hello"}`)},
 	{name: "crash-restart", about: "the server dies on call 2; --restart on-failure brings it back for call 3",
 		fixture: []string{"healthy", "--crash-on-call", "2"}, flags: []string{"--restart", "on-failure", "--backoff", "100ms"},
-		want: phases.OutcomeEnded, script: demoCall("echo", `{"text":"one"}`, `{"text":"two"}`, `{"text":"three"}`)},
+		want: verdict.Ended, script: demoCall("echo", `{"text":"one"}`, `{"text":"two"}`, `{"text":"three"}`)},
 }
 
 // demoReport is what --json prints.
@@ -655,38 +655,25 @@ func (dc *demoClient) meta() string {
 }
 
 func (dc *demoClient) initialize(ctx context.Context) bool {
-	res, ok := dc.call(ctx, "initialize", "initialize",
+	res, ok := dc.call(ctx, mcp.MethodInitialize, mcp.MethodInitialize,
 		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpshim-demo","version":"1"}}`)
 	if !ok {
 		return false
 	}
-	var r struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ServerInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"serverInfo"`
-	}
-	_ = json.Unmarshal(res, &r) // a result the client cannot read is noted as empty
-	dc.note("initialize → %s %s, protocol %s", r.ServerInfo.Name, r.ServerInfo.Version, r.ProtocolVersion)
-	return dc.c.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`) == nil
+	r, _ := mcp.ParseInitializeResult(res) // a result the client cannot read is noted as empty
+	info := r.Server()
+	dc.note("initialize → %s %s, protocol %s", info.Name, info.Version, r.ProtocolVersion)
+	return dc.c.Send(string(mcp.NotificationLine(mcp.NotificationInitialized))) == nil
 }
 
 func (dc *demoClient) discover(ctx context.Context) bool {
 	dc.modern = true
-	res, ok := dc.call(ctx, "server/discover", "server/discover", "{"+dc.meta()+"}")
+	res, ok := dc.call(ctx, mcp.MethodDiscover, mcp.MethodDiscover, "{"+dc.meta()+"}")
 	if !ok {
 		return false
 	}
-	var r struct {
-		SupportedVersions []string `json:"supportedVersions"`
-		Meta              map[string]struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"_meta"`
-	}
-	_ = json.Unmarshal(res, &r)
-	info := r.Meta["io.modelcontextprotocol/serverInfo"]
+	r, _ := mcp.ParseDiscoverResult(res)
+	info := r.Server()
 	dc.note("server/discover → %s %s, supports %s", info.Name, info.Version, strings.Join(r.SupportedVersions, ", "))
 	return true
 }
@@ -696,7 +683,7 @@ func (dc *demoClient) listTools(ctx context.Context) bool {
 	if dc.modern {
 		params = "{" + dc.meta() + "}"
 	}
-	res, ok := dc.call(ctx, "tools/list", "tools/list", params)
+	res, ok := dc.call(ctx, mcp.MethodListTools, mcp.MethodListTools, params)
 	if !ok {
 		return false
 	}
@@ -724,7 +711,7 @@ func (dc *demoClient) callTool(ctx context.Context, tool, args string) bool {
 		params += "," + dc.meta()
 	}
 	label := "tools/call " + tool + " " + args
-	res, ok := dc.call(ctx, label, "tools/call", params+"}")
+	res, ok := dc.call(ctx, label, mcp.MethodCallTool, params+"}")
 	if !ok {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // TestDemo runs the whole tour through the built binary, as a new user would,
@@ -43,18 +44,18 @@ func TestDemo(t *testing.T) {
 	// Every run has ended by the time the demo reads its ledger: a server
 	// that served well is ENDED (stopped by the shim when the client left).
 	want := map[string]string{
-		"healthy":            phases.OutcomeEnded,
-		"modern":             phases.OutcomeEnded,
-		"exit-early":         phases.OutcomeExited,
-		"banner":             phases.OutcomeEnded, // the client skipped the banner: a warning
-		"zero-tools":         phases.OutcomeEnded,
-		"iserror":            phases.OutcomeEnded,
-		"silent":             phases.OutcomeTimeout,
-		"init-no-response":   phases.OutcomeTimeout,
-		"protocol-reject":    phases.OutcomeProtocolError,
-		"crash-mid-response": phases.OutcomeCrashed,
-		"crash-restart":      phases.OutcomeEnded,
-		"locked-report":      phases.OutcomeEnded, // stopped by the shim: the lock is enforced
+		"healthy":            verdict.Ended,
+		"modern":             verdict.Ended,
+		"exit-early":         verdict.Exited,
+		"banner":             verdict.Ended, // the client skipped the banner: a warning
+		"zero-tools":         verdict.Ended,
+		"iserror":            verdict.Ended,
+		"silent":             verdict.Timeout,
+		"init-no-response":   verdict.Timeout,
+		"protocol-reject":    verdict.ProtocolError,
+		"crash-mid-response": verdict.Crashed,
+		"crash-restart":      verdict.Ended,
+		"locked-report":      verdict.Ended, // stopped by the shim: the lock is enforced
 	}
 	got := map[string]demoResult{}
 	for _, r := range report.Scenarios {

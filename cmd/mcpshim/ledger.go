@@ -61,9 +61,9 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]
@@ -199,9 +199,9 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 		l.outcomes = map[string]bool{}
 		for _, o := range strings.Split(outcome, ",") {
 			o = strings.ToUpper(strings.TrimSpace(o))
-			if !slices.Contains(phases.Outcomes, o) {
+			if !slices.Contains(verdict.Outcomes, o) {
 				err := fmt.Errorf("--outcome %s: no such outcome%s (the outcomes are %s)", o,
-					cmdline.DidYouMean(o, phases.Outcomes, ""), strings.Join(phases.Outcomes, ", "))
+					cmdline.DidYouMean(o, verdict.Outcomes, ""), strings.Join(verdict.Outcomes, ", "))
 				fmt.Fprintf(l.c.stderr, "%s: %v\n", title, err)
 				return nil, err
 			}

@@ -222,9 +222,9 @@ func TestLedgerOutcomes(t *testing.T) {
 		order = append(order, r["run"].(string))
 	}
 	want := map[string]string{
-		idHealthy: phases.OutcomeEnded, idExit: phases.OutcomeExited, idReject: phases.OutcomeProtocolError,
-		idSpawn: phases.OutcomeExited, idTimeout: phases.OutcomeTimeout, idCrash: phases.OutcomeCrashed,
-		idRestart: phases.OutcomeEnded, idRunning: phases.OutcomeReady, idKilled: phases.OutcomeUnrecorded,
+		idHealthy: verdict.Ended, idExit: verdict.Exited, idReject: verdict.ProtocolError,
+		idSpawn: verdict.Exited, idTimeout: verdict.Timeout, idCrash: verdict.Crashed,
+		idRestart: verdict.Ended, idRunning: verdict.Ready, idKilled: verdict.Unrecorded,
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("outcomes: got %v, want %v", got, want)
@@ -252,9 +252,9 @@ func TestLedgerTable(t *testing.T) {
 		t.Fatalf("got %d lines, want a header, 9 runs and a footer:\n%s", len(lines), out)
 	}
 	for _, tc := range []struct{ server, outcome string }{
-		{"fs", phases.OutcomeEnded}, {"git", phases.OutcomeExited}, {"git", phases.OutcomeProtocolError}, {"db", phases.OutcomeExited},
-		{"slow", phases.OutcomeTimeout}, {"crashy", phases.OutcomeCrashed}, {"crashy", phases.OutcomeEnded},
-		{"crashy", phases.OutcomeUnrecorded}, {"fs", phases.OutcomeReady},
+		{"fs", verdict.Ended}, {"git", verdict.Exited}, {"git", verdict.ProtocolError}, {"db", verdict.Exited},
+		{"slow", verdict.Timeout}, {"crashy", verdict.Crashed}, {"crashy", verdict.Ended},
+		{"crashy", verdict.Unrecorded}, {"fs", verdict.Ready},
 	} {
 		found := false
 		for _, l := range lines[1:10] {
@@ -268,7 +268,7 @@ func TestLedgerTable(t *testing.T) {
 		}
 	}
 	for _, l := range lines[1:10] {
-		failed := !strings.Contains(l, phases.OutcomeEnded) && !strings.Contains(l, phases.OutcomeReady)
+		failed := !strings.Contains(l, verdict.Ended) && !strings.Contains(l, verdict.Ready)
 		if strings.HasPrefix(l, "!") != failed {
 			t.Errorf("row %q: got mark %v, want %v (failures stand out)", l, strings.HasPrefix(l, "!"), failed)
 		}
@@ -447,7 +447,7 @@ func TestLedgerStats(t *testing.T) {
 		t.Fatalf("stats: got %+v, want crashy and fs", doc.Servers)
 	}
 	if crashy.Runs != 3 || crashy.Restarts != 1 || crashy.Calls != 2 || crashy.Errors != 2 || crashy.ErrorRate != 1 ||
-		crashy.Outcomes[phases.OutcomeCrashed] != 1 || crashy.Outcomes[phases.OutcomeUnrecorded] != 1 {
+		crashy.Outcomes[verdict.Crashed] != 1 || crashy.Outcomes[verdict.Unrecorded] != 1 {
 		t.Errorf("crashy: got %+v, want 3 runs, 1 restart, 2 calls both errors", *crashy)
 	}
 	if fs.Calls != 2 || fs.IsError != 1 || fs.IsErrorRate != 0.5 || fs.Latency == nil || len(fs.Tools) != 2 {
@@ -533,7 +533,7 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil || code != 0 {
 		t.Fatalf("ledger in the default dir: exit %d, %v, stderr %s", code, err, errb.String())
 	}
-	if len(doc.Files) != 2 || len(doc.Runs) != 1 || doc.Runs[0]["outcome"] != phases.OutcomeEnded || doc.Runs[0]["records"] != 4.0 {
+	if len(doc.Files) != 2 || len(doc.Runs) != 1 || doc.Runs[0]["outcome"] != verdict.Ended || doc.Runs[0]["records"] != 4.0 {
 		t.Errorf("got %d files and runs %v, want 2 files and one ENDED run of 4 records across the rotation", len(doc.Files), doc.Runs)
 	}
 	out.Reset()
@@ -707,11 +707,11 @@ func TestLedgerOnRealShims(t *testing.T) {
 	cmd.Wait()
 
 	want := map[string]string{
-		"healthy": phases.OutcomeEnded, "modern": phases.OutcomeEnded, "exit-early": phases.OutcomeExited,
-		"banner": phases.OutcomeEnded, "zero-tools": phases.OutcomeEnded, "iserror": phases.OutcomeEnded,
-		"silent": phases.OutcomeTimeout, "init-no-response": phases.OutcomeTimeout, "protocol-reject": phases.OutcomeProtocolError,
-		"crash-mid-response": phases.OutcomeCrashed, "crash-restart": phases.OutcomeEnded, "killed": phases.OutcomeUnrecorded,
-		"locked-report": phases.OutcomeEnded,
+		"healthy": verdict.Ended, "modern": verdict.Ended, "exit-early": verdict.Exited,
+		"banner": verdict.Ended, "zero-tools": verdict.Ended, "iserror": verdict.Ended,
+		"silent": verdict.Timeout, "init-no-response": verdict.Timeout, "protocol-reject": verdict.ProtocolError,
+		"crash-mid-response": verdict.Crashed, "crash-restart": verdict.Ended, "killed": verdict.Unrecorded,
+		"locked-report": verdict.Ended,
 	}
 	deadline := time.Now().Add(eventWait)
 	for {

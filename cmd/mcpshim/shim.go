@@ -23,12 +23,12 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
+	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 	"github.com/mcpshim-dev/mcpshim/witness"
@@ -329,9 +329,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		JSON:     f.logFormat == "json",
 		Color:    colorOK(c, c.stderr),
 	})
-	tracker := &phases.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
+	tracker := &tap.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
 	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
-	rec := phases.NewRecorder(lw, tracker, phases.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr, Tell: teller.Record})
+	rec := tap.NewRecorder(lw, tracker, tap.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr, Tell: teller.Record})
 
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
@@ -348,8 +348,8 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	redact.HideEnvSecrets(env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
-		if egress, err = startWitness(rec, f.egressDeny); err != nil {
-			fmt.Fprintf(stderr, "mcpshim: %v; carrying on unwitnessed\n", err)
+		if egress, err = witness.Record(rec.Emit, f.egressDeny); err != nil {
+			fmt.Fprintf(stderr, "mcpshim: egress witness: %v; carrying on unwitnessed\n", err)
 		} else {
 			env = append(append([]string(nil), env...), egress.Env()...)
 		}
@@ -377,7 +377,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		EnforceLock: f.lockMode == "enforce",
 		Interactive: person,
 
-		OnServerStderr: serverEvents(rec),
+		OnServerStderr: witness.ServerEvents(rec.Emit),
 	})
 	if egress != nil {
 		egress.Close() // its last results reach the ledger before it closes
@@ -433,4 +433,17 @@ func colorOK(c *cli, w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && termsafe.Color(f)
+}
+
+// hostList is a repeatable, comma-separated flag.
+type hostList []string
+
+func (h *hostList) String() string { return strings.Join(*h, ",") }
+func (h *hostList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*h = append(*h, s)
+		}
+	}
+	return nil
 }

@@ -1,34 +1,20 @@
-package phases
+// Package tap turns what the relay observed into phase events: the tracker
+// that pairs requests with answers and follows the handshake, and the
+// recorder that hands its records to the ledger off the relay's path. It
+// never touches the filesystem (that is ledger's) and never judges a run
+// (that is verdict's).
+package tap
 
 import (
 	"encoding/json"
 	"sort"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
-
-// Dir is the direction a line travelled.
-type Dir uint8
-
-const (
-	FromClient Dir = iota // client stdin -> server stdin
-	FromServer            // server stdout -> client stdout
-)
-
-func (d Dir) String() string {
-	if d == FromClient {
-		return "client"
-	}
-	return "server"
-}
-
-// ProtocolVersionMeta is the _meta key that carries the protocol version on
-// every 2026-07-28 request, which has no handshake.
-const ProtocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
 
 // Tracker turns observed traffic of one server into phase events. It keeps
 // only what it needs to pair requests with responses; it never blocks.
@@ -113,14 +99,14 @@ func (t *Tracker) Expire(now time.Time) []ledger.Record {
 	}
 	t.timedOut = true
 	t.deadline = time.Time{}
-	last := SpawnedNoInitialize
+	last := phases.SpawnedNoInitialize
 	switch t.hs {
 	case hsInitReceived:
-		last = InitializeReceivedNoResponse
+		last = phases.InitializeReceivedNoResponse
 	case hsResponded:
-		last = ResponseSentNoInitialized
+		last = phases.ResponseSentNoInitialized
 	}
-	return []ledger.Record{t.rec(now, Handshake, HandshakeTimeout, ledger.F("last_event", last), ledger.F("timeout_ms", t.HandshakeTimeout))}
+	return []ledger.Record{t.rec(now, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", last), ledger.F("timeout_ms", t.HandshakeTimeout))}
 }
 
 // Context describes where the run is, for evidence that arrives from
@@ -128,19 +114,19 @@ func (t *Tracker) Expire(now time.Time) []ledger.Record {
 // was done, and the tool calls in flight. With exactly one call in flight the
 // attempt is on its behalf.
 func (t *Tracker) Context() []ledger.Field {
-	phase := Launch
+	phase := phases.Launch
 	switch {
 	case t.hs == hsDone:
-		phase = Execution
-		if len(t.pending[FromClient]) == 0 {
-			phase = Discovery
+		phase = phases.Execution
+		if len(t.pending[phases.FromClient]) == 0 {
+			phase = phases.Discovery
 		}
 	case t.hs != hsNone:
-		phase = Handshake
+		phase = phases.Handshake
 	}
 	var ids, tools []string
-	for _, p := range t.pending[FromClient] {
-		if p.method == "tools/call" {
+	for _, p := range t.pending[phases.FromClient] {
+		if p.method == mcp.MethodCallTool {
 			ids = append(ids, p.id)
 			tools = append(tools, p.tool)
 		}
@@ -158,7 +144,7 @@ func (t *Tracker) Context() []ledger.Field {
 func (t *Tracker) Replayed() {
 	t.hs = hsDone
 	t.deadline = time.Time{}
-	t.lastEvent = HandshakeReplayed // the restarted server's last confirmed event, as an answer would be
+	t.lastEvent = phases.HandshakeReplayed // the restarted server's last confirmed event, as an answer would be
 }
 
 // Stop ends the handshake deadline (the child is gone) and returns the ids
@@ -173,9 +159,9 @@ func (t *Tracker) Stop() (lostTasks []string) {
 	return lostTasks
 }
 
-func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...ledger.Field) ledger.Record {
+func (t *Tracker) rec(now time.Time, p phases.Phase, event string, fields ...ledger.Field) ledger.Record {
 	switch event {
-	case StdoutNoise, ClientNoise, MessageTruncated, RequestReceived, RequestResponded, ToolsListChanged:
+	case phases.StdoutNoise, phases.ClientNoise, phases.MessageTruncated, phases.RequestReceived, phases.RequestResponded, phases.ToolsListChanged:
 	default:
 		t.lastEvent = event
 	}
@@ -183,18 +169,18 @@ func (t *Tracker) rec(now time.Time, p Phase, event string, fields ...ledger.Fie
 }
 
 // Observe turns one relayed line into records.
-func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 	if t.pending[0] == nil {
 		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
-		return []ledger.Record{t.rec(now, Transport, PartialLineDropped, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size),
+		return []ledger.Record{t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size),
 			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120)))}
 	}
 	var out []ledger.Record
 	if l.Truncated {
-		out = append(out, t.rec(now, Transport, MessageTruncated, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size), ledger.F("observed", len(l.Data))))
+		out = append(out, t.rec(now, phases.Transport, phases.MessageTruncated, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size), ledger.F("observed", len(l.Data))))
 	}
 	m := l.Msg
 	if m.Kind != mcp.Noise && !l.Truncated && !mcp.Valid(l.Data) {
@@ -215,29 +201,29 @@ func (t *Tracker) Observe(dir Dir, l *jsonrpc.Line) []ledger.Record {
 	return append(out, t.message(now, dir, &m, l)...)
 }
 
-func (t *Tracker) noise(now time.Time, dir Dir, l *jsonrpc.Line) ledger.Record {
-	ev := StdoutNoise
-	if dir == FromClient {
-		ev = ClientNoise
+func (t *Tracker) noise(now time.Time, dir phases.Dir, l *Observation) ledger.Record {
+	ev := phases.StdoutNoise
+	if dir == phases.FromClient {
+		ev = phases.ClientNoise
 	}
 	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120))}
-	if !t.HandshakeDone() && dir == FromServer {
+	if !t.HandshakeDone() && dir == phases.FromServer {
 		fields = append(fields, ledger.F("before_handshake", true))
 	}
 	if !l.Forwarded {
 		fields = append(fields, ledger.F("diverted", true)) // --divert-noise: the client never saw it
 	}
-	return t.rec(now, Transport, ev, fields...)
+	return t.rec(now, phases.Transport, ev, fields...)
 }
 
-func (t *Tracker) body(l *jsonrpc.Line) []ledger.Field {
+func (t *Tracker) body(l *Observation) []ledger.Field {
 	if !t.CaptureFull {
 		return nil
 	}
 	return []ledger.Field{ledger.F("body", redact.Preview(l.Data, len(l.Data)))}
 }
 
-func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) message(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	switch m.Kind {
 	case mcp.Request:
 		return t.request(now, dir, m, l)
@@ -249,60 +235,56 @@ func (t *Tracker) message(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) [
 	return nil
 }
 
-func (t *Tracker) request(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
+func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	id := string(m.RawID)
 	p := pendingReq{id: id, method: m.Method, at: now}
 	var out []ledger.Record
-	if dir == FromClient {
+	if dir == phases.FromClient {
 		switch m.Method {
-		case "initialize":
-			var params struct {
-				ProtocolVersion string `json:"protocolVersion"`
-				ClientInfo      struct{ Name, Version string }
-			}
-			_ = json.Unmarshal(m.Params, &params)
+		case mcp.MethodInitialize:
+			ver, client := mcp.InitializeParams(m.Params)
 			t.hs = hsInitReceived
-			out = append(out, t.rec(now, Handshake, InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
-				ledger.F("protocol_version", params.ProtocolVersion), ledger.F("client_name", redact.String(params.ClientInfo.Name)),
-				ledger.F("client_version", redact.String(params.ClientInfo.Version))}, t.body(l)...)...))
-		case "server/discover":
-			ver, client := metaInfo(m.Params)
+			out = append(out, t.rec(now, phases.Handshake, phases.InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
+				ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name)),
+				ledger.F("client_version", redact.String(client.Version))}, t.body(l)...)...))
+		case mcp.MethodDiscover:
+			ver, client := mcp.RequestMeta(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, Handshake, DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client))))
-		case "tools/list":
+			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name))))
+		case mcp.MethodListTools:
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
 			}
-			out = append(out, t.rec(now, Discovery, ToolsListReceived, ledger.F("request_id", id)))
-		case "tools/call":
+			out = append(out, t.rec(now, phases.Discovery, phases.ToolsListReceived, ledger.F("request_id", id)))
+		case mcp.MethodCallTool:
 			t.modern(now, m, &out)
 			p.tool = mcp.String(mcp.Member(m.Params, "name"))
 			args := mcp.Member(m.Params, "arguments")
-			ev := ToolCallReceived
+			ev := phases.ToolCallReceived
 			if mcp.IsContinuation(m.Params) {
 				// MRTR: "the client retries the original request" with the input
 				// asked for; the rounds are one call.
-				ev = ToolCallContinued
+				ev = phases.ToolCallContinued
 			}
 			fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", mcp.Sha256(args))}
 			if mcp.Member(m.Params, "task") != nil {
 				fields = append(fields, ledger.F("task", true))
 			}
-			out = append(out, t.rec(now, Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
-		case "tasks/result":
+			out = append(out, t.rec(now, phases.Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
+		case mcp.MethodTaskResult:
 			t.modern(now, m, &out)
 			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
-			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
+			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
 				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
-			out = append(out, t.rec(now, Execution, RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
+			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
 				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		}
 	} else {
-		out = append(out, t.rec(now, Execution, RequestReceived, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method), ledger.F("direction", dir.String())}, t.body(l)...)...))
+		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method), ledger.F("direction", dir.String())}, t.body(l)...)...))
 	}
 	t.pending[dir][m.ID] = p
 	return out
@@ -314,13 +296,13 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	if t.hs == hsDone {
 		return
 	}
-	ver, _ := metaInfo(m.Params)
+	ver, _ := mcp.RequestMeta(m.Params)
 	if ver == "" {
 		return
 	}
 	t.hs = hsDone
 	t.deadline = time.Time{}
-	*out = append(*out, t.rec(now, Handshake, ModernRequest, ledger.F("method", m.Method), ledger.F("protocol_version", ver)))
+	*out = append(*out, t.rec(now, phases.Handshake, phases.ModernRequest, ledger.F("method", m.Method), ledger.F("protocol_version", ver)))
 }
 
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
@@ -333,22 +315,9 @@ func traceparent(params []byte) []ledger.Field {
 	return []ledger.Field{ledger.F("traceparent", tp)}
 }
 
-func metaInfo(params []byte) (version, client string) {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", ""
-	}
-	_ = json.Unmarshal(p.Meta[ProtocolVersionMeta], &version)
-	var info struct{ Name string }
-	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/clientInfo"], &info)
-	return version, info.Name
-}
-
-func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []ledger.Record {
+func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledger.Record {
 	switch {
-	case dir == FromClient && m.Method == "notifications/initialized":
+	case dir == phases.FromClient && m.Method == mcp.NotificationInitialized:
 		switch t.hs {
 		case hsResponded:
 			t.hs = hsDone
@@ -356,10 +325,10 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []ledger.Reco
 		case hsInitReceived:
 			t.earlyInit = true
 		}
-		return []ledger.Record{t.rec(now, Handshake, InitializedReceived)}
-	case dir == FromServer && m.Method == "notifications/tools/list_changed":
-		return []ledger.Record{t.rec(now, Discovery, ToolsListChanged)}
-	case m.Method == "notifications/cancelled":
+		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializedReceived)}
+	case dir == phases.FromServer && m.Method == mcp.NotificationToolListChanged:
+		return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListChanged)}
+	case m.Method == mcp.NotificationCancelled:
 		// A side cancels a request it sent itself.
 		reqID, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
 		p, ok := t.pending[dir][reqID]
@@ -367,7 +336,7 @@ func (t *Tracker) notification(now time.Time, dir Dir, m *mcp.Msg) []ledger.Reco
 			return nil
 		}
 		delete(t.pending[dir], reqID)
-		return []ledger.Record{t.rec(now, Execution, RequestCancelled, ledger.F("request_id", p.id), ledger.F("method", p.method),
+		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestCancelled, ledger.F("request_id", p.id), ledger.F("method", p.method),
 			ledger.F("reason", mcp.String(mcp.Member(m.Params, "reason"))), ledger.F("latency_ms", now.Sub(p.at)))}
 	}
 	return nil
@@ -378,14 +347,14 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
-func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) []ledger.Record {
-	reqDir := FromClient
-	if dir == FromClient {
-		reqDir = FromServer
+func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
+	reqDir := phases.FromClient
+	if dir == phases.FromClient {
+		reqDir = phases.FromServer
 	}
 	p, ok := t.pending[reqDir][m.ID]
 	if !ok {
-		return []ledger.Record{t.rec(now, Transport, UnknownResponse, ledger.F("request_id", string(m.RawID)), ledger.F("direction", dir.String()))}
+		return []ledger.Record{t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F("request_id", string(m.RawID)), ledger.F("direction", dir.String()))}
 	}
 	delete(t.pending[reqDir], m.ID)
 	id := p.id // the request's spelling: the answer may re-spell the same id
@@ -396,63 +365,53 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 		_ = json.Unmarshal(m.Error, &e)
 	}
 	body := t.body(l)
-	if reqDir == FromServer {
-		return []ledger.Record{t.rec(now, Execution, RequestResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method),
+	if reqDir == phases.FromServer {
+		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method),
 			ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), ledger.F("code", e.Code), latency}, body...)...)}
 	}
 	switch p.method {
-	case "initialize":
+	case mcp.MethodInitialize:
 		if failed {
-			return []ledger.Record{t.rec(now, Handshake, InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
-		var r struct {
-			ProtocolVersion string                         `json:"protocolVersion"`
-			ServerInfo      struct{ Name, Version string } `json:"serverInfo"`
-			Capabilities    map[string]json.RawMessage     `json:"capabilities"`
-		}
-		_ = json.Unmarshal(m.Result, &r)
+		r, _ := mcp.ParseInitializeResult(m.Result)
+		server := r.Server()
 		t.hs = hsResponded
 		if t.earlyInit {
 			t.hs = hsDone
 			t.deadline = time.Time{}
 		}
-		return []ledger.Record{t.rec(now, Handshake, InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
-			ledger.F("server_name", redact.String(r.ServerInfo.Name)), ledger.F("server_version", redact.String(r.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency}, body...)...)}
-	case "server/discover":
+		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
+			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
+	case mcp.MethodDiscover:
 		if failed {
-			return []ledger.Record{t.rec(now, Handshake, DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
-		var r struct {
-			SupportedVersions []string                   `json:"supportedVersions"`
-			Capabilities      map[string]json.RawMessage `json:"capabilities"`
-			Meta              struct {
-				ServerInfo struct{ Name, Version string } `json:"io.modelcontextprotocol/serverInfo"`
-			} `json:"_meta"`
-		}
-		_ = json.Unmarshal(m.Result, &r)
+		r, _ := mcp.ParseDiscoverResult(m.Result)
+		server := r.Server()
 		t.hs = hsDone
 		t.deadline = time.Time{}
-		return []ledger.Record{t.rec(now, Handshake, DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
-			ledger.F("server_name", redact.String(r.Meta.ServerInfo.Name)), ledger.F("server_version", redact.String(r.Meta.ServerInfo.Version)), ledger.F("capabilities", keys(r.Capabilities)), latency)}
-	case "tools/list":
+		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
+			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
+	case mcp.MethodListTools:
 		if failed {
-			return []ledger.Record{t.rec(now, Discovery, ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
 		}
 		return []ledger.Record{t.toolsListed(now, id, m.Result, l, latency)}
-	case "tools/call":
+	case mcp.MethodCallTool:
 		// The outcome comes from the scanner, which read the whole line however long.
 		oc := mcp.Outcome(m)
 		fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("outcome", oc), latency, ledger.F("result_bytes", l.Size)}
 		if failed {
 			fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
 		}
-		ev := ToolCallResponded
+		ev := phases.ToolCallResponded
 		switch oc {
 		case mcp.OutcomeInputRequired:
-			ev = ToolCallInputRequired
+			ev = phases.ToolCallInputRequired
 		case mcp.OutcomeTaskCreated:
 			// "the work goes on": the call ends with the task's tasks/result.
-			ev = ToolCallTaskCreated
+			ev = phases.ToolCallTaskCreated
 			if task := mcp.String(mcp.Member(mcp.Member(m.Result, "task"), "taskId")); task != "" {
 				if t.tasks == nil {
 					t.tasks = map[string]taskCall{}
@@ -461,8 +420,8 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 				fields = append(fields, ledger.F("task_id", task))
 			}
 		}
-		return []ledger.Record{t.rec(now, Execution, ev, append(fields, body...)...)}
-	case "tasks/result":
+		return []ledger.Record{t.rec(now, phases.Execution, ev, append(fields, body...)...)}
+	case mcp.MethodTaskResult:
 		if c, ok := t.tasks[p.task]; ok {
 			// The task's outcome is the call's: the record links back to it.
 			delete(t.tasks, p.task)
@@ -471,20 +430,20 @@ func (t *Tracker) response(now time.Time, dir Dir, m *mcp.Msg, l *jsonrpc.Line) 
 			if failed {
 				fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
 			}
-			return []ledger.Record{t.rec(now, Execution, ToolCallResponded, append(fields, body...)...)}
+			return []ledger.Record{t.rec(now, phases.Execution, phases.ToolCallResponded, append(fields, body...)...)}
 		}
 	}
 	fields := []ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method), ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), latency}
 	if failed {
 		fields = append(fields, ledger.F("code", e.Code))
 	}
-	return []ledger.Record{t.rec(now, Execution, RequestResponded, append(fields, body...)...)}
+	return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...)}
 }
 
-func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrpc.Line, latency ledger.Field) ledger.Record {
+func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observation, latency ledger.Field) ledger.Record {
 	r, err := mcp.ParseToolsPage(result)
 	if l.Truncated || err != nil {
-		return t.rec(now, Discovery, ToolsListResponded, ledger.F("request_id", id), ledger.F("complete", false), ledger.F("unparsed", true), latency)
+		return t.rec(now, phases.Discovery, phases.ToolsListResponded, ledger.F("request_id", id), ledger.F("complete", false), ledger.F("unparsed", true), latency)
 	}
 	if t.listTools == nil {
 		t.listTools = map[string]string{}
@@ -503,7 +462,7 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 		fields = append(fields, ledger.F("invalid_tools", invalid))
 	}
 	if r.More {
-		return t.rec(now, Discovery, ToolsListResponded, append(fields, ledger.F("complete", false), latency)...)
+		return t.rec(now, phases.Discovery, phases.ToolsListResponded, append(fields, ledger.F("complete", false), latency)...)
 	}
 	names := make([]string, 0, len(t.listTools))
 	for n := range t.listTools {
@@ -520,14 +479,5 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *jsonrp
 		fields = append(fields, ledger.F("warning", "zero tools: the server is connected but offers nothing to call"))
 	}
 	t.listTools = nil
-	return t.rec(now, Discovery, ToolsListResponded, fields...)
-}
-
-func keys(m map[string]json.RawMessage) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return t.rec(now, phases.Discovery, phases.ToolsListResponded, fields...)
 }

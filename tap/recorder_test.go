@@ -1,4 +1,4 @@
-package phases_test
+package tap_test
 
 import (
 	"fmt"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/ledger/ledgertest"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // TestRecorderNeverBlocks: with a tiny queue and a slow ledger the relay's
@@ -19,11 +19,11 @@ import (
 func TestRecorderNeverBlocks(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{Queue: 1, MaxBytes: 64})
+	r := tap.NewRecorder(l, &tap.Tracker{}, tap.RecorderOptions{Queue: 1, MaxBytes: 64})
 	start := time.Now()
 	for range 1000 {
 		data := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`)
-		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
+		r.Line(phases.FromServer, &tap.Observation{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
 	}
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("1000 hand-offs took %v", d)
@@ -52,11 +52,11 @@ func TestRecorderNeverBlocks(t *testing.T) {
 func TestRecorderFoldsNotificationFloods(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{})
+	r := tap.NewRecorder(l, &tap.Tracker{}, tap.RecorderOptions{})
 	r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: phases.Launch, Event: phases.Spawned})
 	line := func(dir phases.Dir, s string) {
 		data := []byte(s)
-		r.Line(dir, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+		r.Line(dir, &tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
 	}
 	for range 300 {
 		line(phases.FromServer, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
@@ -91,10 +91,10 @@ func TestRecorderFoldsNotificationFloods(t *testing.T) {
 func TestRecorderFoldedNeverQueued(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	l, _ := ledger.Open(ledger.Options{Path: path})
-	r := phases.NewRecorder(l, &phases.Tracker{}, phases.RecorderOptions{Queue: 1, MaxBytes: 64})
+	r := tap.NewRecorder(l, &tap.Tracker{}, tap.RecorderOptions{Queue: 1, MaxBytes: 64})
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2,"message":"` + strings.Repeat("x", 200) + `"}}`)
 	for range 1000 {
-		r.Line(phases.FromServer, &jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
+		r.Line(phases.FromServer, &tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()})
 	}
 	dropped := r.Dropped()
 	r.Close()

@@ -1,13 +1,13 @@
-package phases
+package tap
 
 import (
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // TestFoldWindowNeverFromZero: the relay counts folded notifications while
@@ -40,7 +40,7 @@ func TestFoldWindowNeverFromZero(t *testing.T) {
 	// No loop goroutine: the test is the recorder, folding as fast as it can.
 	r := &Recorder{ledger: l, tracker: &Tracker{}, wake: make(chan struct{}, 1)}
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
-	line := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
+	line := Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
 	const n = 300_000
 	done := make(chan struct{})
 	// The relay: returns after n notifications.
@@ -49,7 +49,7 @@ func TestFoldWindowNeverFromZero(t *testing.T) {
 		for range n {
 			l := line
 			l.End = time.Now()
-			r.Line(FromServer, &l)
+			r.Line(phases.FromServer, &l)
 		}
 	}()
 	for folding := true; folding; {
@@ -76,8 +76,8 @@ func BenchmarkFoldedLine(b *testing.B) {
 	l, _ := ledger.Open(ledger.Options{})
 	r := &Recorder{ledger: l, tracker: &Tracker{}, wake: make(chan struct{}, 1)}
 	data := []byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}`)
-	line := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()}
+	line := Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: time.Now()}
 	for b.Loop() {
-		r.Line(FromServer, &line)
+		r.Line(phases.FromServer, &line)
 	}
 }

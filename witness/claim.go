@@ -1,9 +1,10 @@
-package phases
+package witness
 
 import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
@@ -16,9 +17,9 @@ func ServerClaim(now time.Time, run string, pid int, phase, event string, fields
 	for _, kv := range fields {
 		fs = append(fs, ledger.F(kv[0], redact.String(kv[1])))
 	}
-	if ShimOwned(event) {
+	if phases.ShimOwned(event) {
 		fs = append(fs, ledger.F("claimed", event))
-		event = ForgedEvent
+		event = phases.ForgedEvent
 	}
-	return ledger.Record{Time: now, Run: run, PID: pid, Origin: OriginServer, Phase: Phase(phase), Event: event, Fields: fs}
+	return ledger.Record{Time: now, Run: run, PID: pid, Origin: phases.OriginServer, Phase: phases.Phase(phase), Event: event, Fields: fs}
 }

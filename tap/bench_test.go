@@ -1,4 +1,4 @@
-package phases_test
+package tap_test
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // BenchmarkRecordToolCall is the recorder's work for one small tool call
@@ -30,13 +30,13 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			}
 			l, _ := ledger.Open(opts)
 			defer l.Close()
-			t := &phases.Tracker{}
+			t := &tap.Tracker{}
 			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now(), phases.Spawned)
-			line := func(s string) jsonrpc.Line {
+			line := func(s string) tap.Observation {
 				data := []byte(s)
-				return jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
+				return tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
 			}
-			observe := func(dir phases.Dir, l0 jsonrpc.Line) {
+			observe := func(dir phases.Dir, l0 tap.Observation) {
 				l0.End = time.Now()
 				for _, r := range t.Observe(dir, &l0) {
 					l.Write(&r)
@@ -46,8 +46,8 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			observe(phases.FromServer, line(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}`))
 			observe(phases.FromClient, line(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			// Scanned once here: the relay scans, not the recorder.
-			reqs := make([]jsonrpc.Line, 64)
-			resps := make([]jsonrpc.Line, 64)
+			reqs := make([]tap.Observation, 64)
+			resps := make([]tap.Observation, 64)
 			for i := range reqs {
 				reqs[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, i+1))
 				resps[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"hi"}]}}`, i+1))

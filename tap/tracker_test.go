@@ -1,13 +1,13 @@
-package phases
+package tap
 
 import (
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // feed runs lines through a fresh tracker; lines starting with "> " come from
@@ -15,16 +15,16 @@ import (
 func feed(t *testing.T, tr *Tracker, script ...string) []ledger.Record {
 	t.Helper()
 	now := time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC)
-	tr.Begin("run_1", 42, now, Spawned)
+	tr.Begin("run_1", 42, now, phases.Spawned)
 	var out []ledger.Record
 	for i, s := range script {
-		dir := FromClient
+		dir := phases.FromClient
 		if strings.HasPrefix(s, "< ") {
-			dir = FromServer
+			dir = phases.FromServer
 		}
 		data := []byte(s[2:])
 		now = now.Add(time.Millisecond)
-		l := jsonrpc.Line{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: now}
+		l := Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true, End: now}
 		_ = i
 		out = append(out, tr.Observe(dir, &l)...)
 	}
@@ -154,9 +154,9 @@ func TestTrackerHandshakeTimeout(t *testing.T) {
 		script []string
 		last   string
 	}{
-		{nil, SpawnedNoInitialize},
-		{[]string{trInitReq}, InitializeReceivedNoResponse},
-		{[]string{trInitReq, trInitResp}, ResponseSentNoInitialized},
+		{nil, phases.SpawnedNoInitialize},
+		{[]string{trInitReq}, phases.InitializeReceivedNoResponse},
+		{[]string{trInitReq, trInitResp}, phases.ResponseSentNoInitialized},
 	} {
 		tr := &Tracker{HandshakeTimeout: time.Second}
 		feed(t, tr, c.script...)

@@ -1,4 +1,4 @@
-package phases
+package tap
 
 import (
 	"io"
@@ -6,9 +6,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // Recorder is the hand-off between the relay and the ledger: the relay puts
@@ -39,7 +39,7 @@ type Recorder struct {
 // Folded are the notifications that come in floods and change nothing the
 // ledger tracks: they are counted per direction and method, and the counts
 // written every foldEvery (and when the run ends), instead of a record each.
-var Folded = [...]string{"notifications/message", "notifications/progress"}
+var Folded = [...]string{mcp.NotificationLoggingMessage, mcp.NotificationProgress}
 
 const foldEvery = time.Second
 
@@ -56,8 +56,8 @@ type foldCount struct {
 }
 
 type item struct {
-	dir    Dir
-	line   jsonrpc.Line
+	dir    phases.Dir
+	line   Observation
 	rec    *ledger.Record
 	notice string // a line for the person reading the log
 }
@@ -90,8 +90,8 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 
 // Line hands over one relayed line. It never blocks; ownership of l.Data
 // passes to the recorder.
-func (r *Recorder) Line(dir Dir, l *jsonrpc.Line) {
-	if i := foldIndex(l); i >= 0 {
+func (r *Recorder) Line(dir phases.Dir, l *Observation) {
+	if i := foldIndex(&l.Msg, l.Unterminated); i >= 0 {
 		// Counted here, never queued: a flood of 1 KiB notifications once
 		// held 17 MiB of lines in the queue, and lost some when it was full.
 		c := &r.folds[dir][i]
@@ -287,8 +287,8 @@ func (r *Recorder) fold(at time.Time, now bool) {
 			c.n = 0
 			c.mu.Unlock()
 			window := time.Duration(max(at.UnixNano()-first, 0))
-			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: Transport, Event: NotificationsFolded,
-				Fields: []ledger.Field{ledger.F("direction", Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
+			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: phases.Transport, Event: phases.NotificationsFolded,
+				Fields: []ledger.Field{ledger.F("direction", phases.Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
 		}
 	}
 }
@@ -309,19 +309,19 @@ func (r *Recorder) folding() bool {
 	return false
 }
 
-// Kept reports whether Line keeps the line's data (see jsonrpc.Relay.Kept):
-// a folded notification is only counted.
-func (r *Recorder) Kept(l *jsonrpc.Line) bool { return foldIndex(l) < 0 }
+// Kept reports whether Line keeps the data of a whole line holding m (a
+// relay may then skip copying it): a folded notification is only counted.
+func (r *Recorder) Kept(m *mcp.Msg) bool { return foldIndex(m, false) < 0 }
 
-// foldIndex is the index in Folded of a line that is a whole notification
-// counted, not recorded; -1 for any other line. Whether it was forwarded
-// does not count: Kept is asked before Route decides.
-func foldIndex(l *jsonrpc.Line) int {
-	if l.Msg.Kind != mcp.Notification || l.Msg.Partial || l.Unterminated {
+// foldIndex is the index in Folded of a whole notification that is counted,
+// not recorded; -1 for any other line. Whether it was forwarded does not
+// count: Kept is asked before the line is routed.
+func foldIndex(m *mcp.Msg, unterminated bool) int {
+	if m.Kind != mcp.Notification || m.Partial || unterminated {
 		return -1
 	}
-	for i, m := range Folded {
-		if l.Msg.Method == m {
+	for i, name := range Folded {
+		if m.Method == name {
 			return i
 		}
 	}
@@ -337,27 +337,27 @@ func (r *Recorder) handle(it item) {
 	case it.rec != nil:
 		rec := it.rec
 		switch rec.Event {
-		case Spawned, Connected:
+		case phases.Spawned, phases.Connected:
 			r.fold(rec.Time, true)
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time, rec.Event)
-		case Exited, Disconnected:
+		case phases.Exited, phases.Disconnected:
 			r.fold(rec.Time, true)
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {
 				rec.Fields = append(rec.Fields, ledger.F("tasks_lost", lost)) // a restarted server does not know them
 			}
-		case ExternalAttempt:
+		case phases.ExternalAttempt:
 			if rec.Run == "" { // the egress witness does not know runs: the tracker does
 				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
 				rec.Fields = append(rec.Fields, r.tracker.Context()...)
 			}
-		case ExternalResult, ExternalDenied:
+		case phases.ExternalResult, phases.ExternalDenied:
 			if rec.Run == "" {
 				rec.Run, rec.PID = r.tracker.Run(), r.tracker.PID()
 			}
-		case HandshakeReplayed:
+		case phases.HandshakeReplayed:
 			r.tracker.Replayed()
-		case KillRequested:
+		case phases.KillRequested:
 			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()))
 		}
 		r.write([]ledger.Record{*rec})
