@@ -127,7 +127,7 @@ func Replace(path string, old, data []byte, backup string) error {
 	beforeSwap(f)
 	switch err := exchange(tmp.Name(), path); {
 	case errors.Is(err, errNoExchange):
-		return os.Rename(tmp.Name(), path)
+		return safefile.Rename(tmp.Name(), path)
 	case err != nil:
 		return err
 	}

@@ -26,7 +26,8 @@ import (
 type sysProcess struct {
 	mu    sync.Mutex
 	job   windows.Handle // 0 once released
-	ended bool           // the shim ended the job (TerminateJobObject)
+	proc  windows.Handle // the child, to ask whether it still runs; 0 once released
+	ended bool           // the shim ended the job while the child ran
 }
 
 // stillActive is GetExitCodeProcess's code for a running process (STILL_ACTIVE).
@@ -61,19 +62,20 @@ func (s *sysProcess) started(pid int) error {
 	if err != nil {
 		return err
 	}
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err == nil {
-		err = windows.AssignProcessToJobObject(job, h)
-		windows.CloseHandle(h)
-	}
-	if err == nil {
-		err = resume(pid)
+		if err = windows.AssignProcessToJobObject(job, h); err == nil {
+			err = resume(pid)
+		}
+		if err != nil {
+			windows.CloseHandle(h)
+		}
 	}
 	if err != nil {
 		windows.CloseHandle(job)
 		return fmt.Errorf("put the server in a job object: %w", err)
 	}
-	s.job = job
+	s.job, s.proc = job, h
 	return nil
 }
 
@@ -245,9 +247,11 @@ func (p *Process) Kill() { _ = p.sys.terminate() }
 func (p *Process) Release() {
 	p.sys.mu.Lock()
 	defer p.sys.mu.Unlock()
-	if p.sys.job != 0 {
-		windows.CloseHandle(p.sys.job)
-		p.sys.job = 0
+	for _, h := range []*windows.Handle{&p.sys.job, &p.sys.proc} {
+		if *h != 0 {
+			windows.CloseHandle(*h)
+			*h = 0
+		}
 	}
 }
 
@@ -257,8 +261,11 @@ func (s *sysProcess) terminate() error {
 	if s.job == 0 {
 		return nil
 	}
+	var code uint32
+	running := s.proc != 0 && windows.GetExitCodeProcess(s.proc, &code) == nil && code == stillActive
 	err := windows.TerminateJobObject(s.job, killExitCode)
-	s.ended = s.ended || err == nil
+	// Not a child that had exited by itself, its code perhaps the same.
+	s.ended = s.ended || err == nil && running
 	return err
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/oauth/oauthtest"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // oauthServers is the strict authorization server in front of a go-sdk MCP
@@ -89,8 +90,8 @@ func TestOAuthSignIn(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("token files %v, want one", files)
 	}
-	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
-		t.Errorf("token file mode %v, want 0600", fi.Mode().Perm())
+	if err := safefile.CheckPrivate(files[0]); err != nil {
+		t.Errorf("token file: %v, want its owner's only (0600 on Unix)", err)
 	}
 
 	// The next run uses the kept token: no browser, no authorization request.

@@ -108,5 +108,5 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return Rename(tmp.Name(), path)
 }

@@ -148,3 +148,6 @@ func CheckPrivate(path string) error {
 	}
 	return nil
 }
+
+// Rename renames from over to (os.Rename).
+func Rename(from, to string) error { return os.Rename(from, to) }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -190,4 +191,20 @@ func CheckPrivate(path string) error {
 		return fmt.Errorf("%s lets in %v besides its owner, SYSTEM and Administrators", path, others)
 	}
 	return nil
+}
+
+// Rename renames from over to. Windows refuses to replace a file that is
+// open, even by a reader sharing delete access (another shim reading the
+// probe cache, a client its config, a session its token): the rename is
+// tried again for up to two seconds while it is refused so, as the go
+// command does for the same reason (cmd/go/internal/robustio).
+func Rename(from, to string) error {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		err := os.Rename(from, to)
+		if err == nil || !errors.Is(err, windows.ERROR_ACCESS_DENIED) && !errors.Is(err, windows.ERROR_SHARING_VIOLATION) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
