@@ -34,27 +34,34 @@ MCPSHIM_TEST_BIN=$(winepath -w "$W/mcpshim.exe")
 module=$(go list -m)
 
 skip=$(grep -v '^#' .ci/wine-skip.txt | grep . || true)
+# run_pkg runs one package's test binary in its directory and writes its
+# summary to $W/PKG.result: "status passed skipped-by-test listed seconds".
+run_pkg() {
+	local pkg=$1 rel=${1#"$module"/} names status=0 t0=$SECONDS
+	local args=(-test.v -test.count=1 -test.timeout=10m)
+	names=$(awk -v p="$rel" '$1 == p { print $2 }' <<<"$skip" | paste -sd'|')
+	[ -n "$names" ] && args+=("-test.skip=^($names)\$")
+	(cd "$(go list -f '{{.Dir}}' "$pkg")" && wine "$W/tests/${pkg##*/}.test.exe" "${args[@]}") >"$W/${pkg##*/}.log" 2>&1 || status=$?
+	grep -q '^--- FAIL' "$W/${pkg##*/}.log" && status=1
+	echo "$status $(grep -c '^--- PASS' "$W/${pkg##*/}.log") $(grep -c '^--- SKIP' "$W/${pkg##*/}.log") $(grep -c . <<<"${names//|/$'\n'}") $((SECONDS - t0))" >"$W/${pkg##*/}.result"
+}
+# One package at a time: with two at once, wine's CreateProcess failed now
+# and then with "Internal error" (1 run in 2).
+for pkg in $pkgs; do
+	run_pkg "$pkg"
+done
 failed=0 passed=0 skipped=0 listed=0
 for pkg in $pkgs; do
-	rel=${pkg#"$module"/}
-	[ "$rel" = "$module" ] && rel=.
-	names=$(awk -v p="$rel" '$1 == p { print $2 }' <<<"$skip" | paste -sd'|')
-	args=(-test.v -test.count=1 -test.timeout=10m)
-	[ -n "$names" ] && args+=("-test.skip=^($names)\$") && listed=$((listed + $(tr '|' '\n' <<<"$names" | wc -l)))
-	log="$W/${pkg##*/}.log"
-	t0=$SECONDS
-	status=0
-	(cd "$(go list -f '{{.Dir}}' "$pkg")" && wine "$W/tests/${pkg##*/}.test.exe" "${args[@]}") >"$log" 2>&1 || status=$?
-	p=$(grep -c '^--- PASS' "$log" || true) s=$(grep -c '^--- SKIP' "$log" || true) f=$(grep -c '^--- FAIL' "$log" || true)
-	passed=$((passed + p)) skipped=$((skipped + s))
-	if [ "$status" -ne 0 ] || [ "$f" -ne 0 ]; then
+	read -r status p s l secs <"$W/${pkg##*/}.result"
+	passed=$((passed + p)) skipped=$((skipped + s)) listed=$((listed + l))
+	if [ "$status" -ne 0 ]; then
 		failed=$((failed + 1))
-		echo "FAIL $rel ($((SECONDS - t0))s): $f failed, $p passed"
-		grep -E '^(--- FAIL|panic:|\s+\S+_test\.go:[0-9]+:)' "$log" | head -40
+		echo "FAIL ${pkg#"$module"/} (${secs}s): $(grep -c '^--- FAIL' "$W/${pkg##*/}.log") failed, $p passed"
+		grep -E '^(--- FAIL|panic:|\s+\S+_test\.go:[0-9]+:)' "$W/${pkg##*/}.log" | head -40
 	else
-		echo "ok   $rel ($((SECONDS - t0))s): $p passed, $s skipped by the test"
+		echo "ok   ${pkg#"$module"/} (${secs}s): $p passed, $s skipped by the test"
 	fi
-	grep -h -B1 '^--- SKIP' "$log" | grep -v '^--- SKIP\|^--$' | sed 's/^ */       skipped: /' || true
+	grep -h -B1 '^--- SKIP' "$W/${pkg##*/}.log" | grep -v '^--- SKIP\|^--$' | sed 's/^ */       skipped: /' || true
 done
 echo "windows under wine: $passed tests passed, $listed skipped by name on wine (.ci/wine-skip.txt), $skipped skipped by the tests, $failed packages failed"
 awk '!/^#/ && NF { name = $1 " " $2; $1 = $2 = ""; printf "  wine skips %-45s%s\n", name, $0 }' .ci/wine-skip.txt
