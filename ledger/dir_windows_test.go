@@ -15,6 +15,7 @@ func TestDefaultDirWindows(t *testing.T) {
 		{map[string]string{"LOCALAPPDATA": `C:\Users\dev\AppData\Local`}, `C:\Users\dev\AppData\Local\mcpshim`},
 		{map[string]string{"LOCALAPPDATA": `C:\Users\dev\AppData\Local`, "XDG_STATE_HOME": `D:\state`}, `D:\state\mcpshim`},
 		{map[string]string{"HOME": `C:\Users\dev`}, `C:\Users\dev\AppData\Local\mcpshim`},
+		{map[string]string{"HOME": `C:\msys\home\dev`, "USERPROFILE": `C:\Users\dev`}, `C:\Users\dev\AppData\Local\mcpshim`},
 	}
 	for _, tt := range tests {
 		if got := DefaultDir(func(k string) string { return tt.env[k] }); got != filepath.Clean(tt.want) {

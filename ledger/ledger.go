@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -119,27 +118,6 @@ func FileName(name string) string {
 var reservedOnWindows = map[string]bool{"CON": true, "PRN": true, "AUX": true, "NUL": true,
 	"COM1": true, "COM2": true, "COM3": true, "COM4": true, "COM5": true, "COM6": true, "COM7": true, "COM8": true, "COM9": true,
 	"LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true, "LPT5": true, "LPT6": true, "LPT7": true, "LPT8": true, "LPT9": true}
-
-// DefaultDir is the directory of default ledgers: $XDG_STATE_HOME/mcpshim,
-// else %LOCALAPPDATA%\mcpshim on Windows (the local, not roaming, profile),
-// else ~/.local/state/mcpshim.
-func DefaultDir(getenv func(string) string) string {
-	dir := getenv("XDG_STATE_HOME")
-	if dir == "" && runtime.GOOS == "windows" {
-		dir = getenv("LOCALAPPDATA")
-	}
-	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		dir = filepath.Join(home, ".local", "state")
-		if runtime.GOOS == "windows" {
-			dir = filepath.Join(home, "AppData", "Local")
-		}
-	}
-	return filepath.Join(dir, "mcpshim")
-}
 
 // Open opens the ledger, creating its directories and file for their owner
 // only (0700 and 0600; see safefile for Windows).
