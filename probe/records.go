@@ -75,6 +75,9 @@ func (r *Result) Records() []ledger.Record {
 			}
 		case "http_status":
 			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F("http_method", "POST"), ledger.F("method", st.Method), ledger.F("status", st.Code))
+			if st.Code/100 == 3 {
+				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F("status", st.Code), ledger.F("location", st.Detail), ledger.F("method", st.Method))
+			}
 			if st.Code == 401 || st.Code == 403 {
 				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F("status", st.Code), ledger.F("www_authenticate", st.Detail), ledger.F("realm", r.Realm))
 			}
