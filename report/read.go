@@ -163,7 +163,7 @@ func (r *reader) ledger(files []int) {
 	}
 	sealed := func(run *Run, judged bool) { r.sealed(s, run, judged, paths) }
 	for _, i := range files {
-		f, err := os.Open(r.files[i])
+		f, err := ledger.OpenRead(r.files[i])
 		if err != nil {
 			r.errs[i] = fmt.Errorf("read %s: %w", r.files[i], err)
 			continue

@@ -108,7 +108,7 @@ func completions(c *cli, words []string, cur string) []string {
 	case ctx[0] == "help" && pos == 0:
 		return subcommands
 	case ctx[0] == "completion" && pos == 0:
-		return []string{"bash", "zsh", "fish"}
+		return []string{"bash", "zsh", "fish", "powershell"}
 	case ctx[0] == "ledger" && len(ctx) == 1 && pos == 0 && !strings.ContainsAny(cur, "/.~"):
 		return strings.Fields(ledgerSubcommands) // or a PATH, once it looks like one
 	case ctx[0] == "ledger" && len(ctx) == 2 && (ctx[1] == "show" || ctx[1] == "why") && pos == 0:

@@ -7,7 +7,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 )
 
-const completionUsage = `usage: mcpshim completion bash|zsh|fish
+const completionUsage = `usage: mcpshim completion bash|zsh|fish|powershell
 
 Prints a completion script for the shell:
   bash:  source <(mcpshim completion bash), or save it as
@@ -15,6 +15,8 @@ Prints a completion script for the shell:
   zsh:   source <(mcpshim completion zsh) after compinit, or save it as
          _mcpshim on your $fpath
   fish:  mcpshim completion fish > ~/.config/fish/completions/mcpshim.fish
+  powershell:  mcpshim completion powershell | Out-String | Invoke-Expression
+         (add that line to $PROFILE to keep it)
 
 On Tab the script asks this mcpshim what fits (mcpshim __complete):
 subcommands, the flags its own --help lists, flag values (--restart,
@@ -78,14 +80,14 @@ complete -c mcpshim -f -a '(__mcpshim_complete)'
 
 // runCompletion is `mcpshim completion SHELL`.
 func runCompletion(c *cli, args []string) int {
-	scripts := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}
+	scripts := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion, "powershell": powershellCompletion}
 	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
 		fmt.Fprint(c.stdout, completionUsage)
 		return 0
 	}
 	if len(args) != 1 || scripts[args[0]] == "" {
 		if len(args) > 0 {
-			fmt.Fprintf(c.stderr, "mcpshim completion: no shell %q%s\n", args[0], cmdline.DidYouMean(args[0], []string{"bash", "zsh", "fish"}, ""))
+			fmt.Fprintf(c.stderr, "mcpshim completion: no shell %q%s\n", args[0], cmdline.DidYouMean(args[0], []string{"bash", "zsh", "fish", "powershell"}, ""))
 		}
 		fmt.Fprint(c.stderr, completionUsage)
 		return exitUsage

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -72,7 +73,7 @@ func demoLock(ctx context.Context, exe, dir string, env []string) (string, error
 	entry := map[string]any{"mcpServers": map[string]any{"locked-report": map[string]any{
 		"command": exe, "args": []string{"fixture", "report"}, "env": map[string]string{"REPORT_API_TOKEN": "demo-token"}}}}
 	b, _ := json.Marshal(entry)
-	if err := os.WriteFile(config, b, 0o600); err != nil {
+	if err := safefile.Write(config, b, 0o600); err != nil {
 		return "", err
 	}
 	lock := filepath.Join(dir, "mcp-tools.lock.json")
@@ -199,7 +200,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 	if *dir == "" {
 		*dir, err = os.MkdirTemp("", "mcpshim-demo-")
 	} else {
-		err = os.MkdirAll(*dir, 0o700)
+		_, err = safefile.Dir(*dir)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim demo: ledger dir: %v\n", err)
@@ -353,7 +354,7 @@ func (sc demoScenario) run(ctx context.Context, exe, dir string, env []string) d
 // them when the file is shorter: it was rotated meanwhile): the entries in
 // order, and the runs as the ledger reader judges them.
 func demoReadLedger(path string, offset int64) ([]ledger.Entry, []report.Run, error) {
-	f, err := os.Open(path)
+	f, err := ledger.OpenRead(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // Report limits: the page stays small enough for a browser however large the
@@ -64,7 +64,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+	if err := safefile.Write(out, buf.Bytes(), 0o600); err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
@@ -109,7 +109,7 @@ func (l *ledgerCmd) records(files []string, want map[string]bool, limit int) (ma
 		return false
 	}
 	for _, path := range files {
-		f, err := os.Open(path)
+		f, err := ledger.OpenRead(path)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: read %s: %v\n", path, err)
 			continue

@@ -111,7 +111,7 @@ type followedFile struct {
 // readTail returns the last n records of path, reading back from its end
 // in growing chunks, and where following it should start.
 func readTail(path string, n int) ([]tailRecord, *followedFile, error) {
-	f, err := os.Open(path)
+	f, err := ledger.OpenRead(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -202,7 +202,7 @@ func (l *ledgerCmd) quietFiles(paths []string) ([]string, error) {
 // readFrom reads the whole lines of path between off and size and says how
 // many bytes they took; a line still being written waits for the next poll.
 func readFrom(path string, off, size int64) ([]tailRecord, int64) {
-	f, err := os.Open(path)
+	f, err := ledger.OpenRead(path)
 	if err != nil {
 		return nil, 0
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -156,7 +157,7 @@ func loadFleet(c *cli, configs, only []string) (*fleet, error) {
 	}
 	files := slices.Clone(configs)
 	if len(files) == 0 {
-		files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv)
+		files = clientconfig.Find(cwd, c.home(), c.getenv)
 		if len(files) == 0 {
 			return nil, fmt.Errorf("no client config in %s or $HOME (mcpshim probe --help lists where each client keeps its own); name one with --config", cwd)
 		}
@@ -245,10 +246,13 @@ func (f *fleet) key() string {
 	return strings.Join(abs, "\n")
 }
 
-// cachePath is the probe cache under the XDG cache directory, or "" when
-// neither XDG_CACHE_HOME nor HOME says where that is.
+// cachePath is the probe cache under the XDG cache directory, else on
+// Windows %LOCALAPPDATA%\mcpshim\cache, or "" when nothing says where that is.
 func cachePath(c *cli) string {
 	dir := c.getenv("XDG_CACHE_HOME")
+	if dir == "" && runtime.GOOS == "windows" && c.getenv("LOCALAPPDATA") != "" {
+		return filepath.Join(c.getenv("LOCALAPPDATA"), "mcpshim", "cache", "probe.json")
+	}
 	if dir == "" {
 		home := c.getenv("HOME")
 		if home == "" {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check]
@@ -294,7 +295,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	rep.DryRun = o.dryRun
 	files := o.configs
 	if len(files) == 0 {
-		if files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv); len(files) == 0 {
+		if files = clientconfig.Find(cwd, c.home(), c.getenv); len(files) == 0 {
 			return done(fail(exitConfig, "no client config in %s or $HOME (mcpshim probe -h lists where the clients keep theirs); name one with --config", cwd))
 		}
 	}
@@ -377,7 +378,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	// is the directory where each server keeps its NAME.jsonl.
 	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
 	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
-		if err := os.MkdirAll(o.ledger, 0o700); err != nil {
+		if _, err := safefile.Dir(o.ledger); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
@@ -457,7 +458,7 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	total, bad := 0, 0
 	for _, s := range servers {
 		if s.Type != "stdio" || (len(scope.Servers) > 0 && !slices.Contains(scope.Servers, s.Name)) ||
-			(s.Project != "" && scope.Project != "" && s.Project != scope.Project) {
+			(s.Project != "" && scope.Project != "" && !clientconfig.SameProject(s.Project, scope.Project)) {
 			continue
 		}
 		found[s.Name] = true
