@@ -491,13 +491,7 @@ func (b *bridge) takeAll() []*call {
 // failInFlight answers every request in flight and cancels its exchange:
 // seed 004, "requests in flight get errors at once".
 func (b *bridge) failInFlight(text string) {
-	b.mu.Lock()
-	if b.getCancel != nil {
-		b.getCancel()
-		b.getCancel = nil
-	}
-	b.mu.Unlock()
-	for _, c := range b.takeAll() {
+	for _, c := range b.stopInFlight() {
 		c.cancel()
 		b.answer(c, text, nil)
 	}

@@ -144,17 +144,47 @@ func (b *bridge) judge(class Class, resent bool, why string, after time.Duration
 
 // failed answers the requests of msg with text, and on an outage every
 // other request in flight too ("requests in flight get errors at once"),
-// then hands the outage to the loop.
+// then hands the outage to the loop. The requests in flight are taken before
+// msg's answer is written: a request the client sends once it has read it
+// meets the outage (not sent, "reconnecting"), and was answered as in flight
+// when it came in between (TestWhileDown, 1 run in 30).
 func (b *bridge) failed(msg message, d Decision, text string, data map[string]any) {
+	var own, others []*call
+	b.mu.Lock()
 	msg.each(func(m message) {
-		if m.isRequest() {
-			b.fail(m.id, text, data)
+		if !m.isRequest() {
+			return
+		}
+		if c := b.take(m.id); c != nil {
+			own = append(own, c)
 		}
 	})
-	if d.Action == Reconnect || d.Action == GiveUp {
-		b.failInFlight(fmt.Sprintf("mcpshim: server %s became unreachable before answering", b.cfg.Name))
+	b.mu.Unlock()
+	outage := d.Action == Reconnect || d.Action == GiveUp
+	if outage {
+		others = b.stopInFlight()
+	}
+	for _, c := range own {
+		b.answer(c, text, data)
+	}
+	for _, c := range others {
+		c.cancel()
+		b.answer(c, fmt.Sprintf("mcpshim: server %s became unreachable before answering", b.cfg.Name), nil)
+	}
+	if outage {
 		b.outage <- d
 	}
+}
+
+// stopInFlight ends the GET stream and takes every request in flight.
+func (b *bridge) stopInFlight() []*call {
+	b.mu.Lock()
+	if b.getCancel != nil {
+		b.getCancel()
+		b.getCancel = nil
+	}
+	b.mu.Unlock()
+	return b.takeAll()
 }
 
 // failureText is the error a request gets, and its data.
