@@ -243,17 +243,12 @@ type ledgerData struct {
 	short   map[string]string // run id -> shortest unique prefix, for display
 }
 
-// files resolves the paths, or the default directory when there are none.
-// A missing default directory is no ledger yet, not an error.
+// files resolves the paths, or the default directory when there are none,
+// noting a default directory that does not exist yet.
 func (l *ledgerCmd) files(paths []string) ([]string, error) {
-	if len(paths) > 0 {
-		return ledger.Files(paths)
-	}
-	dir := ledger.DefaultDir(l.c.getenv)
-	files, err := ledger.Files([]string{dir})
-	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", dir)
-		return nil, nil
+	files, noneYet, err := ledger.FilesOrDefault(paths, l.c.getenv)
+	if noneYet != "" {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", noneYet)
 	}
 	return files, err
 }

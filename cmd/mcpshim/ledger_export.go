@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
@@ -74,7 +73,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		sum := sha256.Sum256([]byte(otlp.collector(c) + " " + cfg.Protocol))
 		state = filepath.Join(ledger.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
 	}
-	files, err := ledgerFiles(c, paths)
+	files, _, err := ledger.FilesOrDefault(paths, c.getenv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
@@ -107,17 +106,4 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// ledgerFiles resolves paths, or the default directory when there are none;
-// a missing default directory is no ledger yet.
-func ledgerFiles(c *cli, paths []string) ([]string, error) {
-	if len(paths) > 0 {
-		return ledger.Files(paths)
-	}
-	files, err := ledger.Files([]string{ledger.DefaultDir(c.getenv)})
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return files, err
 }

@@ -55,7 +55,7 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 			return 0
 		case <-t.C:
 		}
-		files, err := l.quietFiles(pos)
+		files, _, err := ledger.FilesOrDefault(pos, l.c.getenv) // no note: tail -f may start before the first shim
 		if err != nil {
 			continue
 		}
@@ -78,15 +78,6 @@ func (l *ledgerCmd) only(recs []ledger.Tailed) []ledger.Tailed {
 		}
 	}
 	return out
-}
-
-// quietFiles is files without the "no ledger yet" note: tail -f may start
-// before the first shim does.
-func (l *ledgerCmd) quietFiles(paths []string) ([]string, error) {
-	if len(paths) > 0 {
-		return ledger.Files(paths)
-	}
-	return ledger.Files([]string{ledger.DefaultDir(l.c.getenv)})
 }
 
 // printRecord prints one record: as its ledger line with --json, else as
