@@ -78,28 +78,27 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 		}
 		return code
 	}
-	fl, err := loadFleet(c, pf.configs, nil)
+	fl, err := probe.LoadFleet(pf.configs, nil, c.getenv, c.lookupEnv, checkShimArgs)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %s\n", termsafe.String(err.Error()))
 		rep.Error = err.Error()
 		return done(exitConfig)
 	}
-	rep.Configs = fl.files
-	fl.ledger = pf.ledger
+	rep.Configs = fl.Files
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
-	results := runFleet(ctx, c, fl, opts, nil, false)
+	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
 	c = c.safeOutput() // the progress line is done
 	if !asJSON {
 		text = c.stdout
 	}
 
 	l, refused := probe.NewLock(results, allowEmpty)
-	for _, p := range fl.problems {
+	for _, p := range fl.Problems {
 		refused = append(refused, probe.Refusal{Server: p.Server, Reason: "config: " + p.String()})
 	}
-	fmt.Fprintf(text, "read %s\n", strings.Join(fl.files, ", "))
+	fmt.Fprintf(text, "read %s\n", strings.Join(fl.Files, ", "))
 	if len(results) == 0 && len(refused) == 0 {
-		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.files, ", "))
+		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.Files, ", "))
 		rep.Error = "no servers: nothing to lock"
 		return done(exitConfig)
 	}
