@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
@@ -76,10 +77,6 @@ const (
 var (
 	// ErrBadCanary is returned by ParseCanary for a spec it cannot read.
 	ErrBadCanary = errors.New("canary must be SERVER:TOOL:{json args}:REGEX")
-	// ErrLockMalformed is returned for a lock file that cannot be trusted.
-	ErrLockMalformed = errors.New("malformed lock file")
-	// ErrBadTool is returned for a tool definition without a string name.
-	ErrBadTool = errors.New("tool definition has no name")
 
 	// errClosed: the server closed stdout, or exited, before answering.
 	errClosed = errors.New("server closed stdout")
@@ -139,7 +136,7 @@ type Result struct {
 	Attempts   int                 `json:"attempts"`
 	Protocol   string              `json:"protocol,omitempty"`
 	ServerInfo *mcp.Implementation `json:"server_info,omitempty"`
-	Tools      []Tool              `json:"tools"`
+	Tools      []lock.Tool         `json:"tools"`
 	Warnings   []string            `json:"warnings,omitempty"`
 	Canaries   []CanaryResult      `json:"canaries,omitempty"`
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
 )
@@ -113,7 +114,7 @@ type attempt struct {
 // starts now, so a caller that begins every attempt before finishing any
 // gives every server its whole deadline from the probe's start.
 func begin(ctx context.Context, t Target, opts Options) *attempt {
-	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}, pid: new(atomic.Int64)}
+	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []lock.Tool{}}, pid: new(atomic.Int64)}
 	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
 		a.r.Transport, a.r.url = "http", endpoint(t.URL)
@@ -437,7 +438,7 @@ func (s *session) listTools(ctx context.Context) error {
 			return &protocolError{err.Error()}
 		}
 		for _, raw := range pager.Tools[n:] {
-			t, err := NewTool(raw)
+			t, err := lock.NewTool(raw)
 			if err != nil {
 				return &protocolError{fmt.Sprintf("tools/list: %v", err)}
 			}

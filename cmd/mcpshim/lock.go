@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
@@ -94,7 +95,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 
 	l, refused := probe.NewLock(results, allowEmpty)
 	for _, p := range fl.Problems {
-		refused = append(refused, probe.Refusal{Server: p.Server, Reason: "config: " + p.String()})
+		refused = append(refused, lock.Refusal{Server: p.Server, Reason: "config: " + p.String()})
 	}
 	fmt.Fprintf(text, "read %s\n", strings.Join(fl.Files, ", "))
 	if len(results) == 0 && len(refused) == 0 {

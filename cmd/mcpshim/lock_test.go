@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
@@ -173,7 +174,7 @@ func lockHealthy(t *testing.T, dir string, edit func(servers map[string]map[stri
 func TestProbeLockDrift(t *testing.T) {
 	t.Run("changed fails only with --strict", func(t *testing.T) {
 		cfg, lock := lockHealthy(t, t.TempDir(), func(s map[string]map[string]map[string]string) {
-			s["h"]["echo"]["digest"] = probe.DigestPrefix + strings.Repeat("0", 64)
+			s["h"]["echo"]["digest"] = lock.DigestPrefix + strings.Repeat("0", 64)
 		})
 		code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg, "--lock", lock)
 		if code != 0 || !strings.Contains(out, "h: changed -> echo (passes without --strict)") {
@@ -186,7 +187,7 @@ func TestProbeLockDrift(t *testing.T) {
 	t.Run("probable rename", func(t *testing.T) {
 		cfg, lock := lockHealthy(t, t.TempDir(), func(s map[string]map[string]map[string]string) {
 			s["h"]["echo_text"] = s["h"]["echo"]
-			s["h"]["echo_text"]["digest"] = probe.DigestPrefix + strings.Repeat("1", 64)
+			s["h"]["echo_text"]["digest"] = lock.DigestPrefix + strings.Repeat("1", 64)
 			delete(s["h"], "echo")
 		})
 		code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg, "--lock", lock)

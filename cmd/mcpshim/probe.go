@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
@@ -151,10 +152,10 @@ type probeReport struct {
 }
 
 type lockReport struct {
-	File   string        `json:"file"`
-	Strict bool          `json:"strict"`
-	Error  string        `json:"error,omitempty"`
-	Drifts []probe.Drift `json:"drifts"`
+	File   string       `json:"file"`
+	Strict bool         `json:"strict"`
+	Error  string       `json:"error,omitempty"`
+	Drifts []lock.Drift `json:"drifts"`
 }
 
 type sinceLast struct {
@@ -222,11 +223,11 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 
 	rep := probeReport{Configs: fl.Files, Problems: fl.Problems, Notes: fl.Notes, Results: results}
 	if lockFile != "" {
-		rep.Lock = &lockReport{File: lockFile, Strict: strict, Drifts: []probe.Drift{}}
-		if l, err := probe.ReadLock(lockFile); err != nil {
+		rep.Lock = &lockReport{File: lockFile, Strict: strict, Drifts: []lock.Drift{}}
+		if l, err := lock.Read(lockFile); err != nil {
 			rep.Lock.Error = err.Error()
 		} else {
-			rep.Lock.Drifts = nonNil(l.Verify(results))
+			rep.Lock.Drifts = nonNil(probe.Verify(l, results))
 		}
 	}
 	if cache != nil {

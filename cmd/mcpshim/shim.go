@@ -23,7 +23,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
@@ -285,19 +285,19 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	var checkTools func([]json.RawMessage) []string
 	if f.lock != "" {
-		lock, err := probe.ReadLock(f.lock)
+		l, err := lock.Read(f.lock)
 		if err != nil {
 			// A lock that cannot be read fails closed.
 			fmt.Fprintf(c.stderr, "mcpshim: --lock %s: %v; regenerate it with `mcpshim lock`\n", f.lock, err)
 			return exitConfig
 		}
-		if _, ok := lock.Servers[f.name]; !ok {
+		if _, ok := l.Servers[f.name]; !ok {
 			fmt.Fprintf(c.stderr, "mcpshim: --lock %s has no server %q (its servers are the config's entry names; set --name)\n", f.lock, f.name)
 			if f.lockMode == "enforce" {
 				return exitConfig
 			}
 		}
-		checkTools = lockChecker(lock, f.name)
+		checkTools = lockChecker(l, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
 	file, ok := c.stdin.(*os.File)
@@ -387,15 +387,15 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 }
 
 // lockChecker returns the locked tools of server that a listed surface lacks.
-func lockChecker(lock *probe.Lock, server string) func([]json.RawMessage) []string {
+func lockChecker(l *lock.Lock, server string) func([]json.RawMessage) []string {
 	return func(raw []json.RawMessage) []string {
-		tools := make([]probe.Tool, 0, len(raw))
+		tools := make([]lock.Tool, 0, len(raw))
 		for _, r := range raw {
-			if t, err := probe.NewTool(r); err == nil {
+			if t, err := lock.NewTool(r); err == nil {
 				tools = append(tools, t)
 			}
 		}
-		return lock.Check(server, tools).Missing
+		return l.Check(server, tools).Missing
 	}
 }
 
