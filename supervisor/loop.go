@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
@@ -35,7 +36,7 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			return se.ExitStatus()
 		}
 		if s.lockBroken.Load() {
-			return exitConfig
+			return lock.ExitConfig
 		}
 		if s.stopping {
 			return status

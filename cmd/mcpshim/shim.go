@@ -297,7 +297,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 				return exitConfig
 			}
 		}
-		checkTools = lockChecker(l, f.name)
+		checkTools = lock.Checker(l, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
 	file, ok := c.stdin.(*os.File)
@@ -384,19 +384,6 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	rec.Close()
 	return status
-}
-
-// lockChecker returns the locked tools of server that a listed surface lacks.
-func lockChecker(l *lock.Lock, server string) func([]json.RawMessage) []string {
-	return func(raw []json.RawMessage) []string {
-		tools := make([]lock.Tool, 0, len(raw))
-		for _, r := range raw {
-			if t, err := lock.NewTool(r); err == nil {
-				tools = append(tools, t)
-			}
-		}
-		return l.Check(server, tools).Missing
-	}
 }
 
 func containsDashDash(args []string) bool {
