@@ -77,7 +77,14 @@ func readmeSamples(t *testing.T, plays map[string]*played) map[string]string {
 			t.Fatal(err)
 		}
 	}
-	fence := func(cmd, out string) string { return "\n```\n$ " + cmd + "\n" + out + "```\n" }
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The README shows one path whatever checkout wrote it.
+	fence := func(cmd, out string) string {
+		return "\n```\n$ " + cmd + "\n" + strings.ReplaceAll(out, wd, readmeInterop) + "```\n"
+	}
 	show := verdicts(t, plays[readmeShow].dir)[0]
 	out := map[string]string{
 		"ledger": fence("mcpshim ledger", string(ledgerCLI(t, dir))),
@@ -110,8 +117,12 @@ var (
 	readmeMachineRE = regexp.MustCompile(`(?m)^ +\+\S+ +(?:spawn_requested|spawned|exited)  .*$`)
 )
 
+// readmeInterop stands for this directory in the README's samples.
+const readmeInterop = "/src/mcpshim/interop"
+
 // readmeNorm takes out of a sample what changes from run to run.
 func readmeNorm(s string) string {
+	s = strings.ReplaceAll(s, readmeInterop, "<interop>")
 	s = readmeMachineRE.ReplaceAllString(s, "<process record>")
 	// The table's EXIT column: a server the shim stops may be gone at its
 	// stdin's close or at the SIGTERM after it; the verdict is the same.
