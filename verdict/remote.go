@@ -65,7 +65,7 @@ func (j *judgement) httpCause() string {
 
 func (j *judgement) unreachableAdvice() string {
 	if j.f.Exhausted {
-		return "the bridge gave up after " + plural(j.f.Attempts, "failure") + ": the server is down or unreachable; a retry helps once it is back"
+		return "the bridge gave up after " + Plural(j.f.Attempts, "failure") + ": the server is down or unreachable; a retry helps once it is back"
 	}
 	return "the server is down or unreachable: only time (or its operator) fixes it; the bridge retries with backoff"
 }

@@ -494,14 +494,6 @@ func (r *demoResult) print(w io.Writer, width int) {
 	}
 }
 
-// demoCount is "1 tool", "2 tools".
-func demoCount(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 func demoAt(ms float64) string {
 	if ms < 1000 {
 		return fmt.Sprintf("+%.0fms", ms)
@@ -696,7 +688,7 @@ func (dc *demoClient) listTools(ctx context.Context) bool {
 	for _, t := range r.Tools {
 		names = append(names, t.Name)
 	}
-	list := demoCount(len(names), "tool")
+	list := verdict.Plural(len(names), "tool")
 	if len(names) > 0 {
 		list += ": " + strings.Join(names, ", ")
 	}

@@ -81,10 +81,10 @@ func (l *ledgerCmd) list(args []string) int {
 	}
 	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))}
 	if d.skipped > 0 {
-		parts = append(parts, plural(d.skipped, "line")+" skipped (torn or not ledger records)")
+		parts = append(parts, verdict.Plural(d.skipped, "line")+" skipped (torn or not ledger records)")
 	}
 	if d.sum.Lost > 0 {
-		parts = append(parts, plural(d.sum.Lost, "record")+" lost by the shims (records_lost)")
+		parts = append(parts, verdict.Plural(d.sum.Lost, "record")+" lost by the shims (records_lost)")
 	}
 	sep := "; "
 	if l.width > 0 && utf8.RuneCountInString(strings.Join(parts, sep)) > l.width {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // prune removes whole ledger files last written before the cutoff
@@ -59,7 +60,7 @@ func (l *ledgerCmd) prune(args []string) int {
 		total += r.Bytes
 		fmt.Fprintf(l.c.stdout, "%s %s (%s, last written %s)\n", verb, r.Path, sizeText(r.Bytes), r.Modified.In(l.loc).Format("2006-01-02 15:04"))
 	}
-	fmt.Fprintf(l.c.stdout, "%s %s (%s); kept %d\n", verb, plural(len(out.Removed), "file"), sizeText(total), out.Kept)
+	fmt.Fprintf(l.c.stdout, "%s %s (%s); kept %d\n", verb, verdict.Plural(len(out.Removed), "file"), sizeText(total), out.Kept)
 	return status
 }
 

@@ -57,9 +57,9 @@ func (l *ledgerCmd) stats(args []string) int {
 	if len(servers) > 0 {
 		t.write(l.c.stdout, p, l.width)
 	}
-	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", plural(len(servers), "server"), plural(d.sum.Records, "record"), len(d.files))
+	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", verdict.Plural(len(servers), "server"), verdict.Plural(d.sum.Records, "record"), len(d.files))
 	if d.skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s skipped", plural(d.skipped, "line"))
+		fmt.Fprintf(l.c.stdout, "; %s skipped", verdict.Plural(d.skipped, "line"))
 	}
 	fmt.Fprintln(l.c.stdout, "; latency percentiles within 3%")
 	return 0

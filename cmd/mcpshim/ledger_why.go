@@ -114,7 +114,7 @@ func (l *ledgerCmd) why(args []string) int {
 		return l.writeJSON(out)
 	}
 	if d.skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.skipped, "line"))
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.skipped, "line"))
 	}
 	return 0
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]...
@@ -104,7 +105,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 		return done(exitConfig)
 	}
 	if len(refused) > 0 {
-		fmt.Fprintf(text, "refusing to write %s: %s cannot become an expectation\n", out, plural(len(refused), "server"))
+		fmt.Fprintf(text, "refusing to write %s: %s cannot become an expectation\n", out, verdict.Plural(len(refused), "server"))
 		for _, r := range refused {
 			fmt.Fprintf(text, "  - %s: %s\n", r.Server, r.Reason)
 			rep.Refused = append(rep.Refused, lockRefuse{r.Server, r.Reason})
@@ -125,6 +126,6 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(text, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
 		}
 	}
-	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, plural(len(results), "server"), plural(tools, "tool"))
+	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, verdict.Plural(len(results), "server"), verdict.Plural(tools, "tool"))
 	return done(0)
 }

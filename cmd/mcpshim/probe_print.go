@@ -9,6 +9,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // fixable sorts the outcomes a person can act on now before the rest.
@@ -61,7 +62,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 				if r.StderrActive {
 					stderr = "stderr active" // a cold npx install is slow, not dead
 				}
-				say(sub, fmt.Sprintf("last event: %s, %s, %s", r.LastEvent, plural(r.Attempts, "attempt"), stderr))
+				say(sub, fmt.Sprintf("last event: %s, %s, %s", r.LastEvent, verdict.Plural(r.Attempts, "attempt"), stderr))
 			}
 			if n := len(r.StderrTail); r.Outcome != probe.Ready && n > 0 && !strings.Contains(r.Detail, r.StderrTail[n-1]) {
 				say(sub, "stderr: "+r.StderrTail[n-1])
@@ -88,7 +89,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 		printLockCheck(w, l, cols)
 	}
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
-		say("", fmt.Sprintf("since the last probe: %d READY before, %s no longer: %s", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", ")))
+		say("", fmt.Sprintf("since the last probe: %d READY before, %s no longer: %s", len(s.Previous), verdict.Plural(len(s.Lost), "server"), strings.Join(s.Lost, ", ")))
 	}
 	say("", probeSummary(rep, counts))
 }
@@ -103,7 +104,7 @@ func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 		}
 	}
 	if len(rep.Problems) > 0 {
-		parts = append(parts, plural(len(rep.Problems), "config problem"))
+		parts = append(parts, verdict.Plural(len(rep.Problems), "config problem"))
 	}
 	canaries := 0
 	for i := range rep.Results {
@@ -128,14 +129,14 @@ func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
 		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
 	}
-	verdict := "exit 0"
+	status := "exit 0"
 	switch rep.Exit {
 	case exitConfig:
-		verdict = "exit 78: fix the above"
+		status = "exit 78: fix the above"
 	case exitTempFail:
-		verdict = "exit 75: only time may fix it, try again"
+		status = "exit 75: only time may fix it, try again"
 	}
-	return fmt.Sprintf("%s in %.2fs: %s; %s", plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), verdict)
+	return fmt.Sprintf("%s in %.2fs: %s; %s", verdict.Plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), status)
 }
 
 func printLockCheck(w io.Writer, l *lockReport, cols int) {
