@@ -20,6 +20,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -271,7 +272,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	policy, err := f.policy() // check has parsed it
 	if f.name == "" && f.remote.url != "" {
-		f.name = remoteName(f.remote.url)
+		f.name = clientconfig.RemoteName(f.remote.url)
 	} else if f.name == "" {
 		f.name = ledger.FileName(proc.Label(command))
 	}

@@ -323,7 +323,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, scope)
 		}
 		if err == nil && (unwrap || o.remote) {
-			out, entries, err = remoteRewrite(f, out, entries, self, o, scope, unwrap)
+			out, entries, err = clientconfig.RewriteRemote(f, out, entries, self, o.baked, scope, unwrap)
 		}
 		if err != nil {
 			refused = true
