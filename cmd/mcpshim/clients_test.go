@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 // copyTree copies the directory src to dst.
@@ -47,7 +49,7 @@ func TestEveryClientsConfig(t *testing.T) {
 			// No npx or uvx on this PATH: every stdio server exits at once.
 			env := []string{"HOME=" + home, "PATH=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 			_, stdout, stderr := runBuilt(t, project, env, "probe", "--json", "--timeout", "10s")
-			var rep probeReport
+			var rep probe.Report
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("probe --json: %v\n%s\n%s", err, stdout, stderr)
 			}

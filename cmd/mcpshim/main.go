@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/lock"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 func main() {
@@ -56,11 +57,11 @@ func (c *cli) lookupEnv(key string) (string, bool) {
 
 // Exit statuses from sysexits.h and the shell.
 const (
-	exitUsage        = 64              // EX_USAGE: a flag error or a missing command
-	exitTempFail     = 75              // EX_TEMPFAIL: only timeouts
-	exitConfig       = lock.ExitConfig // EX_CONFIG (78): a wiring problem a person must fix
-	exitNotExecuting = 126             // the command exists but cannot be executed
-	exitNotFound     = 127             // the command cannot be found
+	exitUsage        = 64                 // EX_USAGE: a flag error or a missing command
+	exitTempFail     = probe.ExitTempFail // EX_TEMPFAIL (75): only timeouts
+	exitConfig       = lock.ExitConfig    // EX_CONFIG (78): a wiring problem a person must fix
+	exitNotExecuting = 126                // the command exists but cannot be executed
+	exitNotFound     = 127                // the command cannot be found
 )
 
 // run is main without the process: it parses args and dispatches to a subcommand.

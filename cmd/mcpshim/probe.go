@@ -5,14 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -139,30 +138,6 @@ func probeLedger(c *cli, flagValue string) string {
 	return flagValue
 }
 
-// probeReport is the --json document.
-type probeReport struct {
-	Configs   []string              `json:"configs"`
-	Problems  []probe.ConfigProblem `json:"problems"`
-	Notes     []string              `json:"notes,omitempty"`
-	Results   []probe.Result        `json:"results"`
-	Lock      *lockReport           `json:"lock,omitempty"`
-	SinceLast *sinceLast            `json:"since_last,omitempty"`
-	ElapsedMS float64               `json:"elapsed_ms"`
-	Exit      int                   `json:"exit"`
-}
-
-type lockReport struct {
-	File   string       `json:"file"`
-	Strict bool         `json:"strict"`
-	Error  string       `json:"error,omitempty"`
-	Drifts []lock.Drift `json:"drifts"`
-}
-
-type sinceLast struct {
-	Previous []string `json:"previous"`
-	Lost     []string `json:"lost"`
-}
-
 // runProbe is `mcpshim probe`.
 func runProbe(ctx context.Context, c *cli, args []string) int {
 	fs := flag.NewFlagSet("probe", flag.ContinueOnError)
@@ -221,72 +196,24 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Cache: cache, Reuse: !fresh && lockFile == "",
 		Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
 
-	rep := probeReport{Configs: fl.Files, Problems: fl.Problems, Notes: fl.Notes, Results: results}
+	rep := probe.Report{Configs: fl.Files, Problems: fl.Problems, Notes: fl.Notes, Results: results}
 	if lockFile != "" {
-		rep.Lock = &lockReport{File: lockFile, Strict: strict, Drifts: []lock.Drift{}}
-		if l, err := lock.Read(lockFile); err != nil {
-			rep.Lock.Error = err.Error()
-		} else {
-			rep.Lock.Drifts = nonNil(probe.Verify(l, results))
-		}
+		rep.Lock = probe.CheckLock(lockFile, strict, results)
 	}
 	if cache != nil {
-		key := fl.Key()
-		var ready []string
-		for _, r := range results {
-			if r.Outcome == probe.Ready {
-				ready = append(ready, r.Server)
-			}
+		if sl := cache.Remember(fl.Key(), results, start); since && sl != nil {
+			rep.SinceLast = sl
 		}
-		if prev, ok := cache.LastReady(key); since && ok {
-			rep.SinceLast = &sinceLast{Previous: prev, Lost: []string{}}
-			for _, name := range prev {
-				if !slices.Contains(ready, name) {
-					rep.SinceLast.Lost = append(rep.SinceLast.Lost, name)
-				}
-			}
-		}
-		cache.SetReady(key, ready, start)
 		if err := cache.Save(time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "mcpshim probe: cache not saved: %v\n", err)
 		}
 	}
 	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
-	rep.Exit = probeExit(&rep)
+	rep.Exit = rep.Status()
 	if asJSON {
 		printJSON(c.stdout, rep)
 		return rep.Exit
 	}
-	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
+	report.WriteProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
 	return rep.Exit
-}
-
-// probeExit: 78 for anything a person must fix, 75 when only time might help.
-func probeExit(rep *probeReport) int {
-	fix := len(rep.Problems) > 0 || (rep.SinceLast != nil && len(rep.SinceLast.Lost) > 0)
-	temp := false
-	for _, r := range rep.Results {
-		switch {
-		case r.Outcome.Retryable():
-			temp = true
-		case r.Outcome != probe.Ready || r.CanaryFailed():
-			fix = true
-		}
-	}
-	if l := rep.Lock; l != nil {
-		fix = fix || l.Error != ""
-		for _, d := range l.Drifts {
-			// A server unverified for a timeout is counted as a timeout already.
-			if d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable() {
-				fix = true
-			}
-		}
-	}
-	switch {
-	case fix:
-		return exitConfig
-	case temp:
-		return exitTempFail
-	}
-	return 0
 }
