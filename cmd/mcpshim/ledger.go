@@ -62,6 +62,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -94,7 +95,7 @@ terminal.
 // runLedger reads ledgers and answers what happened: the run table and the
 // show, why, stats, tail, report and prune subcommands.
 func runLedger(ctx context.Context, c *cli, args []string) int {
-	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c), color: useColor(c)}
+	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c), color: termsafe.ColorOn(c.getenv, c.stdout)}
 	if len(args) > 0 {
 		switch args[0] {
 		case "show":
@@ -323,19 +324,6 @@ func location(c *cli) *time.Location {
 		return loc
 	}
 	return time.UTC
-}
-
-// useColor: only on a terminal, never with NO_COLOR or TERM=dumb.
-func useColor(c *cli) bool {
-	if c.getenv("NO_COLOR") != "" || c.getenv("TERM") == "dumb" {
-		return false
-	}
-	f, ok := c.stdout.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (l *ledgerCmd) writeJSON(v any) int {

@@ -328,7 +328,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Events:   events,
 		Notices:  stderr,
 		JSON:     f.logFormat == "json",
-		Color:    colorOK(c, c.stderr),
+		Color:    termsafe.ColorOn(c.getenv, c.stderr),
 	})
 	tracker := &tap.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
 	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
@@ -413,14 +413,6 @@ func ledgerPath(c *cli, flagValue, name string) string {
 		return ledger.PathIn(flagValue, name)
 	}
 	return flagValue
-}
-
-func colorOK(c *cli, w io.Writer) bool {
-	if _, ok := c.lookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && termsafe.Color(f)
 }
 
 // hostList is a repeatable, comma-separated flag.
