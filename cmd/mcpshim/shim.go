@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -321,7 +319,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
 	lw, _ := ledger.Open(ledger.Options{
 		OnRecord: onRecord,
-		Path:     ledgerPath(c, f.ledger, f.name),
+		Path:     ledger.PathFor(f.ledger, f.name, c.getenv),
 		Shim:     shimID,
 		Server:   f.name,
 		MaxSize:  f.ledgerMaxSize,
@@ -394,25 +392,6 @@ func containsDashDash(args []string) bool {
 		}
 	}
 	return false
-}
-
-// ledgerPath resolves --ledger: empty means the default file, a directory
-// gets NAME.jsonl inside it, "off" disables the ledger.
-func ledgerPath(c *cli, flagValue, name string) string {
-	switch flagValue {
-	case "off", "none":
-		return ""
-	case "":
-		return ledger.DefaultPath(c.getenv, name)
-	}
-	// A path that does not exist yet is a file only when it is named like
-	// one (server.jsonl): --ledger /var/log/mcp means a directory, slash or not.
-	st, err := os.Stat(flagValue)
-	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
-		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
-		return ledger.PathIn(flagValue, name)
-	}
-	return flagValue
 }
 
 // hostList is a repeatable, comma-separated flag.
