@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -293,57 +292,18 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		}
 	}
 
-	type plan struct {
-		file, path string // as named, and the file it resolves to
-		old, new   []byte
-		entries    []clientconfig.Entry
+	plans, errs := clientconfig.PlanRewrites(files, self, o.baked, scope, unwrap, o.remote, o.dryRun)
+	for _, err := range errs {
+		fail(exitConfig, "%v", err)
 	}
-	var plans []plan
-	refused := false
+	if len(errs) > 0 {
+		return done(fail(exitConfig, "nothing written: fix the files above, or name the others with --config"))
+	}
 	found := map[string]bool{}
-	for _, f := range files {
-		// Write the file a symlink points at rather than replace the link.
-		path, err := filepath.EvalSymlinks(f)
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		old, err := os.ReadFile(path)
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		var out []byte
-		var entries []clientconfig.Entry
-		if unwrap {
-			out, entries, err = clientconfig.Unwrap(f, old, scope)
-		} else {
-			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, scope)
-		}
-		if err == nil && (unwrap || o.remote) {
-			out, entries, err = clientconfig.RewriteRemote(f, out, entries, self, o.baked, scope, unwrap)
-		}
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		if !o.dryRun && !bytes.Equal(old, out) {
-			if err := clientconfig.Writable(path); err != nil {
-				refused = true
-				fail(exitConfig, "%v", err)
-				continue
-			}
-		}
-		for _, e := range entries {
+	for _, p := range plans {
+		for _, e := range p.Entries {
 			found[e.Server] = true
 		}
-		plans = append(plans, plan{f, path, old, out, entries})
-	}
-	if refused {
-		return done(fail(exitConfig, "nothing written: fix the files above, or name the others with --config"))
 	}
 	for _, s := range o.servers {
 		if !found[s] {
@@ -353,20 +313,20 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 
 	// The shim takes a --ledger path that does not exist for one file; wrap's
 	// is the directory where each server keeps its NAME.jsonl.
-	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
+	changes := slices.ContainsFunc(plans, func(p clientconfig.Plan) bool { return p.Changed() })
 	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
 		if err := os.MkdirAll(o.ledger, 0o700); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
 	for _, p := range plans {
-		wf := wrapFile{File: p.file, Entries: []wrapEntry{}}
+		wf := wrapFile{File: p.File, Entries: []wrapEntry{}}
 		otherProjects := 0
-		for _, e := range p.entries {
+		for _, e := range p.Entries {
 			if e.Result == clientconfig.SkippedProject {
 				otherProjects++
 			} else {
-				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.file, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
+				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.File, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
 			}
 			word := resultWords[e.Result]
 			if word == "" {
@@ -379,14 +339,14 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			if otherProjects == 1 {
 				entries = "entry"
 			}
-			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.file, otherProjects, entries, cmd)
+			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.File, otherProjects, entries, cmd)
 		}
 		rep.Files = append(rep.Files, wf)
 		last := &rep.Files[len(rep.Files)-1]
-		if bytes.Equal(p.old, p.new) {
+		if !p.Changed() {
 			continue
 		}
-		diff := clientconfig.Diff(p.file, p.old, p.new)
+		diff := clientconfig.Diff(p.File, p.Old, p.New)
 		if o.json {
 			last.Diff = diff
 		} else {
@@ -395,16 +355,16 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		if o.dryRun {
 			continue
 		}
-		backup := clientconfig.BackupPath(backupDir(c), p.path, cmd, time.Now())
-		if err := clientconfig.Replace(p.path, p.old, p.new, backup); err != nil {
+		backup := clientconfig.BackupPath(backupDir(c), p.Path, cmd, time.Now())
+		if err := clientconfig.Replace(p.Path, p.Old, p.New, backup); err != nil {
 			code := 1
 			if errors.Is(err, clientconfig.ErrReadOnly) {
 				code = exitConfig
 			}
-			return done(fail(code, "write %s: %v", p.file, err))
+			return done(fail(code, "write %s: %v", p.File, err))
 		}
 		last.Written, last.Backup = true, backup
-		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.file, backup)
+		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.File, backup)
 	}
 	return done(0)
 }
@@ -433,28 +393,19 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	}{Servers: []checked{}}
 	found := map[string]bool{}
 	total, bad := 0, 0
-	for _, s := range servers {
-		if s.Type != "stdio" || (len(scope.Servers) > 0 && !slices.Contains(scope.Servers, s.Name)) ||
-			(s.Project != "" && scope.Project != "" && s.Project != scope.Project) {
-			continue
-		}
-		found[s.Name] = true
+	for _, w := range clientconfig.CheckWrapped(servers, scope, checkShimArgs) {
+		found[w.Name] = true
 		total++
-		e := checked{File: s.File, wrapEntry: wrapEntry{Server: s.Name, Project: s.Project, Result: "wrapped"}}
-		switch {
-		case !s.Wrapped:
-			e.Result = "not_wrapped"
-			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", s.File, wrapLabel(s.Name, s.Project))
-		default:
-			if err := checkShimArgs(s.ShimArgs); err != nil {
-				e.Result, e.Reason = "refused_flags", err.Error()
-				fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %v\n", s.File, wrapLabel(s.Name, s.Project), err)
-			}
+		switch w.Result {
+		case "not_wrapped":
+			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", w.File, wrapLabel(w.Name, w.Project))
+		case "refused_flags":
+			fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %s\n", w.File, wrapLabel(w.Name, w.Project), w.Reason)
 		}
-		if e.Result != "wrapped" {
+		if w.Result != "wrapped" {
 			bad++
 		}
-		rep.Servers = append(rep.Servers, e)
+		rep.Servers = append(rep.Servers, checked{File: w.File, wrapEntry: wrapEntry{Server: w.Name, Project: w.Project, Result: w.Result, Reason: w.Reason}})
 	}
 	for _, s := range scope.Servers {
 		if !found[s] {

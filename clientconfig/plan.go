@@ -1,0 +1,99 @@
+package clientconfig
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Plan is one config file's rewrite, made in memory before anything is
+// written: wrap and unwrap write no file unless every file can be planned.
+type Plan struct {
+	File    string // as named
+	Path    string // the file it resolves to: a symlink's target is written, not the link
+	Old     []byte
+	New     []byte
+	Entries []Entry
+}
+
+// Changed reports whether the rewrite changes the file.
+func (p *Plan) Changed() bool { return !bytes.Equal(p.Old, p.New) }
+
+// PlanRewrites reads each file and rewrites it in memory: with unwrap, every
+// entry mcpshim wraps is restored; else each stdio entry in scope is wrapped
+// (shim and flags put before its command) and, with remote, each Streamable
+// HTTP entry bridged through `shim --url`. Unless dryRun, a file that would
+// change must be writable. A file that cannot be planned is an error of its
+// own; the others are planned all the same.
+func PlanRewrites(files []string, shim string, flags []string, sc Scope, unwrap, remote, dryRun bool) ([]Plan, []error) {
+	var plans []Plan
+	var errs []error
+	for _, f := range files {
+		p, err := planRewrite(f, shim, flags, sc, unwrap, remote, dryRun)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	return plans, errs
+}
+
+func planRewrite(file, shim string, flags []string, sc Scope, unwrap, remote, dryRun bool) (Plan, error) {
+	path, err := filepath.EvalSymlinks(file)
+	if err != nil {
+		return Plan{}, err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return Plan{}, err
+	}
+	var out []byte
+	var entries []Entry
+	if unwrap {
+		out, entries, err = Unwrap(file, old, sc)
+	} else {
+		out, entries, err = Wrap(file, old, shim, flags, sc)
+	}
+	if err == nil && (unwrap || remote) {
+		out, entries, err = RewriteRemote(file, out, entries, shim, flags, sc, unwrap)
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	p := Plan{File: file, Path: path, Old: old, New: out, Entries: entries}
+	if !dryRun && p.Changed() {
+		if err := Writable(path); err != nil {
+			return Plan{}, err
+		}
+	}
+	return p, nil
+}
+
+// Wrapped is a stdio server as wrap --check finds it.
+type Wrapped struct {
+	Server
+	Result string // wrapped, not_wrapped, refused_flags
+	Reason string // why mcpshim refuses the flags
+}
+
+// CheckWrapped is wrap --check: whether each stdio server in scope runs
+// behind mcpshim with flags it accepts (checkShimArgs).
+func CheckWrapped(servers []Server, sc Scope, checkShimArgs func([]string) error) []Wrapped {
+	var out []Wrapped
+	for _, s := range servers {
+		if s.Type != "stdio" || (len(sc.Servers) > 0 && !slices.Contains(sc.Servers, s.Name)) ||
+			(s.Project != "" && sc.Project != "" && s.Project != sc.Project) {
+			continue
+		}
+		w := Wrapped{Server: s, Result: "wrapped"}
+		if !s.Wrapped {
+			w.Result = "not_wrapped"
+		} else if err := checkShimArgs(s.ShimArgs); err != nil {
+			w.Result, w.Reason = "refused_flags", err.Error()
+		}
+		out = append(out, w)
+	}
+	return out
+}
