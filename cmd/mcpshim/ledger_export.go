@@ -60,7 +60,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
-	cfg, ok := otlp.config(c)
+	cfg, ok := otlp.config(c).Resolve()
 	if !ok {
 		fmt.Fprintln(c.stderr, "mcpshim ledger export: no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT")
 		return exitUsage
@@ -70,7 +70,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		state = ""
 	case "":
 		// One per collector: exporting to a second one starts from the beginning.
-		sum := sha256.Sum256([]byte(otlp.collector(c) + " " + cfg.Protocol))
+		sum := sha256.Sum256([]byte(cfg.Collector() + " " + cfg.Protocol))
 		state = filepath.Join(ledger.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
 	}
 	files, _, err := ledger.FilesOrDefault(paths, c.getenv)
@@ -88,14 +88,14 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		err = serr
 	}
 	if asJSON {
-		out := ledgerExportJSON{Collector: otlp.collector(c), State: state, Files: res.Files, Records: res.Records,
+		out := ledgerExportJSON{Collector: cfg.Collector(), State: state, Files: res.Files, Records: res.Records,
 			Spans: res.Spans, Skipped: res.Skipped, OpenRuns: res.Open}
 		if err != nil {
 			out.Error = err.Error()
 		}
 		printJSON(c.stdout, out)
 	} else if err == nil {
-		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, otlp.collector(c))
+		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, cfg.Collector())
 		if res.Open > 0 {
 			fmt.Fprintf(c.stdout, "; %d runs still going (their root spans follow when they end)", res.Open)
 		}

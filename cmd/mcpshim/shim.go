@@ -23,6 +23,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/lock"
+	"github.com/mcpshim-dev/mcpshim/otelexport"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
@@ -315,7 +316,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.quiet {
 		events = nil
 	}
-	onRecord, stopOTLP := otlpFromFlags(ctx, c, &f.otlp, shimID, f.name, stderr)
+	onRecord, stopOTLP := otelexport.StartSession(ctx, f.otlp.config(c), shimID, f.name, stderr)
 	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
 	lw, _ := ledger.Open(ledger.Options{
 		OnRecord: onRecord,
