@@ -22,15 +22,16 @@ func (p *Plan) Changed() bool { return !bytes.Equal(p.Old, p.New) }
 
 // PlanRewrites reads each file and rewrites it in memory: with unwrap, every
 // entry mcpshim wraps is restored; else each stdio entry in scope is wrapped
-// (shim and flags put before its command) and, with remote, each Streamable
-// HTTP entry bridged through `shim --url`. Unless dryRun, a file that would
-// change must be writable. A file that cannot be planned is an error of its
-// own; the others are planned all the same.
-func PlanRewrites(files []string, shim string, flags []string, sc Scope, unwrap, remote, dryRun bool) ([]Plan, []error) {
+// (shim and flags put before its command) and, with remoteFlags not nil,
+// each Streamable HTTP entry bridged through `shim --url` with those flags.
+// Unless dryRun, a file that would change must be writable. A file that
+// cannot be planned is an error of its own; the others are planned all the
+// same.
+func PlanRewrites(files []string, shim string, flags, remoteFlags []string, sc Scope, unwrap, dryRun bool) ([]Plan, []error) {
 	var plans []Plan
 	var errs []error
 	for _, f := range files {
-		p, err := planRewrite(f, shim, flags, sc, unwrap, remote, dryRun)
+		p, err := planRewrite(f, shim, flags, remoteFlags, sc, unwrap, dryRun)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -40,7 +41,7 @@ func PlanRewrites(files []string, shim string, flags []string, sc Scope, unwrap,
 	return plans, errs
 }
 
-func planRewrite(file, shim string, flags []string, sc Scope, unwrap, remote, dryRun bool) (Plan, error) {
+func planRewrite(file, shim string, flags, remoteFlags []string, sc Scope, unwrap, dryRun bool) (Plan, error) {
 	path, err := filepath.EvalSymlinks(file)
 	if err != nil {
 		return Plan{}, err
@@ -56,8 +57,8 @@ func planRewrite(file, shim string, flags []string, sc Scope, unwrap, remote, dr
 	} else {
 		out, entries, err = Wrap(file, old, shim, flags, sc)
 	}
-	if err == nil && (unwrap || remote) {
-		out, entries, err = RewriteRemote(file, out, entries, shim, flags, sc, unwrap)
+	if err == nil && (unwrap || remoteFlags != nil) {
+		out, entries, err = RewriteRemote(file, out, entries, shim, remoteFlags, sc, unwrap)
 	}
 	if err != nil {
 		return Plan{}, err

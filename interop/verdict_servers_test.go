@@ -115,6 +115,18 @@ var challenge = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "unauthorized", http.StatusUnauthorized)
 })
 
+// otherResource answers 401 with a challenge whose resource metadata, its
+// own, is published for another resource: signing in must stop there.
+var otherResource = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/.well-known/oauth-protected-resource/mcp" {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"resource":"https://evil.example.com/mcp","authorization_servers":["http://%s"]}`, r.Host)
+		return
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource/mcp"`)
+	http.Error(w, "unauthorized", http.StatusUnauthorized)
+})
+
 // unavailable answers every request 503, as a server down for a deploy.
 var unavailable = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "deploying", http.StatusServiceUnavailable)

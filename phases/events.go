@@ -102,7 +102,13 @@ const (
 	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
 	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
 	ReconnectsExhausted      = "reconnects_exhausted"  // consecutive failures used up the retries: exit 69
-	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge
+	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge; or a sign-in that stopped (stage, error)
+	// Signing in to a remote server (OAuth): every value redacted; never a
+	// code, a token, a secret or a verifier.
+	AuthRequired         = "auth_required"         // a 401/403 the bridge answers by signing in: status, scope, error
+	AuthorizationStarted = "authorization_started" // issuer, resource, scope, grant, client kind and id
+	Authorized           = "authorized"            // a token: issuer, granted scope, expires_in_s, refresh_token
+	TokenRefreshed       = "token_refreshed"       // a refresh: expires_in_s, rotated
 
 	// ledger
 	RecordsLost = ledger.RecordsLost
@@ -128,6 +134,7 @@ var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
 	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, SessionReinitialized: true,
 	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
+	AuthRequired: true, AuthorizationStarted: true, Authorized: true, TokenRefreshed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,
 	ToolsListReceived: true, ToolsListResponded: true, ToolsListFailed: true,

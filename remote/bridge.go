@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/tap"
@@ -64,6 +65,9 @@ type Config struct {
 	// EnforceLock makes a violation fail the server for the client: the
 	// tools/list is answered with an error and the bridge exits 78.
 	EnforceLock bool
+	// Auth signs the bridge in on a 401 or 403 (auth.go); nil leaves the
+	// credential to --header.
+	Auth *oauth.Session
 }
 
 // modern reports whether version is 2026-07-28 or later: no session, no GET
@@ -156,6 +160,9 @@ func Run(ctx context.Context, cfg Config) int {
 		lockBroken: make(chan struct{}),
 	}
 	defer stop()
+	if cfg.Auth != nil {
+		cfg.Auth.Observe(b.authStep, sayWriter{b})
+	}
 	return b.loop(ctx)
 }
 
@@ -229,6 +236,7 @@ func (b *bridge) loop(ctx context.Context) int {
 				reason = "stdin_error: " + err.Error()
 			}
 			b.leave(reason)
+			b.finishSignIn(ctx)
 			return 0
 		case <-b.gone:
 			b.leave("stdout_closed")

@@ -25,6 +25,11 @@ import (
 // send posts one client message and handles what comes back, following the
 // policy. resent marks the one re-send after a re-initialization.
 func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool) {
+	b.sendTry(ctx, line, msg, resent, 0)
+}
+
+// sendTry is send after authTries sign-ins for this message (auth.go).
+func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent bool, authTries int) {
 	b.mu.Lock()
 	session := b.session
 	b.mu.Unlock()
@@ -38,6 +43,16 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
+	}
+	if b.cfg.Auth != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+		drain(resp)
+		cancelTimer()
+		if err := b.challenged(ctx, resp, authTries); err != nil {
+			b.authFailed(msg, status, err)
+			return
+		}
+		b.sendTry(ctx, line, msg, resent, authTries+1)
+		return
 	}
 	class := Classify(status, err, session != "")
 	d := b.judge(class, resent, describeStatus(status, err))
@@ -189,6 +204,12 @@ func (t *timedBody) Read(p []byte) (int, error) {
 func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	for _, h := range b.cfg.Headers {
 		req.Header.Set(h.Name, h.Value)
+	}
+	if a := b.authorizationHeader(req.Context()); a != "" {
+		req.Header.Set("Authorization", a)
+		if p := b.cfg.Auth.Proof(req.Method, req.URL.String()); p != "" {
+			req.Header.Set("DPoP", p)
+		}
 	}
 	if req.Method == http.MethodPost {
 		req.Header.Set("Content-Type", "application/json")

@@ -52,6 +52,7 @@ type options struct {
 	supported           string
 	seed                int64
 	record              string
+	url                 string
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -126,6 +127,8 @@ var fixtures = map[string]struct {
 			fmt.Fprintln(s.errw, eventForgedExit)
 			s.tools = []tool{issueLookupTool}
 		})},
+	"browser": {"not a server: a browser at an authorization server that approves at once: GET --url, then its Location ($BROWSER for OAuth tests)",
+		browse},
 	"chaos": {"a random peer: late, re-spelled, reordered answers up to 4 MiB, notifications, server requests, deaths; --seed, --record DIR",
 		func(o options, st stdio) int { return chaos(o.seed, o.record, st) }},
 	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
@@ -255,6 +258,7 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.BoolVar(&o.refuseDiscover, "refuse-discover", false, "server/discover answers -32022 UnsupportedProtocolVersion")
 	fs.Int64Var(&o.seed, "seed", 1, "chaos: the random seed (mixed with the pid)")
 	fs.StringVar(&o.record, "record", "", "chaos: a directory to record every line read and written in")
+	fs.StringVar(&o.url, "url", "", "browser: the authorization URL to visit")
 	fs.StringVar(&o.supported, "supported", "", "comma-separated supportedVersions of server/discover (default 2026-07-28,2025-11-25)")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -45,7 +45,7 @@ func TestServeRejectsBadInvocation(t *testing.T) {
 		args       []string
 		wantStderr string
 	}{
-		{"no-such-fixture", nil, "known fixtures: banner, chaos, crash-mid-response,"},
+		{"no-such-fixture", nil, "known fixtures: banner, browser, chaos, crash-mid-response,"},
 		{"healthy", []string{"--no-such-flag"}, "flag provided but not defined"},
 		{"healthy", []string{"--delay", "soon"}, "invalid value"},
 		{"healthy", []string{"extra"}, `unexpected argument "extra"`},

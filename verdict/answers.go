@@ -63,7 +63,10 @@ func (j *judgement) launched() Answer {
 			if f.Address != "" {
 				a.Reason += " (" + f.Address + ")"
 			}
-			if j.v.Outcome == AuthRequired {
+			if j.v.Outcome == AuthRequired && f.AuthStage != "" {
+				a.Reason += "; it wanted a token, and " + j.v.Cause
+				a.Evidence = ref(phases.AuthFailed, f.At.AuthFailed)
+			} else if j.v.Outcome == AuthRequired {
 				a.Reason += "; the server then answered " + j.v.Cause
 				a.Evidence = ref(phases.AuthFailed, f.At.AuthFailed)
 			} else if f.HTTPFailure != "" && !j.done {

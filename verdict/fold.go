@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -127,7 +129,11 @@ type Facts struct {
 	EndReason       string   `json:"end_reason,omitempty"` // a remote run's disconnected reason
 	AuthStatus      int      `json:"auth_status,omitempty"`
 	Challenge       string   `json:"www_authenticate,omitempty"`
-	HTTPFailure     string   `json:"http_failure,omitempty"` // the last HTTP exchange that failed: status or error
+	AuthStage       string   `json:"auth_stage,omitempty"`     // where signing in stopped (OAuth), "" for a plain 401/403
+	OwnCredential   bool     `json:"own_credential,omitempty"` // the bridge sent the user's --header Authorization
+	AuthMessage     string   `json:"auth_message,omitempty"`   // what the bridge said about it
+	AuthError       string   `json:"auth_error,omitempty"`     // the server's OAuth error code
+	HTTPFailure     string   `json:"http_failure,omitempty"`   // the last HTTP exchange that failed: status or error
 	HTTPFailMethod  string   `json:"http_failure_method,omitempty"`
 	HTTPStatus      int      `json:"http_status,omitempty"` // its status, 0 for a transport error
 	RecordsLost     int      `json:"records_lost,omitempty"`
@@ -158,7 +164,7 @@ type Marks struct {
 	Kill, Spawned, SpawnRequested, Ready   Mark
 	Listed, ListFailed, Missing, External  Mark
 	Denied, Connected, AuthFailed, Failure Mark
-	Exhausted                              Mark
+	Exhausted, Authorized                  Mark
 }
 
 // Fold is one run's records folded, in any order: the same records give the
@@ -221,6 +227,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
 		f.start(e)
 		f.URL, f.Address = e.Str("url"), e.Str("address")
+		f.OwnCredential = slices.ContainsFunc(e.Strs("header_names"), func(h string) bool { return strings.EqualFold(h, "Authorization") })
 		if pid, ok := e.Int("shim_pid"); ok && f.PID == 0 {
 			f.PID = int(pid) // no process of its own: the run lives as long as its shim
 		}
@@ -343,7 +350,11 @@ func (f *Fold) Add(e *ledger.Entry) {
 		if f.At.AuthFailed.last(m) {
 			n, _ := e.Int("status")
 			f.AuthStatus, f.Challenge = int(n), e.Str("www_authenticate")
+			f.AuthStage, f.AuthMessage, f.AuthError = e.Str("stage"), e.Str("message"), e.Str("error")
 		}
+	case phases.Authorized, phases.TokenRefreshed:
+		// A sign-in or refresh that succeeded answers the failures before it.
+		f.At.Authorized.last(m)
 	case phases.HTTPExchange:
 		f.Remote = true
 		status, _ := e.Int("status")

@@ -1,12 +1,15 @@
 package verdict
 
+import "strings"
+
 // remote judges a run of a remote server (mcpshim --url, or a probe over
 // HTTP): a connection, no process. Its records are connected or
 // connect_failed, http_exchange per request, auth_failed for a 401 or 403,
 // and disconnected (exit_code 69 when the bridge ended it failed).
 func (j *judgement) remote() {
 	f, v := j.f, &j.v
-	auth := f.At.AuthFailed.Set() && (!j.ended || f.At.AuthFailed.Before(f.At.End))
+	auth := f.At.AuthFailed.Set() && (!j.ended || f.At.AuthFailed.Before(f.At.End)) &&
+		!(f.At.Authorized.Set() && f.At.AuthFailed.Before(f.At.Authorized))
 	switch {
 	case f.SpawnFailed:
 		j.set(Unreachable, f.Error, false)
@@ -15,6 +18,13 @@ func (j *judgement) remote() {
 	case !j.done && j.refusal != "":
 		j.set(ProtocolError, j.refusal, true)
 		v.Reason, v.Advice = j.refusalReason(), refusalAdvice
+	case auth && f.AuthStage != "":
+		c := "signing in stopped at " + authStages[f.AuthStage] + ": " + firstClause(f.AuthMessage)
+		if f.AuthError != "" && !strings.Contains(c, f.AuthError) {
+			c += " (" + f.AuthError + ")"
+		}
+		j.set(AuthRequired, c, true)
+		v.Reason, v.Advice = c, j.signInAdvice()
 	case auth:
 		c := j.httpCause()
 		if f.Challenge != "" {
@@ -22,7 +32,11 @@ func (j *judgement) remote() {
 		}
 		j.set(AuthRequired, c, true)
 		v.Reason = c
-		v.Advice = "the server wants a credential: pass it with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env"
+		v.Advice = "the server wants a credential: mcpshim --url signs in by itself (or ahead of time: mcpshim auth login --url " + orUnknown(f.URL) +
+			"), or pass a token with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env"
+		if f.OwnCredential {
+			v.Advice = "the credential given with --header Authorization was refused: renew it, or drop the header and let mcpshim sign in (OAuth)"
+		}
 	case !j.done && (f.GaveUp != "" || f.HTTPStatus >= 500 || f.HTTPStatus == 0 && f.HTTPFailure != ""):
 		j.set(Unreachable, j.httpCause(), false)
 		v.Reason, v.Advice = j.httpCause(), j.unreachableAdvice()
@@ -48,6 +62,40 @@ func (j *judgement) remote() {
 	default:
 		j.running(Ready, v.Alive)
 	}
+}
+
+// authStages names oauth's stages (auth_failed's stage) in words.
+var authStages = map[string]string{
+	"resource_metadata": "the server's resource metadata", "server_metadata": "the authorization server's metadata",
+	"registration": "the client's registration", "authorization": "the authorization step", "token": "the token request",
+	"refresh": "the refresh", "scope": "the scope", "store": "the token store",
+}
+
+// firstClause is a message up to what it says to run: the advice says that.
+func firstClause(msg string) string {
+	if i := strings.Index(msg, ": open the URL"); i > 0 {
+		return msg[:i]
+	}
+	if i := strings.Index(msg, ": sign in again"); i > 0 {
+		return msg[:i]
+	}
+	return msg
+}
+
+// signInAdvice says what to do where signing in stopped.
+func (j *judgement) signInAdvice() string {
+	login := "mcpshim auth login --url " + orUnknown(j.f.URL)
+	switch j.f.AuthStage {
+	case "resource_metadata", "server_metadata":
+		return "the server's OAuth metadata is missing or wrong (see the reason): tell the server's operator; meanwhile a token of your own works with --header 'Authorization: Bearer ${TOKEN}'"
+	case "registration":
+		return "the authorization server took no client: register one there and pass --oauth-client-id (and --oauth-client-secret)"
+	case "scope":
+		return "the account lacks a scope the server wants: sign in as a user who has it with " + login
+	case "store":
+		return "the token directory could not be used: check $XDG_CONFIG_HOME/mcpshim/auth"
+	}
+	return "sign in ahead of time with " + login + ", then reconnect"
 }
 
 // httpCause is the last failed exchange: "HTTP 503 Service Unavailable at

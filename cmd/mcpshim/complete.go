@@ -31,10 +31,12 @@ var flagValues = map[string][]string{
 	"parallel":      {"auto"},
 	"protocol":      {"2026-07-28", "2025-11-25"},
 	"otlp-protocol": {"http/protobuf"},
+	"oauth-grant":   {"authorization_code", "client_credentials", "jwt-bearer", "id-jag"},
 }
 
 // pathFlags take a file or directory.
-var pathFlags = map[string]bool{"ledger": true, "config": true, "lock": true, "out": true, "html": true, "state": true, "dir": true}
+var pathFlags = map[string]bool{"ledger": true, "config": true, "lock": true, "out": true, "html": true, "state": true, "dir": true,
+	"oauth-client-key": true, "oauth-assertion-file": true}
 
 // runComplete is `mcpshim __complete WORD... CURRENT` (hidden), what the
 // scripts of `mcpshim completion` call on Tab: the candidates for CURRENT
@@ -112,6 +114,8 @@ func completions(c *cli, words []string, cur string) []string {
 		return runIDs(c)
 	case ctx[0] == "ledger":
 		return []string{completeFiles}
+	case ctx[0] == "auth" && len(ctx) == 1 && pos == 0:
+		return authSubcommands
 	}
 	return nil
 }
@@ -123,6 +127,9 @@ func commandWords(words []string) (ctx, rest []string) {
 		return nil, words
 	}
 	if words[0] == "ledger" && len(words) > 1 && slices.Contains(strings.Fields(ledgerSubcommands), words[1]) {
+		return words[:2], words[2:]
+	}
+	if words[0] == "auth" && len(words) > 1 && slices.Contains(authSubcommands, words[1]) {
 		return words[:2], words[2:]
 	}
 	return words[:1], words[1:]

@@ -33,6 +33,9 @@ Commands:
                       shake hands with every server of the client configs
   mcpshim lock [--out FILE] ...
                       pin the expected tool surface
+  mcpshim auth login|status|logout ...
+                      sign in to a remote server ahead of time, list or forget
+                      sign-ins
   mcpshim wrap | unwrap [--config FILE] ...
                       put every stdio server of a config behind mcpshim, or
                       take it out
@@ -53,7 +56,7 @@ Exit statuses: 64 a usage error, 78 a configuration a person must fix,
 func runHelp(c *cli, args []string) int {
 	if len(args) > 0 {
 		switch args[0] {
-		case "ledger", "probe", "lock", "wrap", "unwrap", "demo", "fixture", "completion", "version":
+		case "ledger", "probe", "lock", "auth", "wrap", "unwrap", "demo", "fixture", "completion", "version":
 			// The command prints its usage for --help; here it goes to stdout.
 			out := *c
 			out.stderr = c.stdout

@@ -76,6 +76,8 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return untilSignal(ctx, func(ctx context.Context) int { return runProbe(ctx, c, sub) })
 		case "lock":
 			return untilSignal(ctx, func(ctx context.Context) int { return runLock(ctx, c, sub) })
+		case "auth":
+			return untilSignal(ctx, func(ctx context.Context) int { return runAuth(ctx, c, sub) })
 		case "wrap":
 			return runWrap(ctx, c, sub, false)
 		case "unwrap":

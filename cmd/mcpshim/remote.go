@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
@@ -19,6 +21,7 @@ type remoteFlags struct {
 	headers        headerList
 	requestTimeout time.Duration
 	entry          string // wrap --remote's copy of the entry it replaced; unused here
+	oauth          oauthFlags
 }
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
@@ -26,6 +29,7 @@ func (f *remoteFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
 	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
 	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a JSON body, silence on a request's event stream)")
+	f.oauth.register(fs)
 }
 
 // headerList collects repeated --header flags.
@@ -67,5 +71,18 @@ func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, err
 		p.MaxRetries = f.maxRestarts
 	}
 	p.Jitter = rand.Float64
-	return remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve}, nil
+	cfg := remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve}
+	// The bridge signs in on a 401 unless the user brings the credential.
+	if !slices.ContainsFunc(hs, func(h remote.Header) bool { return h.Name == "Authorization" }) {
+		oc, err := f.remote.oauth.config(c, u)
+		if err != nil {
+			return remote.Config{}, err
+		}
+		if cfg.Auth, err = oauth.New(oc); err != nil {
+			return remote.Config{}, err
+		}
+	} else if f.remote.oauth.set() {
+		return remote.Config{}, fmt.Errorf("--header Authorization and --oauth-* flags both given: the bridge either sends your credential or signs in")
+	}
+	return cfg, nil
 }

@@ -46,6 +46,9 @@ user's entries and the current directory's project are touched, unless
                    mcpshim --url entries, headers as --header with their
                    ${VAR} references kept; unwrap restores them byte for byte
   --ledger DIR     bake --ledger DIR (made absolute; or off) into the entries
+  --oauth-...      with --remote: bake these into the remote entries only, e.g.
+                   --oauth-client-id ID --oauth-client-secret '${SECRET}'
+                   (a secret must be a ${VAR} reference)
   SHIM FLAG...     any flag of mcpshim [flags] -- COMMAND (mcpshim -h), e.g.
                    --restart on-failure --handshake-timeout 20s; checked as
                    the shim checks them before anything is written. Paths
@@ -100,6 +103,7 @@ type wrapOptions struct {
 	allProjects bool
 	remote      bool     // also bridge Streamable HTTP entries (wrap --remote)
 	baked       []string // the flags written between the entry name and "--"
+	oauth       []string // the --oauth-* flags, baked into --remote entries only
 	ledger      string   // the --ledger directory, absolute, or "off"
 }
 
@@ -161,6 +165,17 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 				return o, fmt.Errorf("unknown flag %s%s", arg, cmdline.DidYouMean(name, unwrapFlags, "--"))
 			}
 			switch known, takesValue := shimFlag(name); {
+			case strings.HasPrefix(name, "oauth-") && known:
+				var v string
+				if v, err = value(); err == nil {
+					if name == "oauth-client-secret" && !strings.Contains(v, "${") {
+						err = errors.New("--oauth-client-secret: write ${VAR} (and set VAR in the entry's env or your shell): a secret written into a config file is a secret on disk")
+					}
+					if (name == "oauth-client-key" || name == "oauth-assertion-file") && !filepath.IsAbs(v) {
+						v = filepath.Join(cwd, v)
+					}
+					o.oauth = append(o.oauth, "--"+name, v)
+				}
 			case name == "name":
 				err = errors.New("--name is not baked: wrap names each server after its entry")
 			case !known:
@@ -190,6 +205,12 @@ func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) 
 		}
 	}
 	o.baked = append(ledger, shim...)
+	if len(o.oauth) > 0 && !o.remote {
+		return o, errors.New("the --oauth-* flags go into remote entries: add --remote")
+	}
+	if err := checkOAuthArgs(o.oauth); err != nil {
+		return o, fmt.Errorf("mcpshim would refuse the flags to bake (%s): %v", strings.Join(o.oauth, " "), err)
+	}
 	if o.check && o.dryRun {
 		return o, errors.New("--check and --dry-run do not go together: --check writes nothing")
 	}
@@ -292,7 +313,11 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		}
 	}
 
-	plans, errs := clientconfig.PlanRewrites(files, self, o.baked, scope, unwrap, o.remote, o.dryRun)
+	var remoteFlags []string // nil: remote entries are left alone
+	if o.remote {
+		remoteFlags = append(append([]string{}, o.baked...), o.oauth...) // not nil, even empty
+	}
+	plans, errs := clientconfig.PlanRewrites(files, self, o.baked, remoteFlags, scope, unwrap, o.dryRun)
 	for _, err := range errs {
 		fail(exitConfig, "%v", err)
 	}

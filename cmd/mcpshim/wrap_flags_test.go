@@ -154,3 +154,50 @@ func TestWrapOnlyThisProject(t *testing.T) {
 		t.Errorf("wrap --all-projects: exit %d, want there wrapped too:\n%s", code, readWrapFile(t, claude))
 	}
 }
+
+// TestWrapRemoteOAuthFlags: wrap --remote bakes the --oauth-* flags into the
+// remote entries only, a secret only as a ${VAR} reference; unwrap restores
+// the entry byte for byte.
+func TestWrapRemoteOAuthFlags(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, ".mcp.json")
+	content := "{\n  \"mcpServers\": {\n    \"linear\": {\"type\": \"http\", \"url\": \"https://mcp.linear.app/mcp\"},\n    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"fs\"]}\n  }\n}\n"
+	writeWrapFile(t, file, content, 0o644)
+	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--remote", "--oauth-client-id", "abc", "--oauth-client-secret", "literal-secret"}, "a secret written into a config file is a secret on disk"},
+		{[]string{"--oauth-client-id", "abc"}, "add --remote"},
+		{[]string{"--remote", "--oauth-grant", "password"}, "want authorization_code, client_credentials, jwt-bearer or id-jag"},
+	} {
+		code, _, errs := runBuilt(t, dir, env, append([]string{"wrap", "--config", file}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) || strings.Contains(errs, "literal-secret") {
+			t.Errorf("wrap %q: exit %d %q, want %d and %q (never the secret)", tc.args, code, errs, exitUsage, tc.want)
+		}
+	}
+	code, _, errs := runBuilt(t, dir, env, "wrap", "--config", file, "--remote", "--oauth-client-id", "abc", "--oauth-client-secret", "${LINEAR_SECRET}")
+	if code != 0 {
+		t.Fatalf("wrap --remote with OAuth flags: exit %d %s", code, errs)
+	}
+	var cfg struct {
+		MCPServers map[string]struct {
+			Args []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(file)
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	linear, fs := strings.Join(cfg.MCPServers["linear"].Args, " "), strings.Join(cfg.MCPServers["fs"].Args, " ")
+	if !strings.Contains(linear, "--oauth-client-id abc --oauth-client-secret ${LINEAR_SECRET} --url https://mcp.linear.app/mcp") || strings.Contains(fs, "oauth") {
+		t.Errorf("wrapped args:\nlinear: %s\nfs: %s\nwant the OAuth flags in the remote entry only", linear, fs)
+	}
+	if code, _, errs := runBuilt(t, dir, env, "unwrap", "--config", file); code != 0 {
+		t.Fatalf("unwrap: exit %d %s", code, errs)
+	}
+	if got, _ := os.ReadFile(file); string(got) != content {
+		t.Errorf("unwrap did not restore the file:\n%s", got)
+	}
+}

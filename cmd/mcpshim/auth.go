@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/cmdline"
+	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/oauth"
+)
+
+const authUsage = `usage: mcpshim auth login --url URL [--oauth-... flags]
+       mcpshim auth status [--json]
+       mcpshim auth logout URL
+
+login signs in to a remote MCP server ahead of time, the way mcpshim --url
+would on the server's first 401, and keeps the token under the user's config
+directory (owner-only). A client waits only so long for a server's handshake
+(Claude Code: MCP_TIMEOUT, 30 s): signing in here first means the shim never
+needs a browser; it uses and refreshes the kept token. status lists what is
+kept, never a token; logout forgets a server's tokens and revokes them where
+the authorization server allows.
+`
+
+// authSubcommands are auth's words, for mistakes and completion.
+var authSubcommands = []string{"login", "status", "logout"}
+
+// runAuth is `mcpshim auth`.
+func runAuth(ctx context.Context, c *cli, args []string) int {
+	c = c.safeOutput() // error descriptions and URLs come from servers
+	if len(args) == 0 {
+		fmt.Fprint(c.stderr, authUsage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "login":
+		return runAuthLogin(ctx, c, args[1:])
+	case "status":
+		return runAuthStatus(c, args[1:])
+	case "logout":
+		return runAuthLogout(ctx, c, args[1:])
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(c.stdout, authUsage)
+		return 0
+	}
+	fmt.Fprintf(c.stderr, "mcpshim auth: unknown command %q%s (mcpshim auth --help shows the usage)\n", args[0], cmdline.DidYouMean(args[0], authSubcommands, ""))
+	return exitUsage
+}
+
+func runAuthLogin(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("auth login", flag.ContinueOnError)
+	var raw string
+	var of oauthFlags
+	fs.StringVar(&raw, "url", "", "the remote server's MCP endpoint")
+	of.register(fs)
+	if code := parseFlags(c, fs, authUsage, args); code >= 0 {
+		return code
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		fmt.Fprintf(c.stderr, "mcpshim auth login: --url %q: want the server's http(s) MCP endpoint, e.g. https://mcp.example.com/mcp\n", raw)
+		return exitUsage
+	}
+	cfg, err := of.config(c, u)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth login: %v\n", err)
+		return exitUsage
+	}
+	cfg.Notify = func(st oauth.Step) { fmt.Fprintln(c.stderr, "mcpshim auth: "+stepLine(st)) }
+	s, err := oauth.New(cfg)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth login: %v\n", err)
+		return exitUsage
+	}
+	status, challenge := challengeOf(ctx, u)
+	if err := s.Login(ctx, status, challenge); err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth login: %s\n", err.Error())
+		return exitConfig
+	}
+	fmt.Fprintf(c.stdout, "signed in to %s; mcpshim --url %s%s will use the kept token\n", u.String(), u.String(), of.args())
+	return 0
+}
+
+// challengeOf asks the server, unauthenticated, for its challenge: a
+// legacy initialize, which every server takes before anything else. A
+// server that answers without one is signed in to from its metadata.
+func challengeOf(ctx context.Context, u *url.URL) (int, []string) {
+	body, _ := mcp.Era{}.Request(mcp.StringID("mcpshim-auth"), "initialize", map[string]any{
+		"protocolVersion": mcp.LegacyVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpshim", "version": "auth"}})
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return 0, nil
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Values("Www-Authenticate")
+}
+
+// stepLine is one sign-in step as a line: the event and its facts.
+func stepLine(st oauth.Step) string {
+	var b strings.Builder
+	b.WriteString(st.Event)
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " %s=%s", k, quoteIfSpace(v))
+		}
+	}
+	if st.Status != 0 {
+		kv("status", fmt.Sprint(st.Status))
+	}
+	kv("stage", st.Stage)
+	kv("issuer", st.Issuer)
+	kv("resource", st.Resource)
+	kv("scope", st.Scope)
+	kv("client", st.ClientKind)
+	kv("client_id", st.ClientID)
+	kv("error", st.Error)
+	kv("error_description", st.Description)
+	if st.ExpiresIn > 0 {
+		kv("expires_in", st.ExpiresIn.String())
+	}
+	if st.Event == oauth.StepFailed {
+		kv("message", st.Message)
+	}
+	return b.String()
+}
+
+func quoteIfSpace(v string) string {
+	if strings.ContainsAny(v, " \t\"") {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
+}
+
+// authEntry is one kept sign-in in auth status --json: never a token.
+type authEntry struct {
+	Server    string    `json:"server"`
+	Client    string    `json:"client"`
+	ClientID  string    `json:"client_id,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Grant     string    `json:"grant,omitempty"`
+	Scope     string    `json:"scope,omitempty"`
+	State     string    `json:"state"`
+	Expiry    time.Time `json:"expiry,omitzero"`
+	Refresh   bool      `json:"refresh_token"`
+	Updated   time.Time `json:"updated"`
+	TokenFile string    `json:"file"`
+}
+
+func runAuthStatus(c *cli, args []string) int {
+	fs := flag.NewFlagSet("auth status", flag.ContinueOnError)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print one JSON document instead of the table")
+	if code := parseFlags(c, fs, authUsage, args); code >= 0 {
+		return code
+	}
+	store, err := authStore(c)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth status: %v\n", err)
+		return exitConfig
+	}
+	recs, err := store.List()
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth status: %v\n", err)
+		return exitConfig
+	}
+	entries := []authEntry{}
+	now := time.Now()
+	for _, r := range recs {
+		e := authEntry{Server: r.Server, Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: oauth.State(r, now), TokenFile: store.File(r)}
+		if cl := r.Clients[r.Issuer]; cl != nil {
+			e.ClientID = cl.ID
+		}
+		if r.Token != nil {
+			e.Scope, e.Expiry, e.Refresh = r.Token.Scope, r.Token.Expiry, r.Token.RefreshToken != ""
+		}
+		entries = append(entries, e)
+	}
+	if asJSON {
+		printJSON(c.stdout, map[string]any{"dir": store.Dir, "servers": entries})
+		return 0
+	}
+	if len(entries) == 0 {
+		fmt.Fprintf(c.stdout, "no sign-ins kept in %s; sign in with mcpshim auth login --url URL\n", store.Dir)
+		return 0
+	}
+	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tCLIENT\tISSUER\tSCOPE\tTOKEN")
+	for _, e := range entries {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Server, e.Client, e.Issuer, orDash(e.Scope), e.State)
+	}
+	tw.Flush()
+	return 0
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func runAuthLogout(ctx context.Context, c *cli, args []string) int {
+	fs := flag.NewFlagSet("auth logout", flag.ContinueOnError)
+	var of oauthFlags
+	of.register(fs)
+	rest, err := cmdline.Parse(fs, args, "mcpshim auth logout --help")
+	switch {
+	case errors.Is(err, cmdline.ErrHelp):
+		fmt.Fprint(c.stdout, authUsage)
+		cmdline.PrintFlags(c.stdout, fs)
+		return 0
+	case err != nil:
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitUsage
+	}
+	if len(rest) != 1 {
+		fmt.Fprint(c.stderr, "mcpshim auth logout: want the server's URL, as mcpshim auth status lists it\n")
+		return exitUsage
+	}
+	store, err := authStore(c)
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitConfig
+	}
+	recs, err := store.List()
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitConfig
+	}
+	secret := ""
+	if u, err := url.Parse(rest[0]); err == nil && of.clientSecret != "" {
+		if cfg, err := of.config(c, u); err == nil {
+			secret = cfg.ClientSecret
+		}
+	}
+	n := 0
+	for _, r := range recs {
+		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(rest[0], "/") {
+			continue
+		}
+		n++
+		how := oauth.Revoke(ctx, r, secret)
+		if err := store.Remove(r); err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+			return exitConfig
+		}
+		fmt.Fprintf(c.stdout, "signed out of %s (%s): %s\n", r.Server, r.ClientKey, how)
+	}
+	if n == 0 {
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: no sign-in kept for %s (mcpshim auth status lists them)\n", rest[0])
+		return exitConfig
+	}
+	return 0
+}
+
+func authStore(c *cli) (*oauth.Store, error) {
+	dir, err := oauth.DefaultDir(c.getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &oauth.Store{Dir: dir}, nil
+}

@@ -1,0 +1,82 @@
+package oauth
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// State says in a few words what a kept sign-in can do now.
+func State(r *Record, now time.Time) string {
+	t := r.Token
+	switch {
+	case t == nil:
+		return "none: sign in with mcpshim auth login"
+	case t.Expiry.IsZero():
+		return "valid"
+	case !t.expired(now):
+		return "valid for " + t.Expiry.Sub(now).Round(time.Minute).String()
+	case t.RefreshToken != "" || machine(r.Grant):
+		return "expired, renewed on next use"
+	}
+	return "expired: sign in with mcpshim auth login"
+}
+
+// File is where a record is kept.
+func (s *Store) File(r *Record) string { return s.name(r.Server, r.ClientKey) + ".json" }
+
+// Revoke asks the authorization server to revoke a record's tokens (RFC
+// 7009), the refresh token first, and says what happened. secret is a
+// pre-registered client's secret, which the store does not keep.
+func Revoke(ctx context.Context, r *Record, secret string) string {
+	if r.Token == nil {
+		return "no token was kept"
+	}
+	if r.AS == nil || r.AS.RevocationEndpoint == "" {
+		return "the authorization server offers no revocation; the token is forgotten here and lapses at its expiry"
+	}
+	c := r.Clients[r.Issuer]
+	if c == nil {
+		return "no client identity kept to revoke with; the token is forgotten here"
+	}
+	cc := *c
+	if cc.Kind == KindPreRegistered {
+		cc.Secret = secret
+	}
+	s := &Session{hc: &http.Client{Timeout: 30 * time.Second}}
+	s.post = s.hc
+	var failed []string
+	for _, tok := range []struct{ value, hint string }{{r.Token.RefreshToken, "refresh_token"}, {r.Token.AccessToken, "access_token"}} {
+		if tok.value == "" {
+			continue
+		}
+		form := url.Values{"token": {tok.value}, "token_type_hint": {tok.hint}}
+		if err := s.revoke(ctx, r.AS.RevocationEndpoint, &cc, r.AS, form); err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return "revocation failed (" + strings.Join(failed, "; ") + "); the token is forgotten here"
+	}
+	return "revoked at " + r.Issuer
+}
+
+// revoke posts one revocation request with the client's authentication.
+func (s *Session) revoke(ctx context.Context, endpoint string, c *Client, m *ServerMetadata, form url.Values) error {
+	req, err := s.formRequest(ctx, endpoint, c, m, form)
+	if err != nil {
+		return err
+	}
+	resp, err := s.postClient().Do(req)
+	if err != nil {
+		return fmt.Errorf("%s: %w", endpoint, unwrapURLError(err))
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered HTTP %d", endpoint, resp.StatusCode)
+	}
+	return nil
+}

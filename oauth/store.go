@@ -1,0 +1,220 @@
+package oauth
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/safefile"
+)
+
+// Store keeps what a sign-in produced, one file per server and client, in a
+// directory only the user can read: tokens, the registrations per issuer and
+// the scopes asked for. Files are replaced whole (a temporary file renamed
+// over the old one), so a reader never sees half a file; a lock file per
+// record serializes the shims that refresh the same token.
+type Store struct {
+	Dir string
+}
+
+// Record is one server and client's sign-in.
+type Record struct {
+	Version int `json:"version"`
+	// Server is the MCP endpoint; ClientKey names the client identity the
+	// shim was given (ClientKey).
+	Server    string `json:"server"`
+	ClientKey string `json:"client_key"`
+	Resource  string `json:"resource,omitempty"`
+	Issuer    string `json:"issuer,omitempty"`
+	// AS is the issuer's metadata, kept so that a refresh needs no discovery.
+	AS *ServerMetadata `json:"authorization_server,omitempty"`
+	// Clients are the identities at each authorization server, keyed by
+	// issuer: one is never presented to another.
+	Clients map[string]*Client `json:"clients,omitempty"`
+	Token   *Token             `json:"token,omitempty"`
+	// Scopes are the scopes asked for so far: step-up adds to them.
+	Scopes  []string  `json:"scopes,omitempty"`
+	Grant   string    `json:"grant,omitempty"`
+	Updated time.Time `json:"updated"`
+}
+
+// ClientKey names a client identity in the store: the pre-registered id, the
+// metadata document URL, or "registered" for dynamic registration.
+func ClientKey(clientID, metadataURL string) string {
+	switch {
+	case clientID != "":
+		return "id:" + clientID
+	case metadataURL != "":
+		return "cimd:" + metadataURL
+	}
+	return "registered"
+}
+
+// DefaultDir is where tokens are kept: $XDG_CONFIG_HOME/mcpshim/auth, else
+// the platform's config directory (~/.config, ~/Library/Application Support,
+// %AppData%).
+func DefaultDir(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "mcpshim", "auth"), nil
+	}
+	var base string
+	switch runtime.GOOS {
+	case "windows":
+		base = getenv("AppData")
+	case "darwin":
+		if h := getenv("HOME"); h != "" {
+			base = filepath.Join(h, "Library", "Application Support")
+		}
+	default:
+		if h := getenv("HOME"); h != "" {
+			base = filepath.Join(h, ".config")
+		}
+	}
+	if base == "" {
+		return "", errors.New("no config directory: set XDG_CONFIG_HOME or HOME")
+	}
+	return filepath.Join(base, "mcpshim", "auth"), nil
+}
+
+func (s *Store) name(server, clientKey string) string {
+	h := sha256.Sum256([]byte(server + "\x00" + clientKey))
+	return filepath.Join(s.Dir, hex.EncodeToString(h[:12]))
+}
+
+// Load reads a record; one never saved is empty, not an error.
+func (s *Store) Load(server, clientKey string) (*Record, error) {
+	r, err := readRecord(s.name(server, clientKey) + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return &Record{Version: 1, Server: server, ClientKey: clientKey}, nil
+	}
+	return r, err
+}
+
+func readRecord(path string) (*Record, error) {
+	data, err := safefile.Read(path) // never through a symbolic link
+	if err != nil {
+		return nil, err
+	}
+	var r Record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("%s is damaged (%v): remove it with mcpshim auth logout", path, err)
+	}
+	return &r, nil
+}
+
+// Save writes a record whole, readable by the user alone.
+func (s *Store) Save(r *Record) error {
+	if err := s.mkdir(); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	path := s.name(r.Server, r.ClientKey) + ".json"
+	tmp, err := os.CreateTemp(s.Dir, ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("saving the sign-in: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := ownerOnly(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the sign-in: %w", err)
+	}
+	if _, err := tmp.Write(append(data, '\n')); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("saving the sign-in: %w", err)
+	}
+	return nil
+}
+
+// mkdir makes the directory 0700, or checks an existing one is the user's
+// alone (safefile.Dir): tokens never go where another user can reach.
+func (s *Store) mkdir() error {
+	if _, err := safefile.Dir(s.Dir); err != nil {
+		return fmt.Errorf("the token directory %s: %w", s.Dir, err)
+	}
+	return nil
+}
+
+// Lock takes the record's lock, waiting until it is free or ctx is done; the
+// returned function releases it. Shims of the same server take it around a
+// refresh or a sign-in, so that a rotated refresh token is used once.
+func (s *Store) Lock(ctx context.Context, server, clientKey string) (func(), error) {
+	if err := s.mkdir(); err != nil {
+		return nil, err
+	}
+	path := s.name(server, clientKey) + ".lock"
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("the token lock %s: %w", path, err)
+	}
+	for {
+		ok, err := tryLock(f)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("the token lock %s: %w", path, err)
+		}
+		if ok {
+			return func() { unlock(f); f.Close() }, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for another mcpshim signing in to the same server: %w", ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// List reads every record, sorted by server.
+func (s *Store) List() ([]*Record, error) {
+	paths, err := filepath.Glob(filepath.Join(s.Dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var out []*Record
+	for _, p := range paths {
+		r, err := readRecord(p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Server != out[j].Server {
+			return out[i].Server < out[j].Server
+		}
+		return out[i].ClientKey < out[j].ClientKey
+	})
+	return out, nil
+}
+
+// Remove deletes a record and its lock.
+func (s *Store) Remove(r *Record) error {
+	base := s.name(r.Server, r.ClientKey)
+	if err := os.Remove(base + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	os.Remove(base + ".lock")
+	return nil
+}
