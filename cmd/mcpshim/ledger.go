@@ -1,5 +1,52 @@
 package main
 
+// mcpshim ledger: what the phase ledgers say after an incident.
+//
+// --json prints one JSON document per command (tail --json streams the ledger
+// lines themselves). Field names are stable:
+//
+//	mcpshim ledger --json
+//	  {"files": [PATH], "records": N, "skipped_lines": N, "records_lost": N, "runs": [RUN]}
+//	RUN
+//	  run, short (the prefix shown), server, shim, origin, pid, generation,
+//	  previous_run, next_run, started, ended (RFC 3339), duration_ms,
+//	  outcome (READY TIMEOUT EXITED PROTOCOL_ERROR RUNNING ENDED CRASHED
+//	  UNRECORDED, and for a remote run UNREACHABLE AUTH_REQUIRED), failed (the
+//	  `!` of the table), fixable, alive (no exit recorded and the pid answers
+//	  kill -0), last_event (the last confirmed event), detail (the reason, the
+//	  table's WHY), cause (the line that says why), advice, warning,
+//	  remote, url, address,
+//	  handshake (the event that completed it), handshake_at, initialized, protocol_version,
+//	  server_name, tools (null: never listed), tools_list_failed,
+//	  calls {received, ok, is_error, error, input_required}, noise,
+//	  noise_preview, noise_before_handshake, client_noise, egress, external,
+//	  spawn_failed, error_class, error, hint, timeout_last_event, timeout_ms,
+//	  exited, exit_code (null: killed by a signal, or no exit), signal,
+//	  requested_by_shim, stop_reason, stderr_tail, stderr_cause, restarts_exhausted,
+//	  attempts, records_lost, forged, records, and when they apply
+//	  server_version, tools_list_error, lock_missing, lock_mode, external_target,
+//	  external_by_server, denied_target, executable_ready, timeout_waiting,
+//	  gave_up, end_reason, auth_status, www_authenticate, http_failure,
+//	  http_failure_method, http_status (verdict.Facts and verdict.Verdict)
+//	mcpshim ledger show RUN --json
+//	  {"run": RUN, "diagnosis": TEXT (the reason), "advice": TEXT, "events": [EVENT], "skipped_lines": N}
+//	EVENT
+//	  {"ts", "offset_ms" (since the run's first record), "seq", "phase", "event", "origin", "fields": {...}}
+//	mcpshim ledger why --json
+//	  {"runs": [{"run": RUN, "answers": [ANSWER]}], "skipped_lines": N}
+//	ANSWER
+//	  {"key" (launched initialized tools external), "question", "answer" (yes no unknown), "reason", "evidence": EVENT or null}
+//	mcpshim ledger stats --json
+//	  {"records": N, "skipped_lines": N, "servers": [{"server", "runs", "failed", "outcomes": {OUTCOME: N}, "restarts",
+//	   "zero_tool_discoveries", CALLS, "tools": [{"tool", CALLS}]}]}
+//	CALLS
+//	  "calls" (finished), "ok", "is_error", "errors", "input_required", "error_rate", "is_error_rate",
+//	  "latency_ms": {"p50", "p95", "p99"} or null
+//	mcpshim ledger report --html FILE --json
+//	  {"file": PATH, "runs": N}
+//	mcpshim ledger prune --older-than AGE --json
+//	  {"removed": [{"path", "bytes", "modified"}], "kept": N, "dry_run": BOOL}
+
 import (
 	"context"
 	"errors"
@@ -262,9 +309,4 @@ func nonNil[T any](s []T) []T {
 		return []T{}
 	}
 	return s
-}
-
-// view is how this command draws its text.
-func (l *ledgerCmd) view() report.View {
-	return report.View{Color: l.color, Loc: l.loc, Width: l.width}
 }

@@ -4,8 +4,11 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // why answers seed 002's four questions for one run, or for the latest run
@@ -55,24 +58,69 @@ func (l *ledgerCmd) why(args []string) int {
 		want[r.ID] = true
 	}
 	entries := l.entries(d, want)
-	if !l.json {
-		l.view().Why(l.c.stdout, d, picked, entries)
-		return 0
-	}
 	type runAnswers struct {
-		Run     report.RunJSON      `json:"run"`
-		Answers []report.AnswerJSON `json:"answers"`
+		Run     runJSON      `json:"run"`
+		Answers []answerJSON `json:"answers"`
 	}
 	out := struct {
 		Runs    []runAnswers `json:"runs"`
 		Skipped int          `json:"skipped_lines"`
 	}{Skipped: d.Skipped}
-	for _, r := range picked {
-		ra := runAnswers{Run: report.RunJSON{Run: *r, Short: d.Short[r.ID]}}
-		for _, a := range r.Answers {
-			ra.Answers = append(ra.Answers, report.ToAnswerJSON(a, entries[r.ID]))
+	p := report.Painter(l.color)
+	for n, r := range picked {
+		es := entries[r.ID]
+		answers := r.Answers
+		if l.json {
+			ra := runAnswers{Run: runJSON{*r, d.Short[r.ID]}}
+			for _, a := range answers {
+				aj := answerJSON{Answer: a}
+				if e := a.Evidence.Find(es); e != nil {
+					ev := toEventJSON(e, es[0].Time)
+					aj.Evidence = &ev
+				}
+				ra.Answers = append(ra.Answers, aj)
+			}
+			out.Runs = append(out.Runs, ra)
+			continue
 		}
-		out.Runs = append(out.Runs, ra)
+		if n > 0 {
+			fmt.Fprintln(l.c.stdout)
+		}
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.Paint(report.StyleBold, termsafe.String(r.Server)), termsafe.String(d.Short[r.ID]),
+			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome))
+		// A narrow terminal gets the reason and the evidence on lines of
+		// their own under the answer, cut to its width.
+		narrow := l.width > 0 && l.width < 2+38+1+7+2+60
+		for _, a := range answers {
+			answer := p.Paint(report.AnswerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
+			evidence := ""
+			if e := a.Evidence.Find(es); e != nil {
+				evidence = "evidence: " + report.OneLine(l.evidenceLine(e), 110)
+			}
+			if narrow {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
+				if evidence != "" {
+					fmt.Fprintf(l.c.stdout, "      %s\n", p.Paint(report.StyleDim, l.fit(evidence, 6)))
+				}
+				continue
+			}
+			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(termsafe.String(a.Reason), 2+38+1+7+2))
+			if evidence != "" {
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.Paint(report.StyleDim, l.fit(evidence, 2+38+1)))
+			}
+		}
 	}
-	return l.writeJSON(out)
+	if l.json {
+		return l.writeJSON(out)
+	}
+	if d.Skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
+	}
+	return 0
+}
+
+// answerJSON is an Answer with its evidence as an EVENT.
+type answerJSON struct {
+	verdict.Answer
+	Evidence *eventJSON `json:"evidence"`
 }
