@@ -185,8 +185,8 @@ func runIDs(c *cli) []string {
 		return nil
 	}
 	var out []string
-	for i := len(d.Runs) - 1; i >= 0 && len(out) < 200; i-- {
-		out = append(out, d.Short[d.Runs[i].ID])
+	for i := len(d.runs) - 1; i >= 0 && len(out) < 200; i-- {
+		out = append(out, d.short[d.runs[i].ID])
 	}
 	return out
 }

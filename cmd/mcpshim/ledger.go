@@ -234,6 +234,15 @@ func (l *ledgerCmd) keep(r *report.Run) bool {
 		(!l.failed || r.Failed)
 }
 
+// ledgerData is what one pass over the ledger files found.
+type ledgerData struct {
+	files   []string
+	sum     *report.Summary
+	runs    []report.Run // every run, oldest first
+	skipped int
+	short   map[string]string // run id -> shortest unique prefix, for display
+}
+
 // files resolves the paths, or the default directory when there are none,
 // noting a default directory that does not exist yet.
 func (l *ledgerCmd) files(paths []string) ([]string, error) {
@@ -244,44 +253,64 @@ func (l *ledgerCmd) files(paths []string) ([]string, error) {
 	return files, err
 }
 
-// load reads the ledgers of paths (see report.Load).
-func (l *ledgerCmd) load(paths []string) (*report.Ledgers, error) {
+// load folds every record of the files into per-run aggregates, streaming:
+// memory grows with the runs, not with the records.
+func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 	files, err := l.files(paths)
 	if err != nil {
 		return nil, err
 	}
-	d, errs := report.Load(files, l.since, l.now, proc.Alive)
-	l.warn(errs)
+	d := &ledgerData{files: files, sum: report.NewSummary()}
+	d.sum.StatsSince = l.since
+	for _, path := range files {
+		n, err := scanFile(path, func(s *ledger.Scanner) { d.sum.Add(s.Entry()) })
+		d.skipped += n
+		if err != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+		}
+	}
+	d.runs = d.sum.Runs(l.now, proc.Alive)
+	d.short = report.ShortIDs(d.runs)
 	return d, nil
 }
 
-// warn prints what could not be read; the rest was.
-func (l *ledgerCmd) warn(errs []error) {
-	for _, err := range errs {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+// scanFile calls fn at every record of path and returns how many lines
+// were skipped.
+func scanFile(path string, fn func(s *ledger.Scanner)) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
 	}
+	defer f.Close()
+	s := ledger.NewScanner(f)
+	for s.Scan() {
+		fn(s)
+	}
+	if s.Err() != nil {
+		return s.Skipped(), fmt.Errorf("read %s: %w", path, s.Err())
+	}
+	return s.Skipped(), nil
 }
 
 // loadKept reads the ledgers and returns the runs the filters keep.
-func (l *ledgerCmd) loadKept(paths []string) (*report.Ledgers, []report.Run, error) {
+func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []report.Run, error) {
 	d, err := l.load(paths)
 	if err != nil {
 		return nil, nil, err
 	}
 	var runs []report.Run
-	for i := range d.Runs {
-		if l.keep(&d.Runs[i]) {
-			runs = append(runs, d.Runs[i])
+	for i := range d.runs {
+		if l.keep(&d.runs[i]) {
+			runs = append(runs, d.runs[i])
 		}
 	}
 	return d, runs, nil
 }
 
-// entries reads the records of the wanted runs, each run's in order.
-func (l *ledgerCmd) entries(d *report.Ledgers, want map[string]bool) map[string][]ledger.Entry {
-	es, errs := d.Entries(want, math.MaxInt)
-	l.warn(errs)
-	return es
+// entries reads the records of the wanted runs, each run's in order. It is
+// the second pass of show, why and report: only their runs are kept whole.
+func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]ledger.Entry {
+	return l.entriesCapped(d, want, math.MaxInt)
 }
 
 // location is where times are shown: $TZ from the command's environment

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -38,24 +40,23 @@ func (l *ledgerCmd) report(args []string) int {
 		return l.fail(err)
 	}
 	var picked []*report.Run
-	for i := range d.Runs {
-		if l.keep(&d.Runs[i]) {
-			picked = append(picked, &d.Runs[i])
+	for i := range d.runs {
+		if l.keep(&d.runs[i]) {
+			picked = append(picked, &d.runs[i])
 		}
 	}
 	picked = picked[max(0, len(picked)-limit):]
-	chains := report.Chains(d.Runs, picked)
+	chains := report.Chains(d.runs, picked)
 	want := map[string]bool{}
 	for _, ch := range chains {
 		for _, r := range ch {
 			want[r.ID] = true
 		}
 	}
-	entries, errs := d.Entries(want, reportEvents) // the report draws at most report.RowsPerRun rows of a run
-	l.warn(errs)
-	page := report.Page{Generated: l.now.In(l.loc).Format("2006-01-02 15:04:05 MST"), Files: len(d.Files), Skipped: d.Skipped}
+	entries := l.entriesCapped(d, want, reportEvents)
+	page := report.Page{Generated: l.now.In(l.loc).Format("2006-01-02 15:04:05 MST"), Files: len(d.files), Skipped: d.skipped}
 	var buf bytes.Buffer
-	failed, err := report.HTML(&buf, page, chains, entries, d.Short, l.loc)
+	failed, err := report.HTML(&buf, page, chains, entries, d.short, l.loc)
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
@@ -72,4 +73,27 @@ func (l *ledgerCmd) report(args []string) int {
 	}
 	fmt.Fprintf(l.c.stdout, "wrote %s: %s in %s (%d failed)\n", out, verdict.Plural(len(want), "run"), verdict.Plural(len(chains), "chain"), failed)
 	return 0
+}
+
+// entriesCapped is entries with at most max records per run: the report
+// draws at most report.RowsPerRun rows of a run anyway.
+func (l *ledgerCmd) entriesCapped(d *ledgerData, want map[string]bool, limit int) map[string][]ledger.Entry {
+	out := map[string][]ledger.Entry{}
+	for _, path := range d.files {
+		_, err := scanFile(path, func(s *ledger.Scanner) {
+			cur := s.Entry()
+			if want[cur.Run] && (len(out[cur.Run]) < limit || cur.Event == phases.Exited) {
+				if e, err := s.Decode(); err == nil {
+					out[cur.Run] = append(out[cur.Run], e)
+				}
+			}
+		})
+		if err != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger: %v\n", err)
+		}
+	}
+	for _, es := range out {
+		report.SortEntries(es)
+	}
+	return out
 }

@@ -28,9 +28,9 @@ func (l *ledgerCmd) list(args []string) int {
 			Skipped int       `json:"skipped_lines"`
 			Lost    int       `json:"records_lost"`
 			Runs    []runJSON `json:"runs"`
-		}{nonNil(d.Files), d.Sum.Records, d.Skipped, d.Sum.Lost, make([]runJSON, 0, len(runs))}
+		}{nonNil(d.files), d.sum.Records, d.skipped, d.sum.Lost, make([]runJSON, 0, len(runs))}
 		for _, r := range runs {
-			out.Runs = append(out.Runs, runJSON{r, d.Short[r.ID]})
+			out.Runs = append(out.Runs, runJSON{r, d.short[r.ID]})
 		}
 		return l.writeJSON(out)
 	}
@@ -65,7 +65,7 @@ func (l *ledgerCmd) list(args []string) int {
 		t.Add(report.Cell{Text: mark, Style: report.StyleBoldRed},
 			report.Cell{Text: r.Start.In(l.loc).Format("2006-01-02 15:04:05"), Short: r.Start.In(l.loc).Format("01-02 15:04")},
 			report.Cell{Text: server},
-			report.Cell{Text: d.Short[r.ID]},
+			report.Cell{Text: d.short[r.ID]},
 			report.Cell{Text: gen, Right: true},
 			report.Cell{Text: verdict.FormatMS(r.DurationMS), Right: true},
 			report.Cell{Text: r.Outcome, Style: report.OutcomeStyle(&r.Verdict)},
@@ -79,12 +79,12 @@ func (l *ledgerCmd) list(args []string) int {
 	if len(runs) > 0 {
 		t.Write(l.c.stdout, p, l.width)
 	}
-	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.Files))}
-	if d.Skipped > 0 {
-		parts = append(parts, verdict.Plural(d.Skipped, "line")+" skipped (torn or not ledger records)")
+	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))}
+	if d.skipped > 0 {
+		parts = append(parts, verdict.Plural(d.skipped, "line")+" skipped (torn or not ledger records)")
 	}
-	if d.Sum.Lost > 0 {
-		parts = append(parts, verdict.Plural(d.Sum.Lost, "record")+" lost by the shims (records_lost)")
+	if d.sum.Lost > 0 {
+		parts = append(parts, verdict.Plural(d.sum.Lost, "record")+" lost by the shims (records_lost)")
 	}
 	sep := "; "
 	if l.width > 0 && utf8.RuneCountInString(strings.Join(parts, sep)) > l.width {

@@ -28,13 +28,13 @@ func (l *ledgerCmd) show(args []string) int {
 	if err != nil {
 		return l.fail(err)
 	}
-	r, err := report.Resolve(d.Runs, pos[0])
+	r, err := report.Resolve(d.runs, pos[0])
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger show: %v\n", err)
 		return 1
 	}
 	es := l.entries(d, map[string]bool{r.ID: true})[r.ID]
-	byID := report.IndexRuns(d.Runs)
+	byID := report.IndexRuns(d.runs)
 	if l.json {
 		out := struct {
 			Run       runJSON     `json:"run"`
@@ -42,7 +42,7 @@ func (l *ledgerCmd) show(args []string) int {
 			Advice    string      `json:"advice"`
 			Events    []eventJSON `json:"events"`
 			Skipped   int         `json:"skipped_lines"`
-		}{runJSON{*r, d.Short[r.ID]}, r.Reason, r.Advice, make([]eventJSON, 0, len(es)), d.Skipped}
+		}{runJSON{*r, d.short[r.ID]}, r.Reason, r.Advice, make([]eventJSON, 0, len(es)), d.skipped}
 		for i := range es {
 			out.Events = append(out.Events, toEventJSON(&es[i], es[0].Time))
 		}
@@ -66,7 +66,7 @@ func (l *ledgerCmd) show(args []string) int {
 			if o.Reason != "" {
 				about += ", " + report.OneLine(o.Reason, 80)
 			}
-			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.Short[link.id]), about)
+			fmt.Fprintf(w, "%s: %s (%s)\n", link.label, termsafe.String(d.short[link.id]), about)
 		} else {
 			fmt.Fprintf(w, "%s: %s (not in these files)\n", link.label, termsafe.String(link.id))
 		}
@@ -99,8 +99,8 @@ func (l *ledgerCmd) show(args []string) int {
 			fmt.Fprintf(w, "  | %s\n", termsafe.String(s))
 		}
 	}
-	if d.Skipped > 0 {
-		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
+	if d.skipped > 0 {
+		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.skipped, "line"))
 	}
 	fmt.Fprintf(w, "\n%s %s: %s\n", p.Paint(report.StyleBold, "diagnosis:"), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
 	if r.Advice != "" {

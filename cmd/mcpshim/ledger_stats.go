@@ -23,7 +23,7 @@ func (l *ledgerCmd) stats(args []string) int {
 	}
 	// --since counts the runs started since and the calls made since.
 	var servers []report.ServerStats
-	for _, st := range d.Sum.Stats(runs) {
+	for _, st := range d.sum.Stats(runs) {
 		if (l.server == "" || st.Server == l.server) && (st.Runs > 0 || st.Calls > 0 || st.Restarts > 0) {
 			servers = append(servers, st)
 		}
@@ -33,7 +33,7 @@ func (l *ledgerCmd) stats(args []string) int {
 			Records int                  `json:"records"`
 			Skipped int                  `json:"skipped_lines"`
 			Servers []report.ServerStats `json:"servers"`
-		}{d.Sum.Records, d.Skipped, nonNil(servers)})
+		}{d.sum.Records, d.skipped, nonNil(servers)})
 	}
 	p := report.Painter(l.color)
 	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS, P50 and P95 give way, in that order.
@@ -57,9 +57,9 @@ func (l *ledgerCmd) stats(args []string) int {
 	if len(servers) > 0 {
 		t.Write(l.c.stdout, p, l.width)
 	}
-	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", verdict.Plural(len(servers), "server"), verdict.Plural(d.Sum.Records, "record"), len(d.Files))
-	if d.Skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s skipped", verdict.Plural(d.Skipped, "line"))
+	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", verdict.Plural(len(servers), "server"), verdict.Plural(d.sum.Records, "record"), len(d.files))
+	if d.skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "; %s skipped", verdict.Plural(d.skipped, "line"))
 	}
 	fmt.Fprintln(l.c.stdout, "; latency percentiles within 3%")
 	return 0

@@ -31,7 +31,7 @@ func (l *ledgerCmd) why(args []string) int {
 	}
 	var picked []*report.Run
 	if runArg != "" {
-		r, err := report.Resolve(d.Runs, runArg)
+		r, err := report.Resolve(d.runs, runArg)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger why: %v\n", err)
 			return 1
@@ -39,8 +39,8 @@ func (l *ledgerCmd) why(args []string) int {
 		picked = append(picked, r)
 	} else {
 		latest := map[string]*report.Run{}
-		for i := range d.Runs {
-			if r := &d.Runs[i]; l.keep(r) {
+		for i := range d.runs {
+			if r := &d.runs[i]; l.keep(r) {
 				latest[r.Server] = r // runs are oldest first
 			}
 		}
@@ -65,13 +65,13 @@ func (l *ledgerCmd) why(args []string) int {
 	out := struct {
 		Runs    []runAnswers `json:"runs"`
 		Skipped int          `json:"skipped_lines"`
-	}{Skipped: d.Skipped}
+	}{Skipped: d.skipped}
 	p := report.Painter(l.color)
 	for n, r := range picked {
 		es := entries[r.ID]
 		answers := r.Answers
 		if l.json {
-			ra := runAnswers{Run: runJSON{*r, d.Short[r.ID]}}
+			ra := runAnswers{Run: runJSON{*r, d.short[r.ID]}}
 			for _, a := range answers {
 				aj := answerJSON{Answer: a}
 				if e := a.Evidence.Find(es); e != nil {
@@ -86,7 +86,7 @@ func (l *ledgerCmd) why(args []string) int {
 		if n > 0 {
 			fmt.Fprintln(l.c.stdout)
 		}
-		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.Paint(report.StyleBold, termsafe.String(r.Server)), termsafe.String(d.Short[r.ID]),
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.Paint(report.StyleBold, termsafe.String(r.Server)), termsafe.String(d.short[r.ID]),
 			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome))
 		// A narrow terminal gets the reason and the evidence on lines of
 		// their own under the answer, cut to its width.
@@ -113,8 +113,8 @@ func (l *ledgerCmd) why(args []string) int {
 	if l.json {
 		return l.writeJSON(out)
 	}
-	if d.Skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
+	if d.skipped > 0 {
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.skipped, "line"))
 	}
 	return 0
 }
