@@ -34,15 +34,15 @@ func (l *ledgerCmd) list(args []string) int {
 		}
 		return l.writeJSON(out)
 	}
-	p := report.Painter(l.color)
+	p := painter(l.color)
 	// On a narrow terminal: the noise count, the generation, the date, the
 	// calls, the tools, the exit, the last event, the start time and the
 	// duration give way, in that order, and WHY goes under its row when it
 	// would be cut short in it. --wide and pipes get them all on one line.
-	t := &report.Table{Below: true, Steps: []report.FitStep{{Col: 10, Drop: true}, {Col: 4, Drop: true}, {Col: 1, Drop: false}, {Col: 9, Drop: true}, {Col: 8, Drop: true}, {Col: 11, Drop: true}, {Col: 7, Drop: true}, {Col: 1, Drop: true}, {Col: 5, Drop: true}}}
-	t.Add(report.Cell{Text: ""}, report.Cell{Text: "STARTED"}, report.Cell{Text: "SERVER"}, report.Cell{Text: "RUN"}, report.Cell{Text: "GEN", Right: true},
-		report.Cell{Text: "DURATION", Right: true}, report.Cell{Text: "OUTCOME"}, report.Cell{Text: "LAST EVENT"}, report.Cell{Text: "TOOLS", Right: true},
-		report.Cell{Text: "CALLS ok/isErr/err"}, report.Cell{Text: "NOISE", Right: true}, report.Cell{Text: "EXIT"}, report.Cell{Text: "WHY"})
+	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
+	t.add(cell{text: ""}, cell{text: "STARTED"}, cell{text: "SERVER"}, cell{text: "RUN"}, cell{text: "GEN", right: true},
+		cell{text: "DURATION", right: true}, cell{text: "OUTCOME"}, cell{text: "LAST EVENT"}, cell{text: "TOOLS", right: true},
+		cell{text: "CALLS ok/isErr/err"}, cell{text: "NOISE", right: true}, cell{text: "EXIT"}, cell{text: "WHY"})
 	failed, running := 0, 0
 	for i := range runs {
 		r := &runs[i]
@@ -62,22 +62,22 @@ func (l *ledgerCmd) list(args []string) int {
 		if r.Origin == phases.OriginProbe {
 			server += " (probe)"
 		}
-		t.Add(report.Cell{Text: mark, Style: report.StyleBoldRed},
-			report.Cell{Text: r.Start.In(l.loc).Format("2006-01-02 15:04:05"), Short: r.Start.In(l.loc).Format("01-02 15:04")},
-			report.Cell{Text: server},
-			report.Cell{Text: d.short[r.ID]},
-			report.Cell{Text: gen, Right: true},
-			report.Cell{Text: verdict.FormatMS(r.DurationMS), Right: true},
-			report.Cell{Text: r.Outcome, Style: report.OutcomeStyle(&r.Verdict)},
-			report.Cell{Text: r.LastEvent},
-			report.Cell{Text: toolsText(r), Right: true},
-			report.Cell{Text: callsText(r)},
-			report.Cell{Text: strconv.Itoa(r.Noise), Right: true, Style: map[bool]string{true: report.StyleYellow}[r.Noise > 0]},
-			report.Cell{Text: report.ExitText(r), Style: map[bool]string{true: report.StyleCyan}[r.Alive]},
-			report.Cell{Text: report.OneLine(r.Reason, 160)})
+		t.add(cell{text: mark, style: styleBoldRed},
+			cell{text: r.Start.In(l.loc).Format("2006-01-02 15:04:05"), short: r.Start.In(l.loc).Format("01-02 15:04")},
+			cell{text: server},
+			cell{text: d.short[r.ID]},
+			cell{text: gen, right: true},
+			cell{text: verdict.FormatMS(r.DurationMS), right: true},
+			cell{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
+			cell{text: r.LastEvent},
+			cell{text: toolsText(r), right: true},
+			cell{text: callsText(r)},
+			cell{text: strconv.Itoa(r.Noise), right: true, style: map[bool]string{true: styleYellow}[r.Noise > 0]},
+			cell{text: report.ExitText(r), style: map[bool]string{true: styleCyan}[r.Alive]},
+			cell{text: report.OneLine(r.Reason, 160)})
 	}
 	if len(runs) > 0 {
-		t.Write(l.c.stdout, p, l.width)
+		t.write(l.c.stdout, p, l.width)
 	}
 	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", len(runs), failed, running, len(d.files))}
 	if d.skipped > 0 {
@@ -91,7 +91,7 @@ func (l *ledgerCmd) list(args []string) int {
 		sep = ";\n" // a part per line rather than one wrapped by the terminal
 	}
 	for i := 1; i < len(parts); i++ {
-		parts[i] = p.Paint(report.StyleYellow, parts[i])
+		parts[i] = p.paint(styleYellow, parts[i])
 	}
 	fmt.Fprintln(l.c.stdout, strings.Join(parts, sep))
 	return 0

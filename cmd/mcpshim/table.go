@@ -1,4 +1,4 @@
-package report
+package main
 
 import (
 	"fmt"
@@ -9,80 +9,81 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Styles are ANSI SGR sequences; painter applies them only when colour is on.
 const (
-	StyleBold    = "\x1b[1m"
-	StyleDim     = "\x1b[2m"
-	StyleRed     = "\x1b[31m"
-	StyleBoldRed = "\x1b[1;31m"
-	StyleGreen   = "\x1b[32m"
-	StyleYellow  = "\x1b[33m"
-	StyleMagenta = "\x1b[35m"
-	StyleCyan    = "\x1b[36m"
+	styleBold    = "\x1b[1m"
+	styleDim     = "\x1b[2m"
+	styleRed     = "\x1b[31m"
+	styleBoldRed = "\x1b[1;31m"
+	styleGreen   = "\x1b[32m"
+	styleYellow  = "\x1b[33m"
+	styleMagenta = "\x1b[35m"
+	styleCyan    = "\x1b[36m"
 )
 
-type Painter bool
+type painter bool
 
-func (p Painter) Paint(style, s string) string {
+func (p painter) paint(style, s string) string {
 	if !p || style == "" || s == "" {
 		return s
 	}
 	return style + s + "\x1b[0m"
 }
 
-// OutcomeStyle makes the fixable failures stand out.
-// OutcomeStyle colours a verdict's outcome word: a failure is never green.
-func OutcomeStyle(v *verdict.Verdict) string {
+// outcomeStyle makes the fixable failures stand out.
+// outcomeStyle colours a verdict's outcome word: a failure is never green.
+func outcomeStyle(v *verdict.Verdict) string {
 	switch {
 	case v.Outcome == verdict.Timeout:
-		return StyleYellow
+		return styleYellow
 	case v.Outcome == verdict.Running:
-		return StyleCyan
+		return styleCyan
 	case v.Fixable:
-		return StyleBoldRed
+		return styleBoldRed
 	case v.Failed:
-		return StyleRed
+		return styleRed
 	}
-	return StyleGreen
+	return styleGreen
 }
 
-func AnswerStyle(a string) string {
+func answerStyle(a string) string {
 	switch a {
 	case "yes":
-		return StyleGreen
+		return styleGreen
 	case "no":
-		return StyleRed
+		return styleRed
 	}
-	return StyleYellow
+	return styleYellow
 }
 
-// EventStyle colours failures red and warnings yellow.
-func EventStyle(e *ledger.Entry) string {
+// eventStyle colours failures red and warnings yellow.
+func eventStyle(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.SpawnFailed, phases.InitializeFailed, phases.DiscoverFailed, phases.ToolsListFailed, phases.HandshakeTimeout,
 		phases.PendingFailed, phases.RestartsExhausted, phases.ReplayFailed, phases.ForgedEvent, phases.RecordsLost, phases.ExternalDenied:
-		return StyleRed
+		return styleRed
 	case phases.StdoutNoise, phases.KillRequested, phases.RestartScheduled, phases.SignalReceived, phases.ClientNoise, phases.ToolsMissing:
-		return StyleYellow
+		return styleYellow
 	case phases.Exited:
 		if code, _ := e.Int("exit_code"); (code != 0 || e.Str("signal") != "") && !e.Bool("requested_by_shim") {
-			return StyleRed
+			return styleRed
 		}
 	case phases.ToolCallResponded:
 		if e.Str("outcome") != "success" {
-			return StyleYellow
+			return styleYellow
 		}
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
-		return StyleGreen
+		return styleGreen
 	}
 	return ""
 }
 
-// Table lines up cells in columns; styles are applied after padding so
+// table lines up cells in columns; styles are applied after padding so
 // escape sequences never skew the widths. Given a width, it fits: it takes
 // its fit steps in order (shorten a column to each cell's short text, or
 // drop it) until the rows fit, then cuts the last column with "…". With
@@ -90,44 +91,44 @@ func EventStyle(e *ledger.Entry) string {
 // each row instead (folded, at most two lines), and the other columns fit
 // without it: at 80 columns a row keeps its start time and its WHY whole
 // rather than losing the one and cutting the other to 30 characters.
-type Table struct {
-	Rows  [][]Cell
-	Steps []FitStep
-	Below bool
+type table struct {
+	rows  [][]cell
+	steps []fitStep
+	below bool
 }
 
-type Cell struct {
-	Text  string
-	Style string
-	Right bool
-	Short string // the text once its column is shortened; "" keeps text
+type cell struct {
+	text  string
+	style string
+	right bool
+	short string // the text once its column is shortened; "" keeps text
 }
 
-// FitStep shortens (drop false) or drops column col.
-type FitStep struct {
-	Col  int
-	Drop bool
+// fitStep shortens (drop false) or drops column col.
+type fitStep struct {
+	col  int
+	drop bool
 }
 
-func (t *Table) Add(cells ...Cell) { t.Rows = append(t.Rows, cells) }
+func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
-// Write prints the table; width 0 is unlimited.
-func (t *Table) Write(w io.Writer, p Painter, width int) {
-	for _, row := range t.Rows {
+// write prints the table; width 0 is unlimited.
+func (t *table) write(w io.Writer, p painter, width int) {
+	for _, row := range t.rows {
 		for i := range row { // before the widths: escapes are wider
-			row[i].Text, row[i].Short = termsafe.String(row[i].Text), termsafe.String(row[i].Short)
+			row[i].text, row[i].short = termsafe.String(row[i].text), termsafe.String(row[i].short)
 		}
 	}
-	if len(t.Rows) == 0 {
+	if len(t.rows) == 0 {
 		return
 	}
-	last := len(t.Rows[0]) - 1
+	last := len(t.rows[0]) - 1
 	l := t.fit(width, -1)
-	if t.Below && width > 0 && l.cut > 0 {
+	if t.below && width > 0 && l.cut > 0 {
 		l = t.fit(width, last)
 	}
 	var b strings.Builder
-	for _, row := range t.Rows {
+	for _, row := range t.rows {
 		b.Reset()
 		end := len(row) - 1
 		if l.under {
@@ -139,31 +140,31 @@ func (t *Table) Write(w io.Writer, p Painter, width int) {
 			}
 			text := c.shown(l.short[i])
 			if i == last && l.cut > 0 {
-				text = OneLine(text, l.cut)
+				text = report.OneLine(text, l.cut)
 			}
 			pad := strings.Repeat(" ", max(l.ws[i]-utf8.RuneCountInString(text), 0))
-			if i == end && !c.Right {
+			if i == end && !c.right {
 				pad = ""
 			}
-			if c.Right {
-				b.WriteString(pad + p.Paint(c.Style, text))
+			if c.right {
+				b.WriteString(pad + p.paint(c.style, text))
 			} else {
-				b.WriteString(p.Paint(c.Style, text) + pad)
+				b.WriteString(p.paint(c.style, text) + pad)
 			}
 			if i < end && l.ws[i] > 0 {
 				b.WriteString("  ")
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-		if l.under && row[last].Text != "" {
+		if l.under && row[last].text != "" {
 			// Folded under the row, two lines at most.
 			const indent = "    "
-			folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].Text, width, indent), "\n"), "\n")
+			folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].text, width, indent), "\n"), "\n")
 			if len(folded) > 2 {
-				folded = []string{folded[0], indent + OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
+				folded = []string{folded[0], indent + report.OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
 			}
 			for _, f := range folded {
-				fmt.Fprintln(w, indent+p.Paint(row[last].Style, strings.TrimPrefix(f, indent)))
+				fmt.Fprintln(w, indent+p.paint(row[last].style, strings.TrimPrefix(f, indent)))
 			}
 		}
 	}
@@ -180,7 +181,7 @@ type layout struct {
 
 // fit takes the steps until the columns fit width; under, when not -1, is
 // the last column, set aside to go below the rows.
-func (t *Table) fit(width, under int) layout {
+func (t *table) fit(width, under int) layout {
 	const lastRoom = 32 // what an inline last column keeps before the others give way
 	l := layout{dropped: map[int]bool{}, short: map[int]bool{}, under: under >= 0}
 	if l.under {
@@ -188,7 +189,7 @@ func (t *Table) fit(width, under int) layout {
 	}
 	widths := func() ([]int, int) {
 		var ws []int
-		for _, row := range t.Rows {
+		for _, row := range t.rows {
 			for i, c := range row {
 				if i >= len(ws) {
 					ws = append(ws, 0)
@@ -210,14 +211,14 @@ func (t *Table) fit(width, under int) layout {
 		return ws, total - 2
 	}
 	ws, total := widths()
-	for _, st := range t.Steps {
+	for _, st := range t.steps {
 		if width <= 0 || total <= width {
 			break
 		}
-		if st.Drop {
-			l.dropped[st.Col] = true
+		if st.drop {
+			l.dropped[st.col] = true
 		} else {
-			l.short[st.Col] = true
+			l.short[st.col] = true
 		}
 		ws, total = widths()
 	}
@@ -230,9 +231,9 @@ func (t *Table) fit(width, under int) layout {
 	return l
 }
 
-func (c Cell) shown(short bool) string {
-	if short && c.Short != "" {
-		return c.Short
+func (c cell) shown(short bool) string {
+	if short && c.short != "" {
+		return c.short
 	}
-	return c.Text
+	return c.text
 }
