@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // TestConventions, through the built binary: typos get a suggestion and
@@ -148,5 +150,17 @@ words=("$@"); CURRENT=$#; _mcpshim`, "zsh", script, "mcpshim"}
 				}
 			}
 		})
+	}
+}
+
+// A mistyped run id is answered with the nearest one.
+func TestResolveSuggestsRun(t *testing.T) {
+	runs := []report.Run{{Facts: verdict.Facts{ID: "run_01M8M1PB3XA4N8"}}, {Facts: verdict.Facts{ID: "run_01M8M1QZZZZZZZ"}}}
+	_, err := resolve(runs, "01M8M1PB3YA4")
+	if err == nil || !strings.Contains(err.Error(), "did you mean run_01M8M1PB3XA4N8?") {
+		t.Errorf("resolve(01M8M1PB3YA4) = %v, want a suggestion of run_01M8M1PB3XA4N8", err)
+	}
+	if _, err := resolve(runs, "ABCDEFGH"); err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("resolve(ABCDEFGH) = %v, want no such run and no suggestion", err)
 	}
 }

@@ -55,6 +55,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -188,7 +189,7 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 		l.width = terminalWidth(l.c, l.c.stdout)
 	}
 	if since != "" {
-		t, err := cmdline.ParseSince(since, l.now, l.loc)
+		t, err := parseSince(since, l.now, l.loc)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger: --since %s: %v\n", since, err)
 			return nil, err
@@ -270,7 +271,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 		}
 	}
 	d.runs = d.sum.Runs(l.now, proc.Alive)
-	d.short = report.ShortIDs(d.runs)
+	d.short = shortIDs(d.runs)
 	return d, nil
 }
 
@@ -311,6 +312,102 @@ func (l *ledgerCmd) loadKept(paths []string) (*ledgerData, []report.Run, error) 
 // the second pass of show, why and report: only their runs are kept whole.
 func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]ledger.Entry {
 	return l.entriesCapped(d, want, math.MaxInt)
+}
+
+// minShort is the shortest run prefix shown: the ULID's time part.
+const minShort = 10
+
+// shortIDs gives every run the shortest prefix (without "run_") that tells it
+// apart from all others, the same length for all so the column lines up.
+func shortIDs(runs []report.Run) map[string]string {
+	ids := make([]string, len(runs))
+	for i, r := range runs {
+		ids[i] = strings.TrimPrefix(r.ID, "run_")
+	}
+	sort.Strings(ids)
+	n := minShort
+	for i := 1; i < len(ids); i++ {
+		n = max(n, commonPrefix(ids[i-1], ids[i])+1)
+	}
+	out := make(map[string]string, len(runs))
+	for _, r := range runs {
+		id := strings.TrimPrefix(r.ID, "run_")
+		out[r.ID] = id[:min(n, len(id))]
+	}
+	return out
+}
+
+func commonPrefix(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// errNoRun and errAmbiguousRun are resolve's failures.
+var (
+	errNoRun        = errors.New("no such run")
+	errAmbiguousRun = errors.New("ambiguous run prefix")
+)
+
+// resolve finds the run arg names: a unique prefix of its id (with or without
+// "run_"), or else a unique suffix as the shim prints it (…A4N8).
+func resolve(runs []report.Run, arg string) (*report.Run, error) {
+	want := strings.TrimPrefix(arg, "run_")
+	suffix := strings.TrimPrefix(strings.TrimPrefix(want, "…"), "...")
+	for _, match := range []func(id string) bool{
+		func(id string) bool { return strings.HasPrefix(id, want) },
+		func(id string) bool { return strings.HasSuffix(id, suffix) },
+	} {
+		var found []*report.Run
+		for i := range runs {
+			if match(strings.TrimPrefix(runs[i].ID, "run_")) {
+				found = append(found, &runs[i])
+			}
+		}
+		switch {
+		case len(found) == 1:
+			return found[0], nil
+		case len(found) > 1:
+			ids := make([]string, 0, 5)
+			for _, r := range found[:min(len(found), 5)] {
+				ids = append(ids, r.ID)
+			}
+			return nil, fmt.Errorf("%w %q: %d runs match (%s…)", errAmbiguousRun, arg, len(found), strings.Join(ids, ", "))
+		}
+	}
+	// A typo: the run whose id, cut to arg's length, is nearest.
+	best, bestD := "", 3
+	for i := range runs {
+		id := strings.TrimPrefix(runs[i].ID, "run_")
+		for _, p := range [][2]string{{want, id[:min(len(want), len(id))]}, {suffix, id[max(0, len(id)-len(suffix)):]}} {
+			if d := cmdline.Distance(strings.ToUpper(p[0]), strings.ToUpper(p[1])); d < bestD && d <= len(p[0])/3 {
+				best, bestD = runs[i].ID, d
+			}
+		}
+	}
+	if best != "" {
+		return nil, fmt.Errorf("%w %q; did you mean %s?", errNoRun, arg, best)
+	}
+	return nil, fmt.Errorf("%w %q", errNoRun, arg)
+}
+
+// parseSince reads an age back from now (2h, 3d) or a time: RFC 3339, or
+// a local date and time such as 2026-11-29T08:00 or 2026-11-29.
+func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
+	if d, err := parseAge(s); err == nil {
+		return now.Add(-d), nil
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("want an age (2h, 3d) or a time (2026-11-29T08:00)")
 }
 
 // location is where times are shown: $TZ from the command's environment

@@ -28,7 +28,7 @@ func (l *ledgerCmd) show(args []string) int {
 	if err != nil {
 		return l.fail(err)
 	}
-	r, err := report.Resolve(d.runs, pos[0])
+	r, err := resolve(d.runs, pos[0])
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger show: %v\n", err)
 		return 1

@@ -546,6 +546,61 @@ func TestLedgerDefaultDirAndRotation(t *testing.T) {
 	}
 }
 
+func TestShortIDsAndResolve(t *testing.T) {
+	runs := []report.Run{{Facts: verdict.Facts{ID: "run_01KB3F0000AAAA"}}, {Facts: verdict.Facts{ID: "run_01KB3F0000AAAB"}}, {Facts: verdict.Facts{ID: "run_01KB3F9999ZZZZ"}}, {Facts: verdict.Facts{ID: "odd"}}}
+	short := shortIDs(runs)
+	if short["run_01KB3F0000AAAA"] != "01KB3F0000AAAA" || short["run_01KB3F9999ZZZZ"] != "01KB3F9999ZZZZ" || short["odd"] != "odd" {
+		t.Errorf("shortIDs: got %v, want 14 characters (one past the longest shared prefix)", short)
+	}
+	tests := []struct {
+		arg, want string
+		err       error
+	}{
+		{"01KB3F0000AAAA", "run_01KB3F0000AAAA", nil},
+		{"run_01KB3F99", "run_01KB3F9999ZZZZ", nil},
+		{"…ZZZZ", "run_01KB3F9999ZZZZ", nil},
+		{"AAAB", "run_01KB3F0000AAAB", nil},
+		{"01KB3F0000", "", errAmbiguousRun},
+		{"01XX", "", errNoRun},
+	}
+	for _, tc := range tests {
+		r, err := resolve(runs, tc.arg)
+		got := ""
+		if r != nil {
+			got = r.ID
+		}
+		if got != tc.want || (tc.err == nil) != (err == nil) || tc.err != nil && !strings.Contains(err.Error(), tc.err.Error()) {
+			t.Errorf("resolve(%q): got %q, %v, want %q, %v", tc.arg, got, err, tc.want, tc.err)
+		}
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	cet := time.FixedZone("CET", 3600)
+	tests := []struct {
+		in   string
+		want time.Time
+		ok   bool
+	}{
+		{"2h", now.Add(-2 * time.Hour), true},
+		{"3d", now.Add(-72 * time.Hour), true},
+		{"1w", now.Add(-7 * 24 * time.Hour), true},
+		{"90m", now.Add(-90 * time.Minute), true},
+		{"2026-11-29T08:00", time.Date(2026, 11, 29, 8, 0, 0, 0, cet), true},
+		{"2026-11-29", time.Date(2026, 11, 29, 0, 0, 0, 0, cet), true},
+		{"2026-11-29T08:00:00Z", time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC), true},
+		{"yesterday", time.Time{}, false},
+		{"-2h", time.Time{}, false},
+	}
+	for _, tc := range tests {
+		got, err := parseSince(tc.in, now, cet)
+		if (err == nil) != tc.ok || !got.Equal(tc.want) {
+			t.Errorf("parseSince(%q): got %v, %v, want %v, ok %v", tc.in, got, err, tc.want, tc.ok)
+		}
+	}
+}
+
 // syncBuffer is a bytes.Buffer safe to read while a process or tail writes to it.
 type syncBuffer struct {
 	mu sync.Mutex

@@ -31,7 +31,7 @@ func (l *ledgerCmd) why(args []string) int {
 	}
 	var picked []*report.Run
 	if runArg != "" {
-		r, err := report.Resolve(d.runs, runArg)
+		r, err := resolve(d.runs, runArg)
 		if err != nil {
 			fmt.Fprintf(l.c.stderr, "mcpshim ledger why: %v\n", err)
 			return 1
