@@ -80,3 +80,70 @@ func (s *Session) revoke(ctx context.Context, endpoint string, c *Client, m *Ser
 	}
 	return nil
 }
+
+// Status is one kept sign-in as mcpshim auth status shows it: never a token.
+type Status struct {
+	Server    string    `json:"server"`
+	Client    string    `json:"client"`
+	ClientID  string    `json:"client_id,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Grant     string    `json:"grant,omitempty"`
+	Scope     string    `json:"scope,omitempty"`
+	State     string    `json:"state"`
+	Expiry    time.Time `json:"expiry,omitzero"`
+	Refresh   bool      `json:"refresh_token"`
+	Updated   time.Time `json:"updated"`
+	TokenFile string    `json:"file"`
+}
+
+// Statuses are the kept sign-ins recs of store as of now.
+func Statuses(store *Store, recs []*Record, now time.Time) []Status {
+	out := []Status{}
+	for _, r := range recs {
+		e := Status{Server: r.Server, Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: State(r, now), TokenFile: store.File(r)}
+		if cl := r.Clients[r.Issuer]; cl != nil {
+			e.ClientID = cl.ID
+		}
+		if r.Token != nil {
+			e.Scope, e.Expiry, e.Refresh = r.Token.Scope, r.Token.Expiry, r.Token.RefreshToken != ""
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Line is the step on one line: the event and its facts.
+func (st Step) Line() string {
+	var b strings.Builder
+	b.WriteString(st.Event)
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " %s=%s", k, quoteIfSpace(v))
+		}
+	}
+	if st.Status != 0 {
+		kv("status", fmt.Sprint(st.Status))
+	}
+	kv("stage", st.Stage)
+	kv("issuer", st.Issuer)
+	kv("resource", st.Resource)
+	kv("scope", st.Scope)
+	kv("client", st.ClientKind)
+	kv("client_id", st.ClientID)
+	kv("error", st.Error)
+	kv("error_description", st.Description)
+	if st.ExpiresIn > 0 {
+		kv("expires_in", st.ExpiresIn.String())
+	}
+	if st.Event == StepFailed {
+		kv("message", st.Message)
+	}
+	return b.String()
+}
+
+func quoteIfSpace(v string) string {
+	if strings.ContainsAny(v, " \t\"") {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
+}
