@@ -122,7 +122,7 @@ func probeStart(c *cli) func(todo []probe.Target) (func(probe.Result), func()) {
 		if p == nil {
 			return nil, nil
 		}
-		return p.done, p.clear
+		return p.Done, p.Stop
 	}
 }
 
