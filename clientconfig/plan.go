@@ -2,6 +2,7 @@ package clientconfig
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,4 +98,56 @@ func CheckWrapped(servers []Server, sc Scope, checkShimArgs func([]string) error
 		out = append(out, w)
 	}
 	return out
+}
+
+// resultWords name a Result in wrap's --json; Rewritten is "wrapped" or
+// "unwrapped".
+var resultWords = map[Result]string{Unchanged: "unchanged", SkippedRemote: "skipped_remote",
+	SkippedBroken: "skipped_broken", SkippedProject: "skipped_project"}
+
+// Word names what happened to e in wrap's and unwrap's --json.
+func (e Entry) Word(unwrap bool) string {
+	if w := resultWords[e.Result]; w != "" {
+		return w
+	}
+	if unwrap {
+		return "unwrapped"
+	}
+	return "wrapped"
+}
+
+// Label names a server entry, with its project when it has one.
+func Label(name, project string) string {
+	if project == "" {
+		return name
+	}
+	return fmt.Sprintf("%s (project %s)", name, project)
+}
+
+// Outcome says in words what a wrap (or unwrap) did to e, or with dryRun
+// would do.
+func (e Entry) Outcome(unwrap, dryRun bool) string {
+	switch e.Result {
+	case Rewritten:
+		verb := "wrap"
+		if unwrap {
+			verb = "unwrap"
+		}
+		out := verb + "ped"
+		if dryRun {
+			out = "to " + verb
+		}
+		if e.Reason != "" {
+			out += " (" + e.Reason + ")"
+		}
+		return out
+	case Unchanged:
+		if unwrap {
+			return "not wrapped, left alone"
+		}
+		return "already wrapped, left alone"
+	case SkippedRemote:
+		return "skipped: a remote (url) server has no process to wrap"
+	}
+	return "skipped: " + e.Reason
 }

@@ -247,9 +247,6 @@ type wrapEntry struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-var resultWords = map[clientconfig.Result]string{clientconfig.Unchanged: "unchanged", clientconfig.SkippedRemote: "skipped_remote",
-	clientconfig.SkippedBroken: "skipped_broken", clientconfig.SkippedProject: "skipped_project"}
-
 // runWrap is `mcpshim wrap` and, with unwrap, `mcpshim unwrap`. Every file is
 // read and rewritten in memory first; if any is refused, none is written.
 func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
@@ -351,12 +348,9 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			if e.Result == clientconfig.SkippedProject {
 				otherProjects++
 			} else {
-				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.File, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
+				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.File, clientconfig.Label(e.Server, e.Project), e.Outcome(unwrap, o.dryRun))
 			}
-			word := resultWords[e.Result]
-			if word == "" {
-				word = cmd + "ped"
-			}
+			word := e.Word(unwrap)
 			wf.Entries = append(wf.Entries, wrapEntry{Server: e.Server, Project: e.Project, Result: word, Reason: e.Reason})
 		}
 		if otherProjects > 0 {
@@ -423,9 +417,9 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 		total++
 		switch w.Result {
 		case "not_wrapped":
-			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", w.File, wrapLabel(w.Name, w.Project))
+			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", w.File, clientconfig.Label(w.Name, w.Project))
 		case "refused_flags":
-			fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %s\n", w.File, wrapLabel(w.Name, w.Project), w.Reason)
+			fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %s\n", w.File, clientconfig.Label(w.Name, w.Project), w.Reason)
 		}
 		if w.Result != "wrapped" {
 			bad++
@@ -450,38 +444,4 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 		printJSON(c.stdout, rep)
 	}
 	return code
-}
-
-func wrapLabel(name, project string) string {
-	if project == "" {
-		return name
-	}
-	return fmt.Sprintf("%s (project %s)", name, project)
-}
-
-// wrapOutcome says in words what happened, or with dryRun would happen, to e.
-func wrapOutcome(e clientconfig.Entry, unwrap, dryRun bool) string {
-	switch e.Result {
-	case clientconfig.Rewritten:
-		verb := "wrap"
-		if unwrap {
-			verb = "unwrap"
-		}
-		out := verb + "ped"
-		if dryRun {
-			out = "to " + verb
-		}
-		if e.Reason != "" {
-			out += " (" + e.Reason + ")"
-		}
-		return out
-	case clientconfig.Unchanged:
-		if unwrap {
-			return "not wrapped, left alone"
-		}
-		return "already wrapped, left alone"
-	case clientconfig.SkippedRemote:
-		return "skipped: a remote (url) server has no process to wrap"
-	}
-	return "skipped: " + e.Reason
 }
