@@ -19,14 +19,14 @@ import (
 
 // timelineEvents maps a step and its method to the ledger's event.
 var timelineEvents = map[string][2]string{
-	"request_sent initialize":                     {string(phases.Handshake), phases.InitializeReceived},
-	"response_received initialize":                {string(phases.Handshake), phases.InitializeResponded},
-	"request_sent server/discover":                {string(phases.Handshake), phases.DiscoverReceived},
-	"response_received server/discover":           {string(phases.Handshake), phases.DiscoverResponded},
-	"request_sent tools/list":                     {string(phases.Discovery), phases.ToolsListReceived},
-	"request_sent tools/call":                     {string(phases.Execution), phases.ToolCallReceived},
-	"response_received tools/call":                {string(phases.Execution), phases.ToolCallResponded},
-	"notification_sent notifications/initialized": {string(phases.Handshake), phases.InitializedReceived},
+	"request_sent " + mcp.MethodInitialize:             {string(phases.Handshake), phases.InitializeReceived},
+	"response_received " + mcp.MethodInitialize:        {string(phases.Handshake), phases.InitializeResponded},
+	"request_sent " + mcp.MethodDiscover:               {string(phases.Handshake), phases.DiscoverReceived},
+	"response_received " + mcp.MethodDiscover:          {string(phases.Handshake), phases.DiscoverResponded},
+	"request_sent " + mcp.MethodListTools:              {string(phases.Discovery), phases.ToolsListReceived},
+	"request_sent " + mcp.MethodCallTool:               {string(phases.Execution), phases.ToolCallReceived},
+	"response_received " + mcp.MethodCallTool:          {string(phases.Execution), phases.ToolCallResponded},
+	"notification_sent " + mcp.NotificationInitialized: {string(phases.Handshake), phases.InitializedReceived},
 }
 
 // failedEvents name a request that was answered with an error, or whose
