@@ -96,15 +96,6 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	return p, nil
 }
 
-func cutEnv(kv string) (string, string, bool) {
-	for i := 1; i < len(kv); i++ { // from 1: Windows-style "=C:" names are not ours
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return "", "", false
-}
-
 func (p *stdioProc) delivered() bool { return p.wrote.Load() }
 
 func (p *stdioProc) send(ctx context.Context, req request) <-chan answer {
