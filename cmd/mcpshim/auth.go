@@ -106,8 +106,7 @@ func runAuthStatus(c *cli, args []string) int {
 	}
 	entries := oauth.Statuses(store, recs, time.Now())
 	if asJSON {
-		printJSON(c.stdout, map[string]any{"dir": store.Dir, "servers": entries})
-		return 0
+		return c.emitJSON("auth status", map[string]any{"dir": store.Dir, "servers": entries}, 0)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(c.stdout, "no sign-ins kept in %s; sign in with mcpshim auth login --url URL\n", store.Dir)

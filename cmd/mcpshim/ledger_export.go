@@ -93,7 +93,9 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			out.Error = err.Error()
 		}
-		printJSON(c.stdout, out)
+		if code := c.emitJSON("ledger export", out, 0); err == nil {
+			return code
+		}
 	} else if err == nil {
 		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, cfg.Collector())
 		if res.Open > 0 {

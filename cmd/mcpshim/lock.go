@@ -76,7 +76,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	done := func(code int) int {
 		if asJSON {
 			rep.Exit = code
-			printJSON(c.stdout, rep)
+			return c.emitJSON("lock", rep, code)
 		}
 		return code
 	}

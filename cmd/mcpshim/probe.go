@@ -211,8 +211,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
 	rep.Exit = rep.Status()
 	if asJSON {
-		printJSON(c.stdout, rep)
-		return rep.Exit
+		return c.emitJSON("probe", rep, rep.Exit)
 	}
 	report.WriteProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
 	return rep.Exit

@@ -269,7 +269,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	done := func(code int) int {
 		if o.json {
 			rep.Exit = code
-			printJSON(c.stdout, rep)
+			return c.emitJSON(cmd, rep, code)
 		}
 		return code
 	}
@@ -441,7 +441,7 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	}
 	if asJSON {
 		rep.Exit = code
-		printJSON(c.stdout, rep)
+		return c.emitJSON("wrap --check", rep, code)
 	}
 	return code
 }
