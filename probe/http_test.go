@@ -16,7 +16,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-// httpFixture is seed 003's report server over Streamable HTTP: tools only
+// httpFixture is a report server over Streamable HTTP: tools only
 // for the right bearer token, in either era, replying as JSON or as an event
 // stream. It checks what the transport demands of a client.
 type httpFixture struct {

@@ -30,7 +30,8 @@ import (
 type Outcome string
 
 // The outcomes are the verdict's words (package verdict judges the probe's
-// records as it judges the shim's): seed 000's four, and a remote server's.
+// records as it judges the shim's): the four a startup can have (ready, no
+// answer in time, exited, refused), and a remote server's.
 const (
 	// Ready: the handshake completed and tools were listed.
 	Ready Outcome = verdict.Ready

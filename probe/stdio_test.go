@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// Seed 000's six counterparts, each with the seed's outcome and detail.
+// Six counterparts (instant, delayed, silent, crash on launch, protocol
+// rejection, a missing command), each with its outcome and detail.
 func TestSeedCounterparts(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -58,7 +59,7 @@ func TestCrashReportsExitStatus(t *testing.T) {
 	}
 }
 
-// A mistyped command is a verdict, never a crash of the probe (seed 003).
+// A mistyped command is a verdict, never a crash of the probe.
 func TestMissingCommandIsExited(t *testing.T) {
 	cases := []struct{ command, detail string }{
 		{"./no-such-binary", "no such file or directory"},
@@ -164,7 +165,7 @@ func TestTools(t *testing.T) {
 	}
 }
 
-// Seed 003's report server: the tool surface shrinks with the credential.
+// A report server: the tool surface shrinks with the credential.
 func TestReportServerSurface(t *testing.T) {
 	cases := []struct {
 		env  map[string]string

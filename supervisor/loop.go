@@ -29,7 +29,7 @@ func (s *Supervisor) loop(ctx context.Context) int {
 	for {
 		status, exit, err := s.runChild(ctx)
 		if err != nil {
-			// The child never started: nothing time can fix (seed 000).
+			// The child never started: a restart would fail the same way.
 			var se *proc.SpawnError
 			errors.As(err, &se)
 			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)

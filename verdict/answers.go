@@ -8,7 +8,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-// Answer is one of seed 002's four questions about a run: "yes", "no" or
+// Answer is one of why's four questions about a run (did it launch,
+// initialize, list tools, reach out?): "yes", "no" or
 // "unknown", with the record that shows it.
 type Answer struct {
 	Key      string `json:"key"` // launched, initialized, tools, external

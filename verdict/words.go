@@ -107,7 +107,7 @@ func (j *judgement) crashAdvice() string {
 	return "the calls in flight got the shim's error; --restart on-failure restarts it unless it keeps crashing: fix what it says"
 }
 
-// state is the handshake's last confirmed state, seed 002's words.
+// state is the handshake's last confirmed state, in handshake_timeout's words.
 func (j *judgement) state() string {
 	f := j.f
 	switch {

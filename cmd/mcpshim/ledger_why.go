@@ -11,7 +11,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
-// why answers seed 002's four questions for one run, or for the latest run
+// why answers four questions (did it launch, initialize, list tools, reach
+// out?) for one run, or for the latest run
 // of each server.
 func (l *ledgerCmd) why(args []string) int {
 	pos, err := l.flags("why", args, allFilters, nil)

@@ -256,7 +256,7 @@ func processesWith(marker string) []string {
 	return out
 }
 
-// TestLockEnforce: seed 003's report server without its token lists no
+// TestLockEnforce: a report server without its token lists no
 // tools. In warn mode the session goes on with tools_missing recorded; in
 // enforce mode the client gets an error for tools/list and the shim exits 78.
 func TestLockEnforce(t *testing.T) {

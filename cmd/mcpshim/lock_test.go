@@ -13,7 +13,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
-// reportEntry is seed 003's report server with its token from the environment.
+// reportEntry is the report server with its token from the environment.
 func reportEntry(t *testing.T) map[string]any {
 	return map[string]any{"command": builtShim(t), "args": []string{"fixture", "report"},
 		"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}", "REPORT_SCOPE": "${REPORT_SCOPE:-full}"}}
@@ -60,7 +60,7 @@ func reportRemote(t *testing.T) string {
 	return srv.URL + "/mcp"
 }
 
-// Seed 003, over stdio and over Streamable HTTP: with the token the lock is
+// Over stdio and over Streamable HTTP: with the token the lock is
 // written and verified; without it 2/2 are missing; read scope, 1/2.
 func TestLockSeed003(t *testing.T) {
 	dir := t.TempDir()

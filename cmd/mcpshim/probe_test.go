@@ -78,8 +78,8 @@ func probeResult(t *testing.T, rep probe.Report, server string) probe.Result {
 	return probe.Result{}
 }
 
-// Seed 000's six counterparts through the command, each with the seed's
-// outcome and detail.
+// The six counterparts of TestSeedCounterparts through the command, each
+// with its outcome and detail.
 func TestProbeSeedCounterparts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out real 2s and 5s deadlines")
