@@ -17,6 +17,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -114,7 +115,7 @@ func TestClientStdoutClosed(t *testing.T) {
 func TestTerminalHint(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "--ledger", "off", "--", bin, "fixture", "healthy")
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -151,7 +152,7 @@ func TestTerminalHint(t *testing.T) {
 func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "--ledger", "off", "--", "no-such-mcp-server-x")
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	ptmx, tty, err := pty.Open()
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // npmPlatform is the platform package npm installs on this machine.
@@ -118,7 +120,7 @@ func TestNPMLauncher(t *testing.T) {
 			cmd := exec.Command(argv[0], argv[1:]...)
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
-			var stderr syncBuffer
+			var stderr testkit.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

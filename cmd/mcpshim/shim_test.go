@@ -13,43 +13,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
-var (
-	shimOnce sync.Once
-	shimPath string
-	shimErr  error
-)
-
-// builtShim builds the mcpshim binary once per test process: the tests drive
-// it as a client would, over real pipes.
-func builtShim(t testing.TB) string {
-	t.Helper()
-	shimOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "mcpshim-test-")
-		if err != nil {
-			shimErr = err
-			return
-		}
-		shimPath = filepath.Join(dir, "mcpshim")
-		out, err := exec.Command("go", "build", "-o", shimPath, ".").CombinedOutput()
-		if err != nil {
-			shimErr = errors.New(string(out))
-		}
-	})
-	if shimErr != nil {
-		t.Fatalf("build mcpshim: %v", shimErr)
-	}
-	return shimPath
-}
+// builtShim is the mcpshim binary, built once per test process: the tests
+// drive it as a client would, over real pipes.
+func builtShim(t testing.TB) string { return testkit.Shim(t) }
 
 // session is one process (the shim, or a fixture directly) with a scripted client.
 type session struct {
@@ -58,7 +34,7 @@ type session struct {
 	client *testfixtures.Client
 	stdin  io.WriteCloser
 	out    *hashTee
-	stderr *syncBuffer
+	stderr *testkit.Buffer
 	ledger string
 }
 
@@ -92,7 +68,7 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 	if argv[0] == "fixture" {
 		argv = append([]string{bin}, argv...)
 	}
-	s := &session{t: t, stderr: &syncBuffer{}}
+	s := &session{t: t, stderr: &testkit.Buffer{}}
 	if shim {
 		s.ledger = filepath.Join(t.TempDir(), "ledger.jsonl")
 		args := append([]string{"--name", "test", "--ledger", s.ledger}, shimFlags...)

@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 func TestReadVersion(t *testing.T) {
@@ -64,11 +66,8 @@ func versionJSON(t *testing.T, bin string, args ...string) buildVersion {
 // TestVersionStamped: the values a release build links in are the ones
 // version prints, in both forms and both spellings.
 func TestVersionStamped(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpshim")
 	ldflags := "-X main.version=1.2.3 -X main.commit=0123456789abcdef -X main.date=2026-11-30T10:00:00Z"
-	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
-	}
+	bin := testkit.Shim(t, "-ldflags", ldflags)
 	want := buildVersion{Version: "1.2.3", Commit: "0123456789abcdef", Date: "2026-11-30T10:00:00Z",
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Module: "github.com/mcpshim-dev/mcpshim", Source: "release"}
 	for _, args := range [][]string{{"version"}, {"--version"}} {
