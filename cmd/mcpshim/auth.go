@@ -157,7 +157,7 @@ func runAuthLogout(ctx context.Context, c *cli, args []string) int {
 		return exitConfig
 	}
 	secret := ""
-	if u, err := url.Parse(rest[0]); err == nil && of.clientSecret != "" {
+	if u, err := url.Parse(rest[0]); err == nil && of.ClientSecret != "" {
 		if cfg, err := of.config(c, u); err == nil {
 			secret = cfg.ClientSecret
 		}
