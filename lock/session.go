@@ -2,6 +2,7 @@ package lock
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,6 +14,24 @@ import (
 // shim exits with when an enforced lock broke, and for every other
 // configuration mcpshim refuses.
 const ExitConfig = 78
+
+// ForServer reads the lock at path for a session of server: the check of
+// its tool lists, and a notice when the lock does not name the server (then
+// nothing is missing). A lock that cannot be read fails closed; so does one
+// without the server in enforce mode. err says what to do.
+func ForServer(path, server string, enforce bool) (check func([]json.RawMessage) []string, notice string, err error) {
+	l, err := Read(path)
+	if err != nil {
+		return nil, "", fmt.Errorf("--lock %s: %v; regenerate it with `mcpshim lock`", path, err)
+	}
+	if _, ok := l.Servers[server]; !ok {
+		notice = fmt.Sprintf("--lock %s has no server %q (its servers are the config's entry names; set --name)", path, server)
+		if enforce {
+			return nil, "", errors.New(notice)
+		}
+	}
+	return Checker(l, server), notice, nil
+}
 
 // Checker is the check a session makes of a server's complete tool list
 // against l: the locked tools the list lacks.

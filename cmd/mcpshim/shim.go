@@ -285,19 +285,14 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	var checkTools func([]json.RawMessage) []string
 	if f.lock != "" {
-		l, err := lock.Read(f.lock)
-		if err != nil {
-			// A lock that cannot be read fails closed.
-			fmt.Fprintf(c.stderr, "mcpshim: --lock %s: %v; regenerate it with `mcpshim lock`\n", f.lock, err)
+		var notice string
+		if checkTools, notice, err = lock.ForServer(f.lock, f.name, f.lockMode == "enforce"); err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim: %v\n", err)
 			return exitConfig
 		}
-		if _, ok := l.Servers[f.name]; !ok {
-			fmt.Fprintf(c.stderr, "mcpshim: --lock %s has no server %q (its servers are the config's entry names; set --name)\n", f.lock, f.name)
-			if f.lockMode == "enforce" {
-				return exitConfig
-			}
+		if notice != "" {
+			fmt.Fprintf(c.stderr, "mcpshim: %s\n", notice)
 		}
-		checkTools = lock.Checker(l, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
 	file, ok := c.stdin.(*os.File)
