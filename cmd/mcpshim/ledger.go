@@ -396,7 +396,7 @@ func resolve(runs []report.Run, arg string) (*report.Run, error) {
 // parseSince reads an age back from now (2h, 3d) or a time: RFC 3339, or
 // a local date and time such as 2026-11-29T08:00 or 2026-11-29.
 func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
-	if d, err := parseAge(s); err == nil {
+	if d, err := cmdline.ParseAge(s); err == nil {
 		return now.Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
