@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // ExitConfig is EX_CONFIG, a wiring problem a person must fix: the status a
@@ -90,7 +91,7 @@ func (m Missing) Fields() []ledger.Field {
 	if m.Enforce {
 		mode = "enforce"
 	}
-	return []ledger.Field{ledger.F("missing", m.Tools), ledger.F("mode", mode)}
+	return []ledger.Field{ledger.F(phases.FieldMissing, m.Tools), ledger.F(phases.FieldMode, mode)}
 }
 
 // Notice is the line for the person reading the client's log.

@@ -48,7 +48,7 @@ func setStatus(s *Span, st status) {
 
 // backdate is when the operation e answers began: latency_ms before it.
 func backdate(e *ledger.Entry) time.Time {
-	ms, ok := e.Float("latency_ms")
+	ms, ok := e.Float(phases.FieldLatencyMS)
 	if !ok {
 		return e.Time
 	}
@@ -67,11 +67,11 @@ func methodOf(e *ledger.Entry) string {
 		phases.ToolCallInputRequired, phases.ToolCallTaskCreated:
 		return mcp.MethodCallTool
 	}
-	return e.Str("method")
+	return e.Str(phases.FieldMethod)
 }
 
 func dirOf(e *ledger.Entry) string {
-	if e.Str("direction") == "server" {
+	if e.Str(phases.FieldDirection) == "server" {
 		return "server"
 	}
 	return "client"

@@ -110,7 +110,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	}
 	switch e.Event {
 	case phases.SpawnRequested:
-		r.PrevRun = e.Str("previous_run")
+		r.PrevRun = e.Str(phases.FieldPreviousRun)
 		r.Launch = r.open("launch", e)
 	case phases.Spawned:
 		r.SpawnedAt = e.Time
@@ -124,7 +124,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		if r.Launch == nil {
 			r.Launch = r.open("launch", e)
 		}
-		emit(m.end(r, r.Launch, "launch", e, fail(e.Str("error_class"), e.Str("error"))))
+		emit(m.end(r, r.Launch, "launch", e, fail(e.Str(phases.FieldErrorClass), e.Str(phases.FieldError))))
 		r.Launch = nil
 		out = append(out, m.closeRun(r, e)...)
 	case phases.Exited, phases.Disconnected, phases.ConnectFailed:
@@ -136,7 +136,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		}
 		r.openRequest(e, "client", methodOf(e), r.Handshake)
 	case phases.InitializeResponded:
-		r.Protocol = e.Str("protocol_version")
+		r.Protocol = e.Str(phases.FieldProtocolVersion)
 		emit(m.endRequest(r, e, "client", status{}))
 		r.Responded = true
 		if r.Initialized {
@@ -157,13 +157,13 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		emit(m.endRequest(r, e, "client", st))
 		emit(m.endHandshake(r, e, st))
 	case phases.ModernRequest:
-		r.Protocol = e.Str("protocol_version")
+		r.Protocol = e.Str(phases.FieldProtocolVersion)
 		if r.Handshake == nil {
 			r.Handshake = r.open("handshake", e)
 		}
 		emit(m.endHandshake(r, e, status{}))
 	case phases.HandshakeReplayed:
-		r.Protocol = e.Str("protocol_version")
+		r.Protocol = e.Str(phases.FieldProtocolVersion)
 		r.Handshake = r.open("handshake", e)
 		r.Handshake.Start = backdate(e)
 		emit(m.endHandshake(r, e, status{}))
@@ -175,7 +175,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 				r.Handshake.Start = r.Start
 			}
 		}
-		emit(m.endHandshake(r, e, fail(phases.HandshakeTimeout, "no handshake in time: "+e.Str("last_event"))))
+		emit(m.endHandshake(r, e, fail(phases.HandshakeTimeout, "no handshake in time: "+e.Str(phases.FieldLastEvent))))
 
 	case phases.ToolsListReceived:
 		if r.Discovery == nil {
@@ -184,7 +184,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		r.openRequest(e, "client", mcp.MethodListTools, r.Discovery)
 	case phases.ToolsListResponded:
 		emit(m.endRequest(r, e, "client", status{}))
-		if r.Discovery != nil && (e.Bool("complete") || e.Bool("unparsed")) {
+		if r.Discovery != nil && (e.Bool(phases.FieldComplete) || e.Bool(phases.FieldUnparsed)) {
 			emit(m.end(r, r.Discovery, "discovery", e, status{}))
 			r.Discovery = nil
 		}
@@ -202,41 +202,41 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		// MRTR: "the client retries the original request" under a new id; the
 		// retry is a request span of its own, linked to the round it answers.
 		r.openRequest(e, "client", mcp.MethodCallTool, nil)
-		if prev := r.Rounds[e.Str("tool")]; prev != nil {
-			r.Requests["client/"+e.Str("request_id")].Follows = prev
-			delete(r.Rounds, e.Str("tool"))
+		if prev := r.Rounds[e.Str(phases.FieldTool)]; prev != nil {
+			r.Requests["client/"+e.Str(phases.FieldRequestID)].Follows = prev
+			delete(r.Rounds, e.Str(phases.FieldTool))
 		}
 	case phases.ToolCallInputRequired:
 		// The request is answered; the call goes on in the client's next round.
 		span := m.endRequest(r, e, "client", status{})
-		r.Rounds = remember(r.Rounds, e.Str("tool"), follow(span, "previous_round"))
+		r.Rounds = remember(r.Rounds, e.Str(phases.FieldTool), follow(span, "previous_round"))
 		emit(span)
 	case phases.ToolCallTaskCreated:
 		// The request is answered with a task; the call's outcome comes with
 		// its tasks/result, whose span links back here.
 		span := m.endRequest(r, e, "client", status{})
-		if task := e.Str("task_id"); task != "" {
+		if task := e.Str(phases.FieldTaskID); task != "" {
 			r.Tasks = remember(r.Tasks, task, follow(span, "task_created"))
 		}
 		emit(span)
 	case phases.RequestReceived:
-		r.openRequest(e, dirOf(e), e.Str("method"), nil)
+		r.openRequest(e, dirOf(e), e.Str(phases.FieldMethod), nil)
 	case phases.ToolCallResponded, phases.RequestResponded:
-		if via := e.Str("via_request_id"); via != "" && e.Event == phases.ToolCallResponded {
+		if via := e.Str(phases.FieldViaRequestID); via != "" && e.Event == phases.ToolCallResponded {
 			emit(m.endTaskResult(r, e, via))
 			break
 		}
 		emit(m.endRequest(r, e, dirOf(e), outcomeStatus(e)))
 	case phases.RequestCancelled:
 		dir := "client"
-		if _, open := r.Requests["client/"+e.Str("request_id")]; !open {
-			if _, open := r.Requests["server/"+e.Str("request_id")]; open {
+		if _, open := r.Requests["client/"+e.Str(phases.FieldRequestID)]; !open {
+			if _, open := r.Requests["server/"+e.Str(phases.FieldRequestID)]; open {
 				dir = "server"
 			}
 		}
-		emit(m.endRequest(r, e, dir, fail(phases.RequestCancelled, e.Str("reason"))))
+		emit(m.endRequest(r, e, dir, fail(phases.RequestCancelled, e.Str(phases.FieldReason))))
 	case phases.PendingFailed:
-		emit(m.endRequest(r, e, dirOf(e), fail(phases.PendingFailed, e.Str("message"))))
+		emit(m.endRequest(r, e, dirOf(e), fail(phases.PendingFailed, e.Str(phases.FieldMessage))))
 
 	default:
 		m.event(r, e)

@@ -21,8 +21,8 @@ import (
 func (m *Mapper) event(r *runState, e *ledger.Entry) {
 	target := &r.Root
 	switch {
-	case r.Requests["client/"+e.Str("request_id")] != nil:
-		target = r.Requests["client/"+e.Str("request_id")]
+	case r.Requests["client/"+e.Str(phases.FieldRequestID)] != nil:
+		target = r.Requests["client/"+e.Str(phases.FieldRequestID)]
 	case len(r.Requests) == 1:
 		for _, s := range r.Requests {
 			target = s
@@ -54,15 +54,15 @@ func fail(errType, desc string) status { return status{errType: errType, desc: d
 
 // rpcFail is a JSON-RPC error answer: error.type is its code (MCP conventions).
 func rpcFail(e *ledger.Entry) status {
-	c, _ := e.Int("code")
+	c, _ := e.Int(phases.FieldCode)
 	code := strconv.FormatInt(c, 10)
-	return status{errType: code, code: code, desc: e.Str("message")}
+	return status{errType: code, code: code, desc: e.Str(phases.FieldMessage)}
 }
 
 // outcomeStatus maps the three outcomes of a call: a JSON-RPC error, a
 // result with isError ("tool_error" in the MCP conventions), or success.
 func outcomeStatus(e *ledger.Entry) status {
-	switch e.Str("outcome") {
+	switch e.Str(phases.FieldOutcome) {
 	case "rpc_error":
 		return rpcFail(e)
 	case "is_error":
@@ -100,10 +100,10 @@ func (m *Mapper) endHandshake(r *runState, e *ledger.Entry, st status) *Span {
 // missing (dropped by a full queue, or exported before a state reset) starts
 // latency_ms before its answer.
 func (m *Mapper) endRequest(r *runState, e *ledger.Entry, dir string, st status) *Span {
-	key := dir + "/" + e.Str("request_id")
+	key := dir + "/" + e.Str(phases.FieldRequestID)
 	s := r.Requests[key]
 	if s == nil {
-		s = &spanState{Start: backdate(e), Method: methodOf(e), Tool: e.Str("tool"), Dir: dir, Parent: r.Root.ID}
+		s = &spanState{Start: backdate(e), Method: methodOf(e), Tool: e.Str(phases.FieldTool), Dir: dir, Parent: r.Root.ID}
 		switch {
 		case r.Handshake != nil && (s.Method == mcp.MethodInitialize || s.Method == mcp.MethodDiscover):
 			s.Parent = r.Handshake.ID
@@ -113,7 +113,7 @@ func (m *Mapper) endRequest(r *runState, e *ledger.Entry, dir string, st status)
 	}
 	delete(r.Requests, key)
 	s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+key).String()
-	return m.request(r, s, e, e.Str("request_id"), st)
+	return m.request(r, s, e, e.Str(phases.FieldRequestID), st)
 }
 
 // endTaskResult ends the tasks/result request (id via) that brought a task's
@@ -129,8 +129,8 @@ func (m *Mapper) endTaskResult(r *runState, e *ledger.Entry, via string) *Span {
 	}
 	delete(r.Requests, key)
 	s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+key).String()
-	s.Tool = e.Str("tool")
-	if task := e.Str("task_id"); r.Tasks[task] != nil {
+	s.Tool = e.Str(phases.FieldTool)
+	if task := e.Str(phases.FieldTaskID); r.Tasks[task] != nil {
 		s.Follows = r.Tasks[task]
 		delete(r.Tasks, task)
 	}
@@ -192,7 +192,7 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 }
 
 // requestKeys are fields already carried by convention attributes.
-var requestKeys = map[string]bool{"request_id": true, "method": true, "tool": true, TraceparentField: true}
+var requestKeys = map[string]bool{phases.FieldRequestID: true, phases.FieldMethod: true, phases.FieldTool: true, TraceparentField: true}
 
 // closeRun ends what is still open in r and then r itself.
 func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {
@@ -210,7 +210,7 @@ func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {
 		s := r.Requests[k]
 		s.ID = spanID(r.Run, "req/"+strconv.FormatUint(e.Seq, 10)+"/"+k).String()
 		id := k[len(s.Dir)+1:]
-		out = append(out, m.request(r, s, &ledger.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{"request_id": id}}, id, ended))
+		out = append(out, m.request(r, s, &ledger.Entry{Time: e.Time, Seq: e.Seq, Fields: map[string]any{phases.FieldRequestID: id}}, id, ended))
 	}
 	r.Requests = nil
 	for _, p := range []struct {
@@ -284,13 +284,13 @@ func (m *Mapper) late(e *ledger.Entry) *Span {
 	r := &runState{Run: e.Run, Shim: e.Shim, Server: e.Server, Root: spanState{ID: RootSpanID(e.Run).String()}}
 	s := &spanState{ID: spanID(e.Run, "rec/"+strconv.FormatUint(e.Seq, 10)).String(), Parent: r.Root.ID, Start: e.Time}
 	end := e.Time
-	if ms, ok := e.Float("delay_ms"); ok && e.Event == phases.RestartScheduled {
+	if ms, ok := e.Float(phases.FieldDelayMS); ok && e.Event == phases.RestartScheduled {
 		end = end.Add(time.Duration(ms * float64(time.Millisecond)))
 	}
 	span := m.stub(r, e.Event, s, end)
 	addAttrs(span, fieldAttrs(e.Fields, nil)...)
 	if e.Event == phases.RestartsExhausted {
-		setStatus(span, fail(phases.RestartsExhausted, e.Str("reason")))
+		setStatus(span, fail(phases.RestartsExhausted, e.Str(phases.FieldReason)))
 	}
 	return span
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -86,7 +87,7 @@ func (r *runState) open(phase string, e *ledger.Entry) *spanState {
 }
 
 func (r *runState) openRequest(e *ledger.Entry, dir, method string, phase *spanState) {
-	s := &spanState{Start: e.Time, Method: method, Tool: e.Str("tool"), Dir: dir, Parent: r.Root.ID,
+	s := &spanState{Start: e.Time, Method: method, Tool: e.Str(phases.FieldTool), Dir: dir, Parent: r.Root.ID,
 		Traceparent: e.Str(TraceparentField), Fields: e.Fields}
 	if phase != nil {
 		s.Parent = phase.ID
@@ -94,5 +95,5 @@ func (r *runState) openRequest(e *ledger.Entry, dir, method string, phase *spanS
 	if r.Requests == nil {
 		r.Requests = map[string]*spanState{}
 	}
-	r.Requests[dir+"/"+e.Str("request_id")] = s
+	r.Requests[dir+"/"+e.Str(phases.FieldRequestID)] = s
 }

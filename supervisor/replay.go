@@ -231,8 +231,8 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 		}
 		replayed = append(replayed, mcp.MethodListen)
 	}
-	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", version), ledger.F("modern", modern),
-		ledger.F("replayed", replayed), ledger.F("latency_ms", time.Since(start)))
+	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F(phases.FieldProtocolVersion, version), ledger.F("modern", modern),
+		ledger.F("replayed", replayed), ledger.F(phases.FieldLatencyMS, time.Since(start)))
 	if before != nil {
 		s.compareTools(ctx, c, before, era)
 	}
@@ -256,12 +256,12 @@ func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[stri
 			return era.Request(id, mcp.MethodListTools, mcp.CursorParams(cursor, first))
 		})
 		if err != nil || rpcErr != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", ownError(err, rpcErr)))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, ownError(err, rpcErr)))
 			return
 		}
 		next, more, err := pager.Add(res)
 		if err != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, err.Error()))
 			return
 		}
 		if !more {
