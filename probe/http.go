@@ -53,6 +53,8 @@ func (h *httpTransport) session() string {
 func (h *httpTransport) send(ctx context.Context, req request) <-chan answer {
 	ch := make(chan answer, 1)
 	h.flight.Add(1)
+	// One exchange: returns when post does (every wait bounded by ctx);
+	// stop waits for it through flight.
 	go func() {
 		defer h.flight.Done()
 		ch <- h.post(ctx, req)

@@ -90,6 +90,9 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	}
 	r.PID = child.Pid
 	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(child.Pid)})
+	// The readers return at their pipe's end (stop closes both after killing
+	// the group); wait returns when the server has exited. stop waits for all
+	// three.
 	go p.readStdout()
 	go p.readStderr()
 	go p.wait()

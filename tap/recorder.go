@@ -84,6 +84,8 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 		opts.MaxBytes = 32 << 20
 	}
 	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), wake: make(chan struct{}, 1), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices, tell: opts.Tell}
+	// The writer: returns once Close has closed the queue and what it held is
+	// written; Close waits for it.
 	go r.loop()
 	return r
 }
