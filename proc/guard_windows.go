@@ -41,13 +41,8 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 		return nil, fmt.Errorf("share the job with the guard: %w", err)
 	}
 	defer windows.CloseHandle(dup) // the guard has its own copy once started
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
 	args := append(argv[1:len(argv):len(argv)], strconv.FormatUint(uint64(dup), 10), grace.String())
 	cmd := exec.Command(argv[0], args...)
-	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		AdditionalInheritedHandles: []syscall.Handle{syscall.Handle(dup)},
 		// Its own group: a Ctrl-C typed at the shim's console is not for it.
@@ -56,15 +51,7 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 	if !hasConsole() {
 		cmd.SysProcAttr.CreationFlags |= windows.CREATE_NO_WINDOW
 	}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	r.Close()
-	// Reap it when it is done; nobody waits on its status.
-	go cmd.Wait()
-	return w, nil
+	return startGuard(cmd)
 }
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
