@@ -28,6 +28,30 @@ func State(r *Record, now time.Time) string {
 // File is where a record is kept.
 func (s *Store) File(r *Record) string { return s.name(r.Server, r.ClientKey) + ".json" }
 
+// Logout forgets the sign-ins kept for server (its URL, a trailing slash
+// aside), revoking their tokens where the authorization server allows, and
+// tells done of each (what revoking did) once it is forgotten. secret is as
+// Revoke's. It returns how many it forgot.
+func (s *Store) Logout(ctx context.Context, server, secret string, done func(r *Record, how string)) (int, error) {
+	recs, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") {
+			continue
+		}
+		n++
+		how := Revoke(ctx, r, secret)
+		if err := s.Remove(r); err != nil {
+			return n, err
+		}
+		done(r, how)
+	}
+	return n, nil
+}
+
 // Revoke asks the authorization server to revoke a record's tokens (RFC
 // 7009), the refresh token first, and says what happened. secret is a
 // pre-registered client's secret, which the store does not keep.

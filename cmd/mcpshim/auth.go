@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -151,29 +150,18 @@ func runAuthLogout(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
 		return exitConfig
 	}
-	recs, err := store.List()
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
-		return exitConfig
-	}
 	secret := ""
 	if u, err := url.Parse(rest[0]); err == nil && of.ClientSecret != "" {
 		if cfg, err := of.config(c, u); err == nil {
 			secret = cfg.ClientSecret
 		}
 	}
-	n := 0
-	for _, r := range recs {
-		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(rest[0], "/") {
-			continue
-		}
-		n++
-		how := oauth.Revoke(ctx, r, secret)
-		if err := store.Remove(r); err != nil {
-			fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
-			return exitConfig
-		}
+	n, err := store.Logout(ctx, rest[0], secret, func(r *oauth.Record, how string) {
 		fmt.Fprintf(c.stdout, "signed out of %s (%s): %s\n", r.Server, r.ClientKey, how)
+	})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitConfig
 	}
 	if n == 0 {
 		fmt.Fprintf(c.stderr, "mcpshim auth logout: no sign-in kept for %s (mcpshim auth status lists them)\n", rest[0])
