@@ -2,9 +2,12 @@ package otelexport
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -25,6 +28,14 @@ func (cfg Config) Resolve() (Config, bool) {
 		cfg.Protocol = cfg.firstEnv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
 	}
 	return cfg, cfg.Collector() != ""
+}
+
+// StatePath is where ledger export remembers its progress in dir by
+// default: a file per collector and protocol, so that two collectors each
+// get every record.
+func (cfg Config) StatePath(dir string) string {
+	sum := sha256.Sum256([]byte(cfg.Collector() + " " + cfg.Protocol))
+	return filepath.Join(dir, "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
 }
 
 // Collector names where spans go, for messages.

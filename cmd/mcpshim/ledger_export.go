@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"path/filepath"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -70,8 +67,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		state = ""
 	case "":
 		// One per collector: exporting to a second one starts from the beginning.
-		sum := sha256.Sum256([]byte(cfg.Collector() + " " + cfg.Protocol))
-		state = filepath.Join(ledger.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
+		state = cfg.StatePath(ledger.DefaultDir(c.getenv))
 	}
 	files, _, err := ledger.FilesOrDefault(paths, c.getenv)
 	if err != nil {
