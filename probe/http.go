@@ -90,7 +90,7 @@ func (h *httpTransport) post(ctx context.Context, req request) answer {
 	if req.Version != "" {
 		hreq.Header.Set("Mcp-Protocol-Version", req.Version)
 	}
-	if req.Version >= ModernVersion {
+	if req.Version >= mcp.ModernVersion {
 		// The modern era's standard headers, checked against the body by servers.
 		hreq.Header.Set("Mcp-Method", req.Method)
 		if name := toolName(req); name != "" {

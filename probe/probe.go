@@ -54,14 +54,6 @@ const (
 // waiting fixes a timeout or a server that is not up yet.
 func (o Outcome) Retryable() bool { return o == Timeout || o == Unreachable }
 
-// Protocol versions the probe speaks.
-const (
-	// ModernVersion is the stateless era, negotiated by server/discover.
-	ModernVersion = "2026-07-28"
-	// LegacyVersion is the initialize era the fallback declares.
-	LegacyVersion = "2025-11-25"
-)
-
 // Last confirmed events of a TIMEOUT: how far the probe got before the
 // deadline. The handshake states are the ledger's words.
 const (
@@ -102,7 +94,7 @@ type Options struct {
 	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
 	Parallel int           // servers alive at once; 0 starts them all, as a client does; Adaptive as the CPU allows
 	Retries  int           // further attempts after a retryable outcome
-	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
+	Protocol string        // "" speaks both eras; mcp.ModernVersion or an older version forces one
 	Env      []string      // the environment stdio servers start from
 	Canaries []Canary      // run against the servers they name, after listing
 	// OnDone is called once per server with its final result, never concurrently.

@@ -232,7 +232,7 @@ func (s *session) call(ctx context.Context, method string, params map[string]any
 
 func (s *session) version() string {
 	if s.modern {
-		return ModernVersion
+		return mcp.ModernVersion
 	}
 	return s.r.Protocol
 }
@@ -254,7 +254,7 @@ func (s *session) withMeta(params map[string]any) map[string]any {
 	if !s.modern {
 		return params
 	}
-	return era(ModernVersion).Params(params)
+	return era(mcp.ModernVersion).Params(params)
 }
 
 // modernRefusal is a server/discover answer that shows a modern server
@@ -275,7 +275,7 @@ func modernRefusal(a answer) error {
 		return &protocolError{fmt.Sprintf("server/discover: a modern server refused it (error %d: %s)", a.rpcErr.Code, a.rpcErr.Message)}
 	}
 	return &protocolError{fmt.Sprintf("server/discover: the server is modern but supports %s, not %s (error %d: %s)",
-		strings.Join(d.Supported, ", "), ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
+		strings.Join(d.Supported, ", "), mcp.ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
 }
 
 // handshake negotiates an era: server/discover first, then initialize on an
@@ -284,8 +284,8 @@ func modernRefusal(a answer) error {
 func (s *session) handshake(ctx context.Context) error {
 	forced := s.opts.Protocol
 	var disc <-chan answer
-	if forced == "" || forced >= ModernVersion {
-		version := ModernVersion
+	if forced == "" || forced >= mcp.ModernVersion {
+		version := mcp.ModernVersion
 		if forced != "" {
 			version = forced
 		}
@@ -320,7 +320,7 @@ func (s *session) handshake(ctx context.Context) error {
 			}
 			if a.err == nil && a.rpcErr == nil {
 				// A DiscoverResult: the server is modern whatever it lists.
-				return s.acceptDiscover(a, ModernVersion)
+				return s.acceptDiscover(a, mcp.ModernVersion)
 			}
 			disc = nil
 		case <-timer.C:
@@ -330,7 +330,7 @@ func (s *session) handshake(ctx context.Context) error {
 		}
 	}
 
-	version := LegacyVersion
+	version := mcp.LegacyVersion
 	if forced != "" {
 		version = forced
 	}
@@ -362,7 +362,7 @@ func (s *session) handshake(ctx context.Context) error {
 				return err
 			}
 			if a.err == nil && a.rpcErr == nil {
-				return s.acceptDiscover(a, ModernVersion)
+				return s.acceptDiscover(a, mcp.ModernVersion)
 			}
 		case <-ctx.Done():
 			return ctx.Err()

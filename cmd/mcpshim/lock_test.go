@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpshim-dev/mcpshim/lock"
-	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
 // reportEntry is the report server with its token from the environment.
@@ -35,7 +35,7 @@ func reportRemote(t *testing.T) string {
 		var result any
 		switch m.Method {
 		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{probe.ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
+			result = map[string]any{"supportedVersions": []string{mcp.ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
 				"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "report-remote", "version": "1.0.0"}}}
 		case "tools/list":
 			fetch := map[string]any{"name": "fetch_daily_report", "description": "Fetch the daily sales report", "inputSchema": map[string]any{"type": "object"}}
