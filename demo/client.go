@@ -88,7 +88,7 @@ func (dc *client) meta() string {
 
 func (dc *client) initialize(ctx context.Context) bool {
 	res, ok := dc.call(ctx, mcp.MethodInitialize, mcp.MethodInitialize,
-		`{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpshim-demo","version":"1"}}`)
+		`{"protocolVersion":"`+mcp.LegacyVersion+`","capabilities":{},"clientInfo":{"name":"mcpshim-demo","version":"1"}}`)
 	if !ok {
 		return false
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -22,7 +23,7 @@ var flagValues = map[string][]string{
 	"lock-mode":     {"warn", "enforce"},
 	"outcome":       verdict.Outcomes,
 	"parallel":      {"auto"},
-	"protocol":      {"2026-07-28", "2025-11-25"},
+	"protocol":      {mcp.ModernVersion, mcp.LegacyVersion},
 	"otlp-protocol": {"http/protobuf"},
 	"oauth-grant":   {"authorization_code", "client_credentials", "jwt-bearer", "id-jag"},
 }
