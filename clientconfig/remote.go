@@ -14,20 +14,20 @@ import (
 // shim accepts and ignores it.
 const RemoteEntryFlag = "--remote-entry"
 
-// WrapRemote returns data with each Streamable HTTP entry named in only (all
-// when only is empty) replaced by a stdio entry that runs shim as a bridge:
+// WrapRemote returns data with each remote entry named in only (all when
+// only is empty) replaced by a stdio entry that runs shim as a bridge:
 //
 //	"command": shim, "args": ["--name", NAME, flags..., "--url", URL,
 //	    "--header", "Name: value"..., "--remote-entry", ORIGINAL]
 //
-// ORIGINAL is the entry's bytes on one line (oneLine).
+// ORIGINAL is the entry's bytes on one line (oneLine). An "sse" entry (the
+// 2024-11-05 HTTP+SSE transport) gets "--transport", "sse" before --url.
 //
 // Header values keep their ${VAR} references, expanded by the shim from its
-// environment. An "sse" entry (the old HTTP+SSE transport) is not bridged;
-// stdio entries are left alone (Wrap does those).
+// environment. Stdio entries are left alone (Wrap does those).
 func WrapRemote(file string, data []byte, shim string, flags []string, sc Scope) ([]byte, []Entry, error) {
 	return rewriteSome(file, data, sc, func(obj *value, name string, d dialect) ([]splice, Result, string, bool) {
-		url, headers, reason, remote := httpEntry(obj)
+		url, headers, sse, reason, remote := httpEntry(obj)
 		if !remote {
 			return nil, 0, "", false
 		}
@@ -41,6 +41,9 @@ func WrapRemote(file string, data []byte, shim string, flags []string, sc Scope)
 		items := [][]byte{quote("--name"), quote(name)}
 		for _, f := range flags {
 			items = append(items, quote(f))
+		}
+		if sse {
+			items = append(items, quote("--transport"), quote("sse"))
 		}
 		items = append(items, quote("--url"), quote(url))
 		for _, h := range headers {
@@ -106,9 +109,10 @@ func rewriteSome(file string, data []byte, sc Scope, edit func(obj *value, name 
 	return out, done, nil
 }
 
-// httpEntry reads a Streamable HTTP entry: its url and its headers as
-// `Name: value`. remote is false for anything else.
-func httpEntry(obj *value) (url string, headers []string, reason string, remote bool) {
+// httpEntry reads a remote entry: its url, its headers as `Name: value`,
+// and whether it speaks the old HTTP+SSE transport. remote is false for
+// anything else.
+func httpEntry(obj *value) (url string, headers []string, sse bool, reason string, remote bool) {
 	t := obj.get("type")
 	typ := ""
 	if t != nil && t.kind == kindString {
@@ -117,26 +121,24 @@ func httpEntry(obj *value) (url string, headers []string, reason string, remote 
 	u := obj.get("url")
 	switch {
 	case obj.get("command") != nil || typ == "stdio":
-		return "", nil, "", false
-	case typ == "sse":
-		return "", nil, "the sse transport (HTTP+SSE, 2024-11-05) is not bridged; only Streamable HTTP", true
-	case typ != "" && typ != "http" && typ != "streamable-http" && typ != "streamableHttp":
-		return "", nil, fmt.Sprintf("type %q is not a transport mcpshim bridges", typ), true
+		return "", nil, false, "", false
+	case typ != "" && typ != "http" && typ != "sse" && typ != "streamable-http" && typ != "streamableHttp":
+		return "", nil, false, fmt.Sprintf("type %q is not a transport mcpshim bridges", typ), true
 	case u == nil || u.kind != kindString || u.str == "":
-		return "", nil, "url is missing or not a string", true
+		return "", nil, false, "url is missing or not a string", true
 	}
 	if h := obj.get("headers"); h != nil {
 		if h.kind != kindObject {
-			return "", nil, "headers is not an object", true
+			return "", nil, false, "headers is not an object", true
 		}
 		for _, m := range h.members {
 			if m.val.kind != kindString || strings.ContainsAny(m.key, ": \r\n") {
-				return "", nil, fmt.Sprintf("header %q is not a string header", m.key), true
+				return "", nil, false, fmt.Sprintf("header %q is not a string header", m.key), true
 			}
 			headers = append(headers, m.key+": "+m.val.str)
 		}
 	}
-	return u.str, headers, "", true
+	return u.str, headers, typ == "sse", "", true
 }
 
 // stdioObject lays out the replacement entry like the one it replaces: one

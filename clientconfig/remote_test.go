@@ -41,7 +41,7 @@ func TestWrapRemoteRoundTrip(t *testing.T) {
 	for _, e := range remote {
 		results[e.Server] = e.Result
 	}
-	want := map[string]Result{"linear": Rewritten, "old": SkippedBroken, "cursorish": Rewritten}
+	want := map[string]Result{"linear": Rewritten, "old": Rewritten, "cursorish": Rewritten}
 	if len(results) != len(want) {
 		t.Fatalf("WrapRemote results %v, want %v", results, want)
 	}
@@ -67,6 +67,11 @@ func TestWrapRemoteRoundTrip(t *testing.T) {
 		t.Fatalf("the wrapped linear entry = %+v\nwant args %q and the original entry\n%s", lin, wantArgs, wrapped)
 	}
 
+	// The old transport's entry says so: the shim speaks it from the start.
+	if old := doc.MCPServers["old"].Args; !slices.Equal(old[:8], []string{"--name", "old", "--ledger", "/var/l", "--transport", "sse", "--url", "https://old.example/sse"}) {
+		t.Errorf("the wrapped sse entry's args = %q, want --transport sse before --url", old)
+	}
+
 	back, _, err := Unwrap(".mcp.json", wrapped, Scope{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,8 +83,8 @@ func TestWrapRemoteRoundTrip(t *testing.T) {
 	if string(back) != remoteConfig {
 		t.Fatalf("unwrap did not restore the file byte for byte:\n%s", Diff(".mcp.json", []byte(remoteConfig), back))
 	}
-	if len(restored) != 2 {
-		t.Errorf("UnwrapRemote restored %d entries, want 2", len(restored))
+	if len(restored) != 3 {
+		t.Errorf("UnwrapRemote restored %d entries, want 3", len(restored))
 	}
 }
 

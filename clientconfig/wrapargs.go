@@ -38,7 +38,7 @@ type WrapOptions struct {
 	Check       bool
 	JSON        bool
 	AllProjects bool
-	Remote      bool     // also bridge Streamable HTTP entries (wrap --remote)
+	Remote      bool     // also bridge remote entries (wrap --remote)
 	Baked       []string // the flags written between the entry name and "--"
 	OAuth       []string // the --oauth-* flags, baked into --remote entries only
 	Ledger      string   // the --ledger directory, absolute, or "off"

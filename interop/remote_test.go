@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -145,13 +146,21 @@ func freePort(t *testing.T) int {
 // waits until it accepts connections.
 func startEverythingHTTP(t *testing.T) string {
 	t.Helper()
-	port := freePort(t)
-	cmd := exec.Command(bins.node, npmServer("server-everything"), "streamableHttp")
+	endpoint, _ := startEverythingOn(t, "streamableHttp", freePort(t))
+	return endpoint
+}
+
+// startEverythingOn runs server-everything in mode on port and waits until
+// it listens; kill stops it for good (SIGKILL), as a deploy does.
+func startEverythingOn(t *testing.T, mode string, port int) (endpoint string, kill func()) {
+	t.Helper()
+	cmd := exec.Command(bins.node, npmServer("server-everything"), mode)
 	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	kill = func() { cmd.Process.Kill(); cmd.Wait() }
+	t.Cleanup(kill)
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	for end := time.Now().Add(sessionTimeout); ; time.Sleep(50 * time.Millisecond) {
 		if c, err := net.Dial("tcp", addr); err == nil {
@@ -159,10 +168,74 @@ func startEverythingHTTP(t *testing.T) string {
 			break
 		}
 		if time.Now().After(end) {
-			t.Fatalf("server-everything streamableHttp did not listen on %s within %v", addr, sessionTimeout)
+			t.Fatalf("server-everything %s did not listen on %s within %v", mode, addr, sessionTimeout)
 		}
 	}
-	return "http://" + addr + "/mcp"
+	path := "/mcp"
+	if mode == "sse" {
+		path = "/sse"
+	}
+	return "http://" + addr + path, kill
+}
+
+// TestRemoteEverythingRestart kills server-everything (streamableHttp) and
+// starts it again on the same port: it answers the old session with 400
+// "Bad Request: No valid session ID provided" (JSON-RPC -32000), not the
+// spec's 404. The first call after the restart succeeds through the
+// bridge's re-initialization. The 400 is written before any handler runs
+// (transports/streamableHttp.ts checks the session first), so the call that
+// met it never ran there: re-sending it runs it once.
+func TestRemoteEverythingRestart(t *testing.T) {
+	need(t, "node")
+	port := freePort(t)
+	endpoint, kill := startEverythingOn(t, "streamableHttp", port)
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	cmd := exec.Command(bins.shim, "--quiet", "--name", "everything", "--ledger", ledger, "--url", endpoint)
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer cs.Close()
+	call := func(msg string) error {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+		if err == nil && (res.IsError || !strings.Contains(string(mustJSON(t, res)), msg)) {
+			err = fmt.Errorf("tool error: %s", mustJSON(t, res))
+		}
+		return err
+	}
+	if err := call("before"); err != nil {
+		t.Fatalf("echo before the restart: %v", err)
+	}
+	kill()
+	startEverythingOn(t, "streamableHttp", port)
+	if err := call("after"); err != nil {
+		t.Fatalf("the first call after the restart: %v\nledger:\n%s", err, readRemoteEvents(t, ledger))
+	}
+	if err := call("later"); err != nil {
+		t.Fatalf("echo later: %v", err)
+	}
+	cs.Close()
+	recs := readRemoteLedger(t, ledger)
+	if recs["session_reinitialized"] != 1 || recs["reconnects_exhausted"] != 0 {
+		t.Errorf("ledger events %v, want one session_reinitialized and no outage", recs)
+	}
+	if events := readRemoteEvents(t, ledger); !strings.Contains(events, `"rule":"http_400_session_text"`) || !strings.Contains(events, `"status":400`) {
+		t.Errorf("the re-initialization does not name the 400 and its rule:\n%s", events)
+	}
+}
+
+// readRemoteEvents is the ledger's re-initialization records, for messages.
+func readRemoteEvents(t *testing.T, path string) string {
+	data, _ := os.ReadFile(path)
+	var out []string
+	for _, line := range splitLines(data) {
+		if strings.Contains(string(line), "reinit") || strings.Contains(string(line), "reconnect") {
+			out = append(out, string(line))
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 type echoIn struct {
@@ -266,4 +339,125 @@ func inspectorRemote(ctx context.Context, t *testing.T, endpoint string, shim []
 	}
 	o.Call = json.RawMessage(out)
 	return o, nil
+}
+
+// TestRemoteEverythingSSE: server-everything in its sse mode speaks the
+// 2024-11-05 HTTP+SSE transport (GET /sse names a POST endpoint). Through
+// `mcpshim --url http://…/sse`, with --transport auto (it falls back when
+// the POST of initialize gets 404) and with --transport sse, a client lists
+// the tools and calls echo; killed and restarted on the same port, the
+// server is reconnected to and the next call works.
+func TestRemoteEverythingSSE(t *testing.T) {
+	need(t, "node")
+	for _, transport := range []string{"auto", "sse"} {
+		t.Run(transport, func(t *testing.T) {
+			port := freePort(t)
+			endpoint, kill := startEverythingOn(t, "sse", port)
+			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+			cmd := exec.Command(bins.shim, "--quiet", "--name", "everything-sse", "--ledger", ledger, "--transport", transport, "--url", endpoint)
+			cmd.Stderr = os.Stderr
+			ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+			defer cancel()
+			cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+			if err != nil {
+				t.Fatalf("connect through --transport %s: %v", transport, err)
+			}
+			defer cs.Close()
+			call := func(msg string) error {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": msg}})
+				if err == nil && (res.IsError || !strings.Contains(string(mustJSON(t, res)), msg)) {
+					err = fmt.Errorf("tool error: %s", mustJSON(t, res))
+				}
+				return err
+			}
+			tools, err := cs.ListTools(ctx, nil)
+			if err != nil || len(tools.Tools) == 0 {
+				t.Fatalf("tools/list: %v", err)
+			}
+			if err := call("over http+sse"); err != nil {
+				t.Fatal(err)
+			}
+			kill()
+			startEverythingOn(t, "sse", port)
+			var last error
+			for end := time.Now().Add(sessionTimeout); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+				// Calls during the outage get an error at once; the bridge
+				// reconnects by itself.
+				if last = call("after the restart"); last == nil {
+					break
+				}
+			}
+			if last != nil {
+				t.Fatalf("no call succeeded after the restart: %v", last)
+			}
+			cs.Close()
+			recs := readRemoteLedger(t, ledger)
+			if transport == "auto" && recs["transport_fallback"] != 1 {
+				t.Errorf("ledger events %v, want one transport_fallback", recs)
+			}
+			if recs["outage_ended"] < 1 {
+				t.Errorf("ledger events %v, want the outage ended", recs)
+			}
+		})
+	}
+}
+
+// TestWrapRemoteSSE: a Claude Code entry of type sse (server-everything in
+// its sse mode) is rewritten by mcpshim wrap --remote into an entry that
+// runs the shim with --transport sse; run as the client would run it, it
+// lists the tools and calls echo over the old transport from the start (no
+// fallback), and unwrap restores the file byte for byte.
+func TestWrapRemoteSSE(t *testing.T) {
+	need(t, "node")
+	endpoint, _ := startEverythingOn(t, "sse", freePort(t))
+	dir := t.TempDir()
+	config := filepath.Join(dir, ".mcp.json")
+	orig := fmt.Sprintf("{\n  \"mcpServers\": {\n    \"everything\": {\"type\": \"sse\", \"url\": %q}\n  }\n}\n", endpoint)
+	if err := os.WriteFile(config, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ledgers := filepath.Join(dir, "ledgers")
+	if out, err := exec.Command(bins.shim, "wrap", "--remote", "--config", config, "--ledger", ledgers).CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim wrap --remote: %v\n%s", err, out)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	data, _ := os.ReadFile(config)
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("the wrapped config: %v\n%s", err, data)
+	}
+	e := doc.MCPServers["everything"]
+	if i := slices.Index(e.Args, "--transport"); i < 0 || e.Args[i+1] != "sse" {
+		t.Fatalf("the wrapped entry's args %q lack --transport sse", e.Args)
+	}
+	cmd := exec.Command(e.Command, e.Args...)
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithTimeout(context.Background(), sessionTimeout)
+	defer cancel()
+	cs, err := goSDKClient("").Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatalf("connect through the wrapped entry: %v", err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "wrapped sse"}})
+	if err != nil || res.IsError || !strings.Contains(string(mustJSON(t, res)), "wrapped sse") {
+		t.Fatalf("echo through the wrapped entry: %v %s", err, mustJSON(t, res))
+	}
+	cs.Close()
+	ledger, _ := filepath.Glob(filepath.Join(ledgers, "everything*.jsonl"))
+	if len(ledger) != 1 {
+		t.Fatalf("ledgers %v, want one for everything", ledger)
+	}
+	if recs := readRemoteLedger(t, ledger[0]); recs["sse_endpoint"] != 1 || recs["transport_fallback"] != 0 {
+		t.Errorf("ledger events %v, want the old transport from the start (sse_endpoint, no transport_fallback)", recs)
+	}
+	if out, err := exec.Command(bins.shim, "unwrap", "--config", config).CombinedOutput(); err != nil {
+		t.Fatalf("mcpshim unwrap: %v\n%s", err, out)
+	}
+	if back, _ := os.ReadFile(config); string(back) != orig {
+		t.Errorf("unwrap did not restore the file:\n%s\nwant:\n%s", back, orig)
+	}
 }

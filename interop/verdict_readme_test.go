@@ -21,7 +21,7 @@ const readmeFile = "../README.md"
 // The runs the README shows.
 var (
 	readmeTable = []string{"healthy", "exit-early-client-left", "eof-exit-0", "stuck-stopped-by-shim", "refused",
-		"banner-skipped", "zero-tools", "lock-enforce", "crash-restart-recovers", "node20-crash", "remote-401", "remote-503-gave-up"}
+		"banner-skipped", "zero-tools", "lock-enforce", "crash-restart-recovers", "node20-crash", "remote-401", "remote-503-paged"}
 	readmeShow = "node20-crash"
 	readmeWhy  = []string{"stuck-stopped-by-shim", "remote-401"}
 )

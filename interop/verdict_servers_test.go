@@ -119,6 +119,13 @@ var otherResource = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request
 	http.Error(w, "unauthorized", http.StatusUnauthorized)
 })
 
+// moved answers every request with a 307 to another origin, as a server
+// that moved behind a new host does: the bridge must not follow it with
+// the client's credentials.
+var moved = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	http.Redirect(w, r, "http://127.0.0.1:1/mcp?code=golden-code", http.StatusTemporaryRedirect)
+})
+
 // unavailable answers every request 503, as a server down for a deploy.
 var unavailable = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "deploying", http.StatusServiceUnavailable)

@@ -140,11 +140,16 @@ var verdictScenarios = []verdictScenario{
 		flags: []string{"--header", "Authorization: Bearer expired-golden-token"}, url: func(t *testing.T) string { return serveHTTP(t, challenge) }, script: initThenClose, probe: true},
 	{name: "remote-oauth-other-resource", server: "HTTP 401 whose resource metadata names another resource", client: "initialize, waits for the answer (--url, signing in)",
 		url: func(t *testing.T) string { return serveHTTP(t, otherResource) }, script: initThenClose},
-	{name: "remote-503-gave-up", server: "HTTP 503 to every request (down for a deploy)", client: "initialize, waits for the shim to give up (--url)",
-		flags: []string{"--backoff", "50ms", "--max-restarts", "1"}, url: func(t *testing.T) string { return serveHTTP(t, unavailable) },
-		script: initThenWaitEnd, probe: true},
-	{name: "remote-refused", server: "nothing listens on the port", client: "initialize, waits for the shim to give up (--url)",
-		flags: []string{"--backoff", "50ms", "--max-restarts", "1"}, url: closedPort, script: initThenWaitEnd, probe: true},
+	{name: "remote-redirect", server: "HTTP 307 to another origin for every request", client: "initialize, waits for the answer (--url)",
+		url: func(t *testing.T) string { return serveHTTP(t, moved) }, script: initThenClose, probe: true},
+	// Seed 004's page comes on the third consecutive failure and is no exit:
+	// the client leaves once it is written, long before the fourth attempt
+	// (800 ms after the third, ±20%).
+	{name: "remote-503-paged", server: "HTTP 503 to every request (down for a deploy)", client: "initialize, leaves after the shim's page (--url)",
+		flags: []string{"--backoff", "200ms"}, url: func(t *testing.T) string { return serveHTTP(t, unavailable) },
+		script: initThenLeaveAtPage, probe: true},
+	{name: "remote-refused", server: "nothing listens on the port", client: "initialize, leaves after the shim's page (--url)",
+		flags: []string{"--backoff", "200ms"}, url: closedPort, script: initThenLeaveAtPage, probe: true},
 }
 
 func nodeCmd(v22 bool) func(*testing.T) []string {
@@ -232,6 +237,12 @@ func fullSession(era string) func(*shimSession) {
 func initThenClose(s *shimSession)   { s.call("1", "initialize", goldenInitParams); s.close() }
 func initAndLeave(s *shimSession)    { s.send(goldenInit); s.close() }
 func initThenWaitEnd(s *shimSession) { s.send(goldenInit); s.wait() }
+
+func initThenLeaveAtPage(s *shimSession) {
+	s.send(goldenInit)
+	waitEvent(s.t, s.ledger, "outage_paged", time.Minute)
+	s.close()
+}
 
 func initAndWait(d time.Duration) func(*shimSession) {
 	return func(s *shimSession) {

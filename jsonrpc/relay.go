@@ -514,16 +514,68 @@ func (w *Wire) WriteMessage(msg []byte) (terminated bool, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.dropTail()
-	buf := make([]byte, 0, len(msg)+2)
 	if w.open {
-		buf = append(buf, '\n')
 		terminated = true
 		w.open = false
+	}
+	if len(msg) > readSize {
+		// A long message (a remote server's 64 MiB answer) is not copied to
+		// add its newline: three writes under the lock instead.
+		if terminated {
+			if _, err = w.w.Write([]byte("\n")); err != nil {
+				return terminated, err
+			}
+		}
+		if _, err = w.w.Write(msg); err == nil {
+			_, err = w.w.Write([]byte("\n"))
+		}
+		return terminated, err
+	}
+	buf := make([]byte, 0, len(msg)+2)
+	if terminated {
+		buf = append(buf, '\n')
 	}
 	buf = append(buf, msg...)
 	buf = append(buf, '\n')
 	_, err = w.w.Write(buf)
 	return terminated, err
+}
+
+// Stream writes one line that arrives while it is written: first, then
+// what r yields until io.EOF, then a newline, holding the Wire so that no
+// other message lands inside it. A read error (the source broke off, or
+// refused to go on) leaves the line open, so the next write ends it first;
+// it is returned as readErr, a failure to write as writeErr.
+func (w *Wire) Stream(first []byte, r io.Reader) (readErr, writeErr error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropTail()
+	if w.open {
+		w.open = false
+		if _, err := w.w.Write([]byte("\n")); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := w.w.Write(first); err != nil {
+		return nil, err
+	}
+	buf := make([]byte, readSize)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := w.w.Write(buf[:n]); werr != nil {
+				return nil, werr
+			}
+		}
+		if err == io.EOF {
+			_, werr := w.w.Write([]byte("\n"))
+			return nil, werr
+		}
+		if err != nil {
+			w.open = true
+			return err, nil
+		}
+	}
 }
 
 // WriteUnterminated writes p, the last bytes of a stream without their

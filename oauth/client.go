@@ -121,6 +121,7 @@ func (s *Session) register(ctx context.Context, m *ServerMetadata, redirect stri
 		return nil, fmt.Errorf("registration endpoint %s: reading the answer: %w", m.RegistrationEndpoint, err)
 	}
 	fields, _ := tokenFields("application/json", raw)
+	s.hide(fields["client_secret"], fields["registration_access_token"])
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
 		return nil, &TokenError{Endpoint: m.RegistrationEndpoint, Status: resp.StatusCode, Code: fields["error"], Description: fields["error_description"]}
 	}

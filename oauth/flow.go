@@ -299,6 +299,7 @@ func expiresIn(t *Token, now time.Time) time.Duration {
 }
 
 func (s *Session) setRecord(r *Record) {
+	s.hideRecord(r)
 	s.mu.Lock()
 	s.rec = r
 	s.mu.Unlock()

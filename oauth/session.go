@@ -156,6 +156,9 @@ type Session struct {
 	local chan struct{}
 	// asNonce and rsNonce are the DPoP nonces the servers gave last.
 	asNonce, rsNonce string
+
+	hidden secrets // Secrets (secrets.go)
+	hideMu sync.Mutex
 }
 
 func (s *Session) nonce(n *string) string {
@@ -235,6 +238,8 @@ func New(cfg Config) (*Session, error) {
 		}
 		s.rec = r
 	}
+	s.hide(cfg.ClientSecret)
+	s.hideRecord(s.rec)
 	return s, nil
 }
 

@@ -111,9 +111,14 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 	// A DPoP server may ask for its nonce once: "use_dpop_nonce" with the
 	// DPoP-Nonce header (RFC 9449 §8), and the request is made again.
 	for try := 0; try < 2; try++ {
-		req, err := s.formRequest(ctx, m.TokenEndpoint, c, m, cloneForm(form))
+		sent := cloneForm(form)
+		req, err := s.formRequest(ctx, m.TokenEndpoint, c, m, sent)
 		if err != nil {
 			return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, err)
+		}
+		s.hide(c.Secret)
+		for _, k := range secretFields {
+			s.hide(sent.Get(k))
 		}
 		if tg.dpopKey != nil {
 			req.Header.Set("DPoP", dpopProof(tg.dpopKey, http.MethodPost, m.TokenEndpoint, s.nonce(&s.asNonce), "", time.Now()))
@@ -143,6 +148,7 @@ func (s *Session) tokenRequest(ctx context.Context, tg *target, c *Client, form 
 		return nil, fmt.Errorf("token endpoint %s: %w", m.TokenEndpoint, err)
 	}
 	t := &Token{AccessToken: fields["access_token"], TokenType: fields["token_type"], RefreshToken: fields["refresh_token"], Scope: fields["scope"]}
+	s.hide(t.AccessToken, t.RefreshToken)
 	if t.AccessToken == "" {
 		return nil, fmt.Errorf("token endpoint %s: the answer has no access_token", m.TokenEndpoint)
 	}
@@ -172,8 +178,9 @@ func (s *Session) formRequest(ctx context.Context, endpoint string, c *Client, m
 		req, err := newForm(ctx, endpoint, form)
 		if err == nil {
 			// RFC 6749 §2.3.1: the id and secret are form-encoded, then joined.
-			cred := url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)
-			req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(cred)))
+			cred := base64.StdEncoding.EncodeToString([]byte(url.QueryEscape(c.ID) + ":" + url.QueryEscape(c.Secret)))
+			s.hide(cred)
+			req.Header.Set("Authorization", "Basic "+cred)
 		}
 		return req, err
 	case AuthPost:

@@ -55,6 +55,7 @@ const (
 	ToolsListFailed    = "tools_list_failed"
 	ToolsListChanged   = "tools_list_changed"
 	ToolsMissing       = "tools_missing"
+	ToolDropped        = "tool_dropped" // a remote tool whose x-mcp-header declarations are invalid, kept from the client
 
 	// execution
 	ToolCallReceived  = "tool_call_received"
@@ -83,6 +84,10 @@ const (
 	OwnAnswerForwarded    = "own_answer_forwarded" // an answer to the shim's own request, too long to hold back
 	NotificationsFolded   = "notifications_folded" // how many progress/message notifications crossed, per method
 	HTTPExchange          = "http_exchange"        // one HTTP request to a remote server: method, path, status, body kind, latency
+	TransportFallback     = "transport_fallback"   // a remote server answered Streamable HTTP's initialize with 400/404/405 and speaks 2024-11-05 HTTP+SSE
+	SSEEndpoint           = "sse_endpoint"         // the POST endpoint a 2024-11-05 HTTP+SSE server named on its stream
+	MessageTooLarge       = "message_too_large"    // a remote server's message over --max-message: its request got an error
+	RedirectRefused       = "redirect_refused"     // a remote server redirected to another origin, or with another method: not followed, the request got an error
 
 	// interruption
 	ClientDisconnected = "client_disconnected"
@@ -99,9 +104,12 @@ const (
 	LateResponseDropped      = "late_response_dropped"
 	MessageRejected          = "message_rejected"
 	SessionReinitialized     = "session_reinitialized" // a 404 for a forgotten session: the client's initialize replayed at once
+	SessionRestored          = "session_restored"      // after a re-initialization: the log level and subscriptions replayed, and whether the tools changed
 	ResentAfterReinit        = "resent_after_reinit"   // the request that met the 404 re-sent once: the server proved it never ran
 	ReconnectScheduled       = "reconnect_scheduled"   // a remote server unreachable: the next attempt and its delay
-	ReconnectsExhausted      = "reconnects_exhausted"  // consecutive failures used up the retries: exit 69
+	ReconnectsExhausted      = "reconnects_exhausted"  // the outage outlasted --give-up-after: exit 69
+	OutagePaged              = "outage_paged"          // seed 004's page on the third consecutive failure: the bridge goes on trying
+	OutageEnded              = "outage_ended"          // the remote server is back: failures and how long the outage lasted
 	AuthFailed               = "auth_failed"           // 401/403 from a remote server, with its WWW-Authenticate challenge; or a sign-in that stopped (stage, error)
 	// Signing in to a remote server (OAuth): every value redacted; never a
 	// code, a token, a secret or a verifier.
@@ -132,8 +140,9 @@ const (
 // these on its stderr cannot forge it.
 var shimOwned = map[string]bool{
 	SpawnRequested: true, Spawned: true, SpawnFailed: true, Exited: true,
-	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, SessionReinitialized: true,
-	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, AuthFailed: true,
+	Connected: true, ConnectFailed: true, Disconnected: true, HTTPExchange: true, RedirectRefused: true, MessageTooLarge: true,
+	TransportFallback: true, SSEEndpoint: true, ToolDropped: true, SessionReinitialized: true,
+	ResentAfterReinit: true, ReconnectScheduled: true, ReconnectsExhausted: true, OutagePaged: true, OutageEnded: true, AuthFailed: true,
 	AuthRequired: true, AuthorizationStarted: true, Authorized: true, TokenRefreshed: true,
 	InitializeReceived: true, InitializeResponded: true, InitializeFailed: true, InitializedReceived: true,
 	DiscoverReceived: true, DiscoverResponded: true, DiscoverFailed: true, HandshakeTimeout: true,

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
+	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
 // deleteTimeout bounds the courtesy DELETE that ends a legacy HTTP session.
@@ -39,7 +40,20 @@ type httpTransport struct {
 func newHTTPTransport(t Target) *httpTransport {
 	// A transport of its own, so stop can close its connections; it uses no
 	// proxy, as MCP clients use none by default.
-	return &httpTransport{target: t, client: &http.Client{Transport: &http.Transport{}}}
+	return &httpTransport{target: t, client: &http.Client{Transport: &http.Transport{}, CheckRedirect: sameOriginOnly}}
+}
+
+// sameOriginOnly follows only a 307 or 308 to the same origin, as the
+// bridge does: Go's client sends the headers on to another port of the same
+// host, and turns a 302 into a GET that carries them (issue 23). Any other
+// redirect is the reply, an HTTP error.
+func sameOriginOnly(req *http.Request, via []*http.Request) error {
+	first := via[0].URL
+	if len(via) > 5 || req.URL.Scheme != first.Scheme || req.URL.Host != first.Host || req.Response == nil ||
+		(req.Response.StatusCode != http.StatusTemporaryRedirect && req.Response.StatusCode != http.StatusPermanentRedirect) {
+		return http.ErrUseLastResponse
+	}
+	return nil
 }
 
 func (h *httpTransport) delivered() bool { return h.wrote.Load() }
@@ -148,6 +162,10 @@ func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Respo
 			se.realm = m[1]
 		}
 		return answer{err: se}
+	}
+	if resp.StatusCode/100 == 3 { // not followed (sameOriginOnly)
+		loc, _ := resp.Location()
+		return answer{err: &statusError{code: resp.StatusCode, status: resp.Status, location: remote.SafeURL(loc)}}
 	}
 	ok := resp.StatusCode/100 == 2
 	if req.ID == 0 {

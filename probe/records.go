@@ -75,6 +75,9 @@ func (r *Result) Records() []ledger.Record {
 			}
 		case "http_status":
 			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F(phases.FieldHTTPMethod, "POST"), ledger.F(phases.FieldMethod, st.Method), ledger.F(phases.FieldStatus, st.Code))
+			if st.Code/100 == 3 {
+				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F(phases.FieldStatus, st.Code), ledger.F("location", st.Detail), ledger.F(phases.FieldMethod, st.Method))
+			}
 			if st.Code == 401 || st.Code == 403 {
 				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F(phases.FieldStatus, st.Code), ledger.F(phases.FieldWWWAuthenticate, st.Detail), ledger.F("realm", r.Realm))
 			}

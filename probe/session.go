@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,9 +74,15 @@ type statusError struct {
 	status       string
 	realm        string
 	authenticate string // the WWW-Authenticate header
+	location     string // a redirect's Location, query values hidden
 }
 
-func (e *statusError) Error() string { return "HTTP " + e.status }
+func (e *statusError) Error() string {
+	if e.location != "" {
+		return "HTTP " + e.status + " to " + e.location + "; not followed"
+	}
+	return "HTTP " + e.status
+}
 
 // unreachableError is a connection that could not be made.
 type unreachableError struct{ err error }
@@ -187,7 +194,7 @@ func (s *session) record(err error) {
 		}
 	case errors.As(err, &status):
 		r.HTTPStatus, r.Realm = status.code, status.realm
-		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "http_status", Method: s.waiting, Code: status.code, Detail: status.authenticate})
+		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "http_status", Method: s.waiting, Code: status.code, Detail: cmp.Or(status.location, status.authenticate)})
 	case errors.As(err, &unreach):
 		r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "connect_failed", Detail: err.Error(), Class: "unreachable"})
 	default:

@@ -1,9 +1,12 @@
 package remote
 
-// Signing in: on a 401 or 403 the bridge hands the challenge to the OAuth
-// session, which refreshes, signs in or steps up, and the request is sent
-// again. A 401 or 403 proves the server never ran the request: the bearer
-// check comes before any handler.
+// The one place a 401 or 403 is handled. With OAuth the bridge hands the
+// challenge to the session, which refreshes, signs in or steps up, and the
+// request is sent again; with the user's own credential (--header
+// Authorization) the request gets the challenge and what to do. A 401 or
+// 403 proves the server never ran the request (the bearer check comes
+// before any handler), and it is no outage: the server answered. A request
+// waiting for a sign-in has no request timeout and counts no failure.
 
 import (
 	"context"
@@ -49,9 +52,52 @@ func (b *bridge) challenged(ctx context.Context, resp *http.Response, tries int)
 	defer cancel()
 	err := b.cfg.Auth.Challenged(wait, resp.StatusCode, resp.Header, resp.Request.Header.Get("Authorization"))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", b.cfg.URL)
+		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", SafeURL(b.cfg.URL))
 	}
 	return err
+}
+
+// deniedError is a 401 or 403 that signing in did not get past.
+type deniedError struct {
+	status    int
+	challenge string // the WWW-Authenticate, scrubbed
+	body      string // the start of the response's body, for the error's data
+	err       error
+}
+
+func (e *deniedError) Error() string { return e.err.Error() }
+func (e *deniedError) Unwrap() error { return e.err }
+
+// denied handles a 401 or 403 to one exchange, whose body the caller has
+// read: nil means the request may be sent again. tries is how many
+// sign-ins the request already caused.
+func (b *bridge) denied(ctx context.Context, resp *http.Response, tries int) *deniedError {
+	ch := b.scrub(resp.Header.Get("Www-Authenticate"))
+	de := &deniedError{status: resp.StatusCode, challenge: ch}
+	if b.cfg.Auth != nil {
+		if de.err = b.challenged(ctx, resp, tries); de.err == nil {
+			return nil
+		}
+		return de // the session recorded auth_failed, with its stage
+	}
+	fields := []ledger.Field{ledger.F("status", resp.StatusCode), ledger.F("www_authenticate", ch)}
+	if cs := oauth.ParseChallenges(ch); len(cs) > 0 {
+		fields = append(fields, ledger.F("scheme", cs[0].Scheme))
+		for _, k := range []string{"realm", "resource_metadata", "error", "scope"} {
+			if v := cs[0].Param(k); v != "" {
+				fields = append(fields, ledger.F(k, v))
+			}
+		}
+	}
+	b.emit(phases.Handshake, phases.AuthFailed, fields...)
+	b.say("HTTP %d: %s", resp.StatusCode, ch)
+	de.err = errors.New("set the credential with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env")
+	for _, h := range b.cfg.Headers {
+		if strings.EqualFold(h.Name, "Authorization") {
+			de.err = errors.New("the credential given with --header Authorization was refused: renew it, or drop that header and let mcpshim sign in (OAuth)")
+		}
+	}
+	return de
 }
 
 // finishSignIn keeps the process while a sign-in is under way after the
@@ -74,16 +120,29 @@ func (b *bridge) finishSignIn(ctx context.Context) {
 	}
 }
 
-// authFailed answers the requests of msg after a sign-in that did not
-// succeed; it is no outage, so nothing else fails.
-func (b *bridge) authFailed(msg message, status int, err error) {
-	text := fmt.Sprintf("mcpshim: server %s: HTTP %d and signing in failed: %s", b.cfg.Name, status, b.scrub(err.Error()))
-	var fe *oauth.FlowError
-	if errors.As(err, &fe) && (fe.Stage == oauth.StageAuthorization || fe.Stage == oauth.StageToken || fe.Stage == oauth.StageRefresh) &&
-		!strings.Contains(text, "mcpshim auth login") {
-		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", b.cfg.URL)
+// authFailed answers the requests of msg after a 401 or 403 that signing
+// in did not get past; it is no outage, so nothing else fails.
+func (b *bridge) authFailed(msg message, de *deniedError) {
+	data := map[string]any{"url": b.endpoint(), "http_status": de.status}
+	if de.challenge != "" {
+		data["www_authenticate"] = de.challenge
 	}
-	data := map[string]any{"url": b.endpoint(), "http_status": status}
+	if de.body != "" {
+		data["body"] = b.scrub(de.body)
+	}
+	text := fmt.Sprintf("mcpshim: server %s: HTTP %d and signing in failed: %s", b.cfg.Name, de.status, b.scrub(de.err.Error()))
+	var fe *oauth.FlowError
+	if errors.As(de.err, &fe) && (fe.Stage == oauth.StageAuthorization || fe.Stage == oauth.StageToken || fe.Stage == oauth.StageRefresh) &&
+		!strings.Contains(text, "mcpshim auth login") {
+		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", SafeURL(b.cfg.URL))
+	}
+	if b.cfg.Auth == nil {
+		text = fmt.Sprintf("mcpshim: server %s: the server refused the credentials (%s)", b.cfg.Name, describeStatus(de.status, nil))
+		if de.challenge != "" {
+			text += "; WWW-Authenticate: " + de.challenge
+		}
+		text += "; " + de.err.Error()
+	}
 	msg.each(func(m message) {
 		if m.isRequest() {
 			b.fail(m.id, text, data)

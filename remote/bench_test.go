@@ -1,11 +1,16 @@
 package remote_test
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,4 +82,69 @@ func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// BenchmarkBigEvent measures the shim's peak RSS while one 64 MiB answer
+// crosses the bridge, as an SSE event and as a JSON body (the stdio path
+// relays a 64 MiB line at about 19 MiB).
+//
+//	go test -run '^$' -bench BigEvent -benchtime 1x ./remote/
+func BenchmarkBigEvent(b *testing.B) {
+	text := strings.Repeat("0123456789abcdef", 64<<20/16)
+	for _, kind := range []string{"sse", "json"} {
+		b.Run(kind, func(b *testing.B) {
+			s := serve(b, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				id := "1"
+				if i := strings.Index(string(body), `"id":`); i >= 0 {
+					id = strings.TrimRight(strings.SplitN(string(body)[i+5:], ",", 2)[0], "}")
+				}
+				msg := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+				if kind == "sse" {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, "data: "+msg+"\n\n")
+					return
+				}
+				w.Header().Set("Content-Type", "application/json")
+				io.WriteString(w, msg)
+			}))
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(shim, "--quiet", "--ledger", filepath.Join(b.TempDir(), "l.jsonl"), "--url", s.url())
+				in, _ := cmd.StdinPipe()
+				out, _ := cmd.StdoutPipe()
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				io.WriteString(in, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"big","arguments":{}}}`+"\n")
+				br := bufio.NewReaderSize(out, 1<<20)
+				got := 0
+				for {
+					chunk, err := br.ReadSlice('\n')
+					got += len(chunk)
+					if err != bufio.ErrBufferFull {
+						break
+					}
+				}
+				if got < len(text) {
+					b.Fatalf("the answer was %d bytes, want over %d", got, len(text))
+				}
+				rss := peakRSSOf(cmd.Process.Pid)
+				in.Close()
+				cmd.Wait()
+				b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+			}
+		})
+	}
+}
+
+// peakRSSOf is a process's VmHWM in bytes.
+func peakRSSOf(pid int) int64 {
+	data, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }

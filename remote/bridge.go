@@ -1,8 +1,9 @@
 // Package remote is the bridge between a stdio MCP client and a server
-// over Streamable HTTP (`mcpshim --url`): each client line is POSTed as the
-// body, each answer reaches the client as one line, the exchanges are
-// recorded in the same phase ledger as a child process's, and the failures
-// of a remote session get seed 004's reconnect policy.
+// over Streamable HTTP, or the 2024-11-05 HTTP+SSE transport (`mcpshim
+// --url`): each client line is POSTed as the body, each answer reaches the
+// client as one line, the exchanges are recorded in the same phase ledger as
+// a child process's, and the failures of a remote session get seed 004's
+// reconnect policy.
 //
 // It never spawns a process nor reads a client config (supervisor, proc and
 // clientconfig own those); the HTTP exchange, the session and the reconnect
@@ -10,8 +11,6 @@
 package remote
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,20 +19,22 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
-	"unicode"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
-	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/tap"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
+
+// DefaultMaxMessage is the cap of one server message: well above real tool
+// results, far below what an endless body would take.
+const DefaultMaxMessage = 128 << 20
 
 // ExitUnavailable is EX_UNAVAILABLE: the shim gave up on the server.
 const ExitUnavailable = 69
@@ -58,6 +59,9 @@ type Config struct {
 	Grace      time.Duration
 	Signals    <-chan os.Signal
 	MaxObserve int
+	// MaxMessage caps one message from the server, after decompression:
+	// past it the request gets an error and the bridge goes on.
+	MaxMessage int64
 	// CheckTools, when set, checks each complete tools/list the server
 	// returns against the locked surface and returns the locked tools it
 	// lacks (lock.go).
@@ -65,6 +69,9 @@ type Config struct {
 	// EnforceLock makes a violation fail the server for the client: the
 	// tools/list is answered with an error and the bridge exits 78.
 	EnforceLock bool
+	// Transport is TransportAuto (the default), TransportHTTP or
+	// TransportLegacy.
+	Transport string
 	// Auth signs the bridge in on a 401 or 403 (auth.go); nil leaves the
 	// credential to --header.
 	Auth *oauth.Session
@@ -75,14 +82,16 @@ type Config struct {
 func modern(version string) bool { return version >= "2026-07-28" }
 
 type bridge struct {
-	cfg  Config
-	http *http.Client
-	wire *jsonrpc.Wire // the client's stdout
-	rec  *tap.Recorder
+	cfg     Config
+	secrets *scrubber
+	http    *http.Client
+	wire    *jsonrpc.Wire // the client's stdout
+	rec     *tap.Recorder
 
 	ctx    context.Context // ends when the bridge stops
 	stop   context.CancelFunc
-	posts  sync.WaitGroup // request goroutines in flight
+	posts  sync.WaitGroup // request goroutines in flight; Add only under mu while !closing
+	bg     sync.WaitGroup // reconnect attempts and GET streams; Add only under mu while !closing
 	ownSeq atomic.Int64
 
 	// reinit serializes re-initializations: requests that meet the same 404
@@ -90,14 +99,22 @@ type bridge struct {
 	reinit sync.Mutex
 
 	mu          sync.Mutex
-	session     string // Mcp-Session-Id; "" in the modern era
-	version     string // the negotiated protocol version (legacy), for MCP-Protocol-Version
-	initLine    []byte // the client's initialize, replayed under the shim's own id
-	initialized []byte // the client's notifications/initialized
+	closing     bool              // the bridge is stopping: no goroutine may start (posts, bg)
+	session     string            // Mcp-Session-Id; "" in the modern era
+	version     string            // the negotiated protocol version (legacy), for MCP-Protocol-Version
+	initLine    []byte            // the client's initialize, replayed under the shim's own id
+	initialized []byte            // the client's notifications/initialized
+	level       []byte            // the client's last logging/setLevel (restore.go)
+	subs        map[string][]byte // its resources/subscribe by uri
+	toolsSeen   map[string]string // the last complete tools/list the client got: name to digest (restore.go)
+	toolPages   map[string]string // the pages of the list it is paging through, nil when none
+	listID      idKey             // the request of that list's latest page
 	pending     map[idKey]*call
-	owed        map[idKey]bool // requests the shim answered itself
-	down        bool           // between an outage and a reconnect: requests are answered at once
+	done        doneSet // requests answered: a second answer to one is dropped
+	down        bool    // between an outage and a reconnect: requests are answered at once
 	downReason  string
+	downSince   time.Time // the first failure of the outage
+	retryAt     time.Time // the next attempt, for the errors during the outage
 	recon       *Reconnector
 	run         string
 	gen         int
@@ -106,22 +123,33 @@ type bridge struct {
 	getCancel   context.CancelFunc // the GET stream's, for getSession
 	getSession  string
 
+	// The 2024-11-05 HTTP+SSE transport (legacy.go).
+	endpointURL *url.URL   // where POSTs go while its stream is open
+	legacyTried bool       // auto tried it once; --transport sse always
+	legacyOn    bool       // it worked once: a reconnect reopens it
+	legacyMu    sync.Mutex // one opening at a time
+	// own are the shim's own requests waiting for an answer on a stream.
+	own map[idKey]chan []byte
+
 	outage   chan Decision // to the loop: reconnect or give up
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
 
-	pages      []json.RawMessage // tools of the tools/list being answered (lock.go)
-	lockBroken chan struct{}     // closed when an enforced lock broke
-	lockOnce   sync.Once
+	pages        []json.RawMessage        // tools of the tools/list being answered (lock.go)
+	paramHeaders map[string][]paramHeader // a 2026-07-28 tool's Mcp-Param-* headers (params.go)
+	lockBroken   chan struct{}            // closed when an enforced lock broke
+	lockOnce     sync.Once
 }
 
 // call is a client request waiting for its answer.
 type call struct {
-	id     idKey
-	rawID  []byte
-	method string
-	tool   string
-	cancel context.CancelFunc
+	id      idKey
+	rawID   []byte
+	method  string
+	tool    string
+	version string // the protocol version a 2026-07-28 request names
+	cancel  context.CancelFunc
+	done    chan struct{} // closed when it leaves pending (take)
 }
 
 // Run bridges until the client leaves (exit 0) or the policy gives up on the
@@ -136,9 +164,16 @@ func Run(ctx context.Context, cfg Config) int {
 	if cfg.MaxObserve <= 0 {
 		cfg.MaxObserve = jsonrpc.DefaultMaxObserve
 	}
+	if cfg.MaxMessage <= 0 {
+		cfg.MaxMessage = DefaultMaxMessage
+	}
+	if cfg.Transport == "" {
+		cfg.Transport = TransportAuto
+	}
 	bctx, stop := context.WithCancel(context.Background())
 	b := &bridge{
-		cfg: cfg,
+		cfg:     cfg,
+		secrets: newScrubber(cfg.URL, cfg.Headers),
 		// A transport of its own; no proxy, as MCP clients use none by default.
 		http: &http.Client{Transport: &http.Transport{
 			DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
@@ -152,53 +187,82 @@ func Run(ctx context.Context, cfg Config) int {
 		ctx:     bctx,
 		stop:    stop,
 		pending: map[idKey]*call{},
-		owed:    map[idKey]bool{},
+		own:     map[idKey]chan []byte{},
+		subs:    map[string][]byte{},
+		done:    newDoneSet(),
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
 		gone:    make(chan struct{}),
 
 		lockBroken: make(chan struct{}),
 	}
-	defer stop()
+	b.http.CheckRedirect = b.checkRedirect
 	if cfg.Auth != nil {
+		b.secrets.more = cfg.Auth.Secrets
 		cfg.Auth.Observe(b.authStep, sayWriter{b})
 	}
-	return b.loop(ctx)
+	code := b.loop(ctx)
+	b.finish()
+	return code
 }
 
+// finish stops every goroutine the bridge started and waits for them, up to
+// the grace: each ends when the bridge's context does, but one may be
+// writing to a client that stopped reading.
+func (b *bridge) finish() {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	b.stop()
+	done := make(chan struct{})
+	// Exits when the last of them has.
+	go func() { b.posts.Wait(); b.bg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(b.cfg.Grace):
+	}
+}
+
+// goBG starts f on a goroutine of its own that finish waits for, unless the
+// bridge is stopping.
+func (b *bridge) goBG(f func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return
+	}
+	b.bg.Add(1)
+	go func() {
+		defer b.bg.Done()
+		f()
+	}()
+}
+
+// emit records an event; every string field is scrubbed.
 func (b *bridge) emit(p phases.Phase, event string, fields ...ledger.Field) {
+	for i, f := range fields {
+		if v, ok := f.Value.(string); ok {
+			fields[i].Value = b.scrub(v)
+		}
+	}
 	b.mu.Lock()
 	run := b.run
 	b.mu.Unlock()
 	b.rec.Emit(ledger.Record{Time: time.Now(), Run: run, Phase: p, Event: event, Fields: fields})
 }
 
+// say prints a line for the person reading the client's log. Only the
+// message is scrubbed, not the server's name: a server named auth stays
+// "mcpshim auth:". Nothing a server wrote may drive the reader's terminal.
 func (b *bridge) say(format string, args ...any) {
-	b.rec.Say(b.scrub(fmt.Sprintf("mcpshim %s: "+format+"\n", append([]any{b.cfg.Name}, args...)...)))
+	msg := b.scrub(fmt.Sprintf(format, args...))
+	b.rec.Say(termsafe.String(fmt.Sprintf("mcpshim %s: %s", b.cfg.Name, msg)) + "\n")
 }
 
-// scrub hides header values and anything secret-shaped in text bound for a
-// log or the ledger: a server may echo a credential back in an error.
-func (b *bridge) scrub(s string) string {
-	for _, h := range b.cfg.Headers {
-		if len(h.Value) >= 4 {
-			s = strings.ReplaceAll(s, h.Value, redact.Marker)
-		}
-		// The credential alone, as a server may quote it without its scheme.
-		for _, w := range strings.Fields(h.Value) {
-			if len(w) >= 8 {
-				s = strings.ReplaceAll(s, w, redact.Marker)
-			}
-		}
-	}
-	// Nothing a server wrote may drive the reader's terminal.
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && r != '\n' {
-			return '?'
-		}
-		return r
-	}, redact.String(s))
-}
+// scrub hides the bridge's credentials and anything secret-shaped in text
+// bound for a log, the ledger or the client: a server may echo a
+// credential back in an error, and Go's errors quote the URL.
+func (b *bridge) scrub(s string) string { return b.secrets.String(s) }
 
 // endpoint is the URL as the ledger shows it: no query, no user info.
 func (b *bridge) endpoint() string {
@@ -213,7 +277,8 @@ func (b *bridge) loop(ctx context.Context) int {
 		b.scheduleFailure("cannot connect")
 	}
 	// The client reader lives as long as the client's stdin: a blocking read
-	// of stdin cannot be interrupted, so it exits at EOF or with the process.
+	// of stdin cannot be interrupted, so it exits at EOF or with the process
+	// (not joined: clientDone has room for its one send).
 	go func() { clientDone <- b.readClient() }()
 	var retry <-chan time.Time
 	for {
@@ -223,13 +288,27 @@ func (b *bridge) loop(ctx context.Context) int {
 				b.giveUp(d)
 				return ExitUnavailable
 			}
-			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("of", b.cfg.Policy.MaxRetries+1),
-				ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
-			b.say("%s; retry in %v (failure %d of %d)", b.reasonNow(d.Reason), d.Delay.Round(time.Millisecond), d.Failures, b.cfg.Policy.MaxRetries+1)
+			b.mu.Lock()
+			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
+			b.mu.Unlock()
+			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
+			switch {
+			case d.Page:
+				// Seed 004: "a page on the third consecutive failure": a signal
+				// to a person; the bridge goes on trying.
+				b.emit(phases.Supervision, phases.OutagePaged, ledger.F("failures", d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
+					ledger.F("reason", b.reasonNow(d.Reason)))
+				b.say("server unreachable for %v (%d failures: %s); still retrying, up to every %v", time.Since(d.Since).Round(time.Millisecond),
+					d.Failures, b.reasonNow(d.Reason), b.cfg.Policy.BackoffMax)
+			case d.Failures == 1:
+				b.say("%s; retrying in %v", b.reasonNow(d.Reason), d.Delay.Round(time.Millisecond))
+			}
 			retry = time.After(d.Delay)
 		case <-retry:
 			retry = nil
-			go b.attempt()
+			// One attempt: its dial and replay are bounded by Timeout and end
+			// when the bridge stops; its result comes back on b.outage.
+			b.goBG(b.attempt)
 		case err := <-clientDone:
 			reason := "stdin_eof"
 			if err != nil {
@@ -276,7 +355,12 @@ func (b *bridge) leave(reason string) {
 // shutdown lets the requests in flight finish within the grace, ends the
 // session and answers what is left with text.
 func (b *bridge) shutdown(reason, text string) {
+	b.mu.Lock()
+	b.closing = true // no request starts after this: posts.Add never races the Wait
+	b.mu.Unlock()
 	done := make(chan struct{})
+	// Exits when the last request in flight ends; after the grace, b.stop
+	// cuts them all.
 	go func() { b.posts.Wait(); close(done) }()
 	select {
 	case <-done:
@@ -338,211 +422,50 @@ func (b *bridge) endRun(reason string, failed bool) {
 	b.emit(phases.Launch, phases.Disconnected, fields...)
 }
 
-// readClient reads the client's lines and sends each on. Notifications and
-// answers are posted in order on this goroutine (a server must see
-// notifications/initialized before what follows it); requests run
-// concurrently, as a client may have many in flight.
-func (b *bridge) readClient() error {
-	br := bufio.NewReaderSize(b.cfg.ClientIn, readSize)
-	for {
-		line, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			b.fromClient(line)
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-// readLine reads one line whole, without its newline; the last line of a
-// stream may have none.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		if err == nil {
-			line = line[:len(line)-1]
-		}
-		return line, err
-	}
-}
-
-func (b *bridge) fromClient(line []byte) {
-	msg := inspect(line)
-	b.observe(phases.FromClient, line)
-	if msg.isNoise() || !json.Valid(line) {
-		b.emit(phases.Supervision, phases.MessageRejected, ledger.F("direction", "client"), ledger.F("reason", "not a JSON-RPC message"), ledger.F("bytes", len(line)))
-		b.say("a client line is not JSON-RPC; not sent (%d bytes)", len(line))
-		return
-	}
-	b.mu.Lock()
-	switch msg.method {
-	case "initialize":
-		b.initLine = append([]byte(nil), line...)
-	case "notifications/initialized":
-		b.initialized = append([]byte(nil), line...)
-	}
-	down, reason := b.down, b.downReason
-	var calls []*call
-	ctx, cancel := context.WithCancel(b.ctx)
-	msg.each(func(m message) {
-		if m.isRequest() && m.hasID() {
-			c := &call{id: m.id, rawID: m.rawID, method: m.method, tool: m.name, cancel: cancel}
-			b.pending[m.id] = c
-			calls = append(calls, c)
-		}
-	})
-	b.mu.Unlock()
-	if down {
-		cancel()
-		for _, c := range calls {
-			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); reconnecting", b.cfg.Name, reason), nil)
-		}
-		if len(calls) == 0 {
-			b.emit(phases.Supervision, phases.MessageRejected, ledger.F("method", msg.method), ledger.F("reason", "server unreachable"))
-		}
-		return
-	}
-	if len(calls) == 0 || msg.method == "initialize" {
-		b.send(ctx, line, msg, false)
-		cancel()
-		return
-	}
-	b.posts.Add(1)
-	go func() {
-		defer b.posts.Done()
-		defer cancel()
-		b.send(ctx, line, msg, false)
-	}()
-}
-
-func hasRequest(msg message) bool {
-	found := false
-	msg.each(func(m message) { found = found || m.isRequest() })
-	return found
-}
-
-// answered reports whether every request of msg has its answer.
-func (b *bridge) answered(msg message) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	done := true
-	msg.each(func(m message) {
-		if m.isRequest() && b.pending[m.id] != nil {
-			done = false
-		}
-	})
-	return done
-}
-
-// failOpen answers the requests of msg that are still open.
-func (b *bridge) failOpen(msg message, text string) {
-	msg.each(func(m message) {
-		if m.isRequest() {
-			b.fail(m.id, text, nil)
-		}
-	})
-	if msg.method == "notifications/initialized" {
-		b.startGET()
-	}
-}
-
-// fromServer passes one server message (a JSON body or an event's data) to
-// the client as one line. An answer to a request that was already answered
-// (by an error the shim owed) is dropped: exactly one answer per request.
-func (b *bridge) fromServer(data []byte) {
-	line, ok := oneLine(data)
-	if !ok {
-		b.emit(phases.Transport, phases.StdoutNoise, ledger.F("direction", "server"), ledger.F("bytes", len(data)),
-			ledger.F("preview", redact.Preview(data, 120)), ledger.F("action", "dropped"))
-		b.say("the server sent a body that is not JSON (%d bytes); dropped", len(data))
-		return
-	}
-	msg := inspect(line)
-	forward := true
-	var late, unknown []string
-	lockList := false
-	b.mu.Lock()
-	if msg.method == "" && msg.isResponse() || msg.isBatch() {
-		msg.each(func(m message) {
-			if !m.isResponse() {
-				return
-			}
-			if _, ok := b.pending[m.id]; !ok {
-				switch {
-				case b.owed[m.id]:
-					late = append(late, string(m.rawID)) // the shim answered it already
-				case m.id.IsNull():
-					// The server could not tie its error to a request: the request
-					// it answers gets the error, with this message, from the shim.
-					// Clients take an id-null error as fatal (the Go SDK closes).
-					late = append(late, "null")
-				default:
-					unknown = append(unknown, string(m.rawID)) // an id the client never sent: the client judges
-				}
-				return
-			}
-			lockList = lockList || !msg.isBatch() && b.toolsList(m)
-			if b.pending[m.id].method == "initialize" && m.isResult() {
-				if v := m.negotiated(); v != "" {
-					b.version = v
-				}
-			}
-			delete(b.pending, m.id)
-		})
-		forward = len(late) == 0 || msg.isBatch()
-	}
-	b.mu.Unlock()
-	for _, id := range late {
-		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
-	}
-	for _, id := range unknown {
-		b.emit(phases.Transport, phases.UnknownResponse, ledger.F("request_id", id), ledger.F("direction", "server"))
-	}
-	if !forward {
-		return
-	}
-	if lockList && !b.checkLock(msg) {
-		b.observe(phases.FromServer, line) // recorded as the list it was; the client got the error
-		return
-	}
-	if _, err := b.wire.WriteMessage(line); err != nil {
-		b.clientGone()
-		return
-	}
-	b.observe(phases.FromServer, line)
-}
-
 // observe hands a line to the tracker, as the stdio relay does.
-func (b *bridge) observe(dir phases.Dir, line []byte) {
-	n := min(len(line), b.cfg.MaxObserve)
+// As the stdio tap, it keeps the first MiB of a long line, and up to
+// --max-observe of one it needs whole (whole: a tools/list answer); the
+// scanner still sees every byte, so an id written last is found.
+func (b *bridge) observe(dir phases.Dir, line []byte, whole bool) {
+	n := min(len(line), 1<<20)
+	if whole {
+		n = min(len(line), b.cfg.MaxObserve)
+	}
 	data := append([]byte(nil), line[:n]...)
-	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(data)}
+	l := tap.Observation{Data: data, Size: int64(len(line) + 1), Truncated: n < len(line), Forwarded: true, End: time.Now(), Msg: tapMsg(line, data)}
 	b.rec.Line(dir, &l)
 }
 
 // fail answers the request id with an error, unless it is answered already.
 func (b *bridge) fail(id idKey, text string, data map[string]any) {
 	b.mu.Lock()
-	c := b.pending[id]
-	delete(b.pending, id)
+	c := b.take(id)
 	b.mu.Unlock()
 	if c != nil {
 		b.answer(c, text, data)
 	}
 }
 
+// take removes the pending request id, if it is, and wakes whoever waits
+// for its answer (awaitStream); the caller holds mu.
+func (b *bridge) take(id idKey) *call {
+	c := b.pending[id]
+	if c != nil {
+		delete(b.pending, id)
+		close(c.done)
+	}
+	return c
+}
+
 func (b *bridge) answer(c *call, text string, data map[string]any) {
+	text = b.scrub(text)
+	for k, v := range data {
+		if s, ok := v.(string); ok {
+			data[k] = b.scrub(s)
+		}
+	}
 	b.mu.Lock()
-	b.owed[c.id] = true // its real answer, should it come, is dropped
+	b.done.add(c.id, true) // its real answer, should it come, is dropped
 	b.mu.Unlock()
 	if _, err := b.wire.WriteMessage(errorAnswer(c.rawID, text, data)); err != nil {
 		b.clientGone()
@@ -559,9 +482,8 @@ func (b *bridge) takeAll() []*call {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*call
-	for id, c := range b.pending {
-		out = append(out, c)
-		delete(b.pending, id)
+	for id := range b.pending {
+		out = append(out, b.take(id))
 	}
 	return out
 }

@@ -39,8 +39,12 @@ func (b *bridge) connect() bool {
 	prev := b.run
 	b.run = ledger.NewID("run", start)
 	b.mu.Unlock()
+	transport := "streamable-http"
+	if b.cfg.Transport == TransportLegacy {
+		transport = legacyName
+	}
 	// shim_pid: a run without a process is alive while its shim is.
-	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", "streamable-http"),
+	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", transport),
 		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen), ledger.F("shim_pid", os.Getpid())}
 	if prev != "" {
 		fields = append(fields, ledger.F("previous_run", prev))
@@ -88,11 +92,12 @@ func (b *bridge) setDown(reason string) {
 
 // scheduleFailure runs the policy for a failure outside a request (the
 // first connection, a reconnect attempt) and tells the loop. Whatever the
-// exchange was (a refusal, a 401 or a 400 to the replayed initialize), the
-// server did not take the session back: it is a failure, and counts.
+// exchange was (a refusal, a 5xx or a 400 to the replayed initialize; a 401
+// or 403 is the server's answer), the server did not take the session back:
+// it is a failure, and counts.
 func (b *bridge) scheduleFailure(reason string) {
 	b.mu.Lock()
-	d := b.recon.Next(time.Now(), Unreachable, false)
+	d := b.recon.Next(time.Now(), Unreachable, false, 0)
 	b.down = true
 	b.mu.Unlock()
 	if d.Reason == "" {
@@ -113,18 +118,34 @@ func (b *bridge) attempt() {
 		b.scheduleFailure("cannot connect")
 		return
 	}
+	b.mu.Lock()
+	legacy := b.legacyOn && b.endpointURL == nil
+	b.mu.Unlock()
+	if legacy {
+		if err := b.openLegacy(); err != nil {
+			b.setDown(b.scrub(describeErr(err)))
+			b.scheduleFailure("the HTTP+SSE stream could not be opened")
+			return
+		}
+	}
 	if initLine != nil {
-		if _, err := b.replay(); err != nil {
+		// A 401 or 403 to the replay that signing in did not get past is the
+		// server's answer, not an outage: the next request meets it (and its
+		// sign-in) again, then the forgotten session (and its replay).
+		if class, err := b.replay(); err != nil && class != Denied {
 			b.setDown(b.scrub(describeErr(err)))
 			b.scheduleFailure("the handshake replay failed")
 			return
 		}
 	}
 	b.mu.Lock()
-	b.recon.Next(time.Now(), Answered, false)
+	failures := b.recon.Failures()
+	since := b.downSince
+	b.recon.Next(time.Now(), Answered, false, 0)
 	b.down, b.downReason = false, ""
 	b.mu.Unlock()
-	b.say("reconnected to %s", b.endpoint())
+	b.emit(phases.Supervision, phases.OutageEnded, ledger.F("failures", failures), ledger.F("duration_ms", time.Since(since)))
+	b.say("reconnected to %s after %d failed attempts (%v)", b.endpoint(), failures, time.Since(since).Round(time.Millisecond))
 	b.startGET()
 }
 
@@ -146,6 +167,10 @@ func describeErr(err error) string {
 		return "DNS lookup failed: " + err.Error()
 	case "reset":
 		return "connection reset"
+	case "closed":
+		return "the server closed the connection without answering"
+	case "cut":
+		return "the answer broke off"
 	case "timeout":
 		return "timed out"
 	}
@@ -160,8 +185,12 @@ func errClass(err error) string {
 		return "refused"
 	case errors.As(err, &dns):
 		return "dns"
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+	case errors.Is(err, syscall.ECONNRESET):
 		return "reset"
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "cut"
+	case errors.Is(err, io.EOF):
+		return "closed" // a clean close is not a reset
 	case errors.Is(err, context.DeadlineExceeded), isTimeout(err):
 		return "timeout"
 	}

@@ -13,11 +13,13 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
 )
@@ -30,10 +32,19 @@ func (b *bridge) send(ctx context.Context, line []byte, msg message, resent bool
 
 // sendTry is send after authTries sign-ins for this message (auth.go).
 func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent bool, authTries int) {
+	if err := b.ensureLegacy(); err != nil {
+		if de := (*deniedError)(nil); errors.As(err, &de) {
+			b.authFailed(msg, de)
+			return
+		}
+		d := b.judge(Unreachable, false, b.scrub(err.Error()), 0)
+		b.failed(msg, d, fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, b.scrub(err.Error())), map[string]any{"url": b.endpoint()})
+		return
+	}
 	b.mu.Lock()
 	session := b.session
 	b.mu.Unlock()
-	resp, cancelTimer, err := b.post(ctx, line, msg, session)
+	resp, dl, err := b.post(ctx, line, msg, session)
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		// Cancelled by an outage (already answered) or because the bridge is
 		// stopping: no verdict on the server.
@@ -44,50 +55,87 @@ func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent b
 	if resp != nil {
 		status = resp.StatusCode
 	}
-	if b.cfg.Auth != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+	if status/100 == 3 {
+		dl.stop()
+		b.refuseRedirect(resp, msg)
+		return
+	}
+	if b.fallsBack(msg, status, session) {
 		drain(resp)
-		cancelTimer()
-		if err := b.challenged(ctx, resp, authTries); err != nil {
-			b.authFailed(msg, status, err)
+		dl.stop()
+		if err := b.openLegacy(); err == nil {
+			b.emit(phases.Transport, phases.TransportFallback, ledger.F("status", status), ledger.F("from", "streamable-http"), ledger.F("to", legacyName))
+			b.say("the server answered HTTP %d to a Streamable HTTP initialize and speaks the 2024-11-05 HTTP+SSE transport; using it", status)
+			b.send(ctx, line, msg, resent)
+			return
+		}
+		// Neither transport: the 4xx is judged as it is.
+	}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		// A 401 or 403 proves the server never ran the request: the bearer
+		// check comes before any handler. The request waits for the sign-in
+		// with no deadline of its own (auth.go bounds it).
+		body := bodyExcerpt(resp)
+		drain(resp)
+		dl.stop()
+		if err := b.denied(ctx, resp, authTries); err != nil {
+			err.body = body
+			b.authFailed(msg, err)
 			return
 		}
 		b.sendTry(ctx, line, msg, resent, authTries+1)
 		return
 	}
-	class := Classify(status, err, session != "")
-	d := b.judge(class, resent, describeStatus(status, err))
+	if status/100 == 2 && b.legacyEndpoint() != nil {
+		drain(resp) // 202 Accepted: the answer comes on the event stream
+		dl.stop()
+		b.awaitStream(ctx, msg)
+		return
+	}
+	var head []byte
+	if session != "" && (status == 400 || status == 404) {
+		head = peekBody(resp, 4096) // a forgotten session is told by its body
+	}
+	class := Classify(status, head, err, session != "")
+	d := b.judge(class, resent, describeStatus(status, err), retryAfter(resp, time.Now()))
 	switch d.Action {
 	case Deliver:
-		b.deliverBody(ctx, resp, cancelTimer, msg, session)
+		b.deliverBody(ctx, resp, dl, msg, session)
 		return
 	case Reinitialize:
 		drain(resp)
-		cancelTimer()
-		if b.reinitialize(session) {
+		dl.stop()
+		rule := SessionMiss(status, head)
+		ok, de := b.reinitialize(session, status, rule)
+		if de != nil {
+			b.authFailed(msg, de)
+			return
+		}
+		if ok {
 			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
-				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("old_session", digest(session)))
-			b.observe(phases.FromClient, line) // the new run sees the request it is sent
+				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
+			b.observe(phases.FromClient, line, false) // the new run sees the request it is sent
 			b.send(ctx, line, msg, true)
 			return
 		}
 		// The server forgot the session and will not take a new one: that
 		// counts, or a dead server would be re-initialized forever.
-		d = b.judge(Unreachable, false, "the session could not be re-initialized")
+		d = b.judge(Unreachable, false, "the session could not be re-initialized", 0)
 	}
 	text, data := b.failureText(class, status, resp, err, d)
-	cancelTimer()
+	dl.stop()
 	b.failed(msg, d, text, data)
 }
 
 // judge asks the policy about one exchange. A failure while an outage is
 // already being handled only fails its request: one outage, one count.
-func (b *bridge) judge(class Class, resent bool, why string) Decision {
+func (b *bridge) judge(class Class, resent bool, why string, after time.Duration) Decision {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if class == Unreachable && b.down {
 		return Decision{Action: FailRequest, Reason: "the server is unreachable"}
 	}
-	d := b.recon.Next(time.Now(), class, resent)
+	d := b.recon.Next(time.Now(), class, resent, after)
 	if d.Action == Reconnect || d.Action == GiveUp {
 		b.down, b.downReason = true, why
 	}
@@ -119,23 +167,6 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 	if class == Unreachable || class == TimedOut {
 		text += "; not re-sent, as it may have run"
 	}
-	if class == Denied && resp != nil {
-		ch := b.scrub(resp.Header.Get("Www-Authenticate"))
-		c := parseChallenge(ch)
-		fields := []ledger.Field{ledger.F("status", status), ledger.F("www_authenticate", ch)}
-		for _, k := range []string{"scheme", "realm", "resource_metadata", "error", "scope"} {
-			if c[k] != "" {
-				fields = append(fields, ledger.F(k, c[k]))
-			}
-		}
-		b.emit(phases.Handshake, phases.AuthFailed, fields...)
-		if ch != "" {
-			text += "; WWW-Authenticate: " + ch
-			data["www_authenticate"] = ch
-		}
-		text += "; set the credential with --header 'Authorization: Bearer ${TOKEN}' and TOKEN in the entry's env (OAuth is not supported yet)"
-		b.say("HTTP %d: %s", status, ch)
-	}
 	if resp != nil {
 		if excerpt := bodyExcerpt(resp); excerpt != "" {
 			data["body"] = b.scrub(excerpt)
@@ -144,23 +175,42 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 	return text, data
 }
 
-// post sends one message. The timer cancels the request when the headers,
-// or a JSON body, take longer than Timeout; the caller stops it with
-// cancelTimer once the body is read.
-func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, func(), error) {
+// deadline bounds one exchange: it cancels the request when Timeout passes
+// without a rearm. A JSON body gets one Timeout from the request's start to
+// its last byte (a body trickling a byte a second is cut); a request's event
+// stream gets one per event (rearm after each), so a long stream lives while
+// its events come.
+type deadline struct {
+	timer  *time.Timer
+	d      time.Duration
+	cancel context.CancelFunc
+	fired  atomic.Bool // the request was cut by this deadline, not by a failure
+}
+
+func (d *deadline) rearm() { d.timer.Reset(d.d) }
+
+// stop ends the deadline and the request's context: after the body is read.
+func (d *deadline) stop() { d.timer.Stop(); d.cancel() }
+
+// post sends one message under a deadline the caller stops once the body
+// is read.
+func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, *deadline, error) {
 	rctx, cancel := context.WithCancel(ctx)
-	var timedOut atomic.Bool
-	timer := time.AfterFunc(b.cfg.Timeout, func() { timedOut.Store(true); cancel() })
-	stop := func() { timer.Stop(); cancel() }
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.cfg.URL.String(), bytes.NewReader(line))
+	dl := &deadline{d: b.cfg.Timeout, cancel: cancel}
+	// Runs once, when the deadline passes without a rearm or a stop.
+	dl.timer = time.AfterFunc(b.cfg.Timeout, func() { dl.fired.Store(true); cancel() })
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.postURL(), bytes.NewReader(line))
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		dl.stop()
+		return nil, dl, err
 	}
 	b.setHeaders(req, msg, session)
+	if msg.method == mcp.MethodCallTool && msg.name != "" {
+		b.setParamHeaders(req, line, msg.name)
+	}
 	start := time.Now()
 	resp, err := b.http.Do(req)
-	if err != nil && timedOut.Load() {
+	if err != nil && dl.fired.Load() {
 		err = fmt.Errorf("%w after %v", context.DeadlineExceeded, b.cfg.Timeout)
 	}
 	var respBytes int64
@@ -169,40 +219,54 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 	}
 	b.recordExchange(req, resp, err, start, int64(len(line)), respBytes, msg, session)
 	if err != nil {
-		stop()
-		return nil, func() {}, err
+		dl.stop()
+		return nil, dl, err
 	}
 	if streamless(msg) {
-		timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
-		return resp, stop, nil
+		dl.timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
 	}
-	// Reset on each read: silence is bounded, a long stream is not.
-	resp.Body = &timedBody{ReadCloser: resp.Body, timer: timer, d: b.cfg.Timeout}
-	return resp, stop, nil
+	return resp, dl, nil
 }
 
 // streamless reports whether a request's stream is bounded by Timeout:
 // subscriptions/listen is meant to stay open and silent.
-func streamless(msg message) bool { return msg.method == "subscriptions/listen" }
+func streamless(msg message) bool { return msg.method == mcp.MethodListen }
 
-// timedBody re-arms the request timer on each read, so a body or a stream
-// that goes silent for Timeout is cut.
-type timedBody struct {
-	io.ReadCloser
-	timer *time.Timer
-	d     time.Duration
-}
-
-func (t *timedBody) Read(p []byte) (int, error) {
-	n, err := t.ReadCloser.Read(p)
-	if n > 0 {
-		t.timer.Reset(t.d)
+// readBody reads a JSON body whole, up to max bytes (after any
+// decompression: the transport inflates gzip as it reads). A body of known
+// length is read into one buffer of its size; another grows as append does
+// (by a quarter when large), not doubling: a 64 MiB body costs 64 MiB and a
+// part, not 128.
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	r := io.LimitReader(resp.Body, max+1)
+	if n := resp.ContentLength; n > 0 && n <= max {
+		body := make([]byte, n)
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, err
+		}
+		return body, nil
 	}
-	return n, err
+	body, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(body)) > max {
+		return nil, errTooLarge
+	}
+	return body, nil
 }
 
 func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	for _, h := range b.cfg.Headers {
+		if h.Name == "Idempotency-Key" || h.Name == "X-Idempotency-Key" {
+			// Under its canonical name, this header makes net/http re-send a
+			// POST by itself when a kept-alive connection drops after the
+			// request went out (Request.isReplayable): the server ran the
+			// tool twice. A lower-case key goes on the wire the same (names
+			// are case-insensitive) and is not seen.
+			req.Header[strings.ToLower(h.Name)] = []string{h.Value}
+			continue
+		}
 		req.Header.Set(h.Name, h.Value)
 	}
 	if a := b.authorizationHeader(req.Context()); a != "" {
@@ -220,10 +284,10 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	b.mu.Lock()
 	version := b.version
 	b.mu.Unlock()
-	if msg.version != "" && msg.method != "initialize" {
+	if msg.version != "" && msg.method != mcp.MethodInitialize {
 		version = msg.version // 2026-07-28: each request names its own
 	}
-	if version != "" && msg.method != "initialize" {
+	if version != "" && msg.method != mcp.MethodInitialize {
 		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	if session != "" {
@@ -241,10 +305,10 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 // deliverBody passes a successful answer to the client: a JSON body as one
 // line, each event of a stream as one line. A body for a notification or an
 // answer (202 Accepted) carries nothing.
-func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTimer func(), msg message, session string) {
-	defer cancelTimer()
+func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadline, msg message, session string) {
+	defer dl.stop()
 	defer resp.Body.Close()
-	if msg.method == "initialize" && resp.StatusCode/100 == 2 {
+	if msg.method == mcp.MethodInitialize && resp.StatusCode/100 == 2 {
 		if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 			b.mu.Lock()
 			b.session = sid
@@ -254,48 +318,59 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ctype == "text/event-stream":
-		sse := newSSEReader(resp.Body)
+		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
 		resumed := false
 		for {
-			ev, err := sse.next()
-			if err != nil && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
+			d, err := sse.nextData()
+			if err == nil {
+				dl.rearm()                                           // one Timeout for each event, from its first line
+				err = b.deliver(d, hold(msg, b.cfg.MaxObserve), nil) // the request's deadline bounds it
+			}
+			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
-				// and Last-Event-ID to resume a stream that ended early.
+				// and Last-Event-ID to resume a stream that ended early, after
+				// the stream's retry time: "the client MUST respect the retry
+				// field, waiting the given number of milliseconds".
 				resumed = true
-				if r := b.resume(ctx, session, sse.lastID); r != nil {
+				if r := b.resume(ctx, session, sse.lastID, sse.retry); r != nil {
 					defer r.Close()
-					sse = newSSEReader(r)
+					retry := sse.retry
+					sse = newSSEReader(r, b.cfg.MaxMessage)
+					sse.retry = retry
+					dl.rearm()
 					continue
 				}
 			}
 			if err != nil {
-				b.brokeOff(ctx, msg, err)
+				b.brokeOff(ctx, msg, err, dl)
 				return
 			}
-			b.fromServer(ev.data)
+			dl.rearm()
 			if b.answered(msg) {
 				return
 			}
 		}
+	case ctype == "application/json" && resp.StatusCode/100 == 2:
+		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), hold(msg, b.cfg.MaxObserve), nil); err != nil {
+			b.brokeOff(ctx, msg, err, dl)
+			return
+		}
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
 	case ctype == "application/json":
-		body, err := io.ReadAll(resp.Body)
+		body, err := readBody(resp, b.cfg.MaxMessage)
 		if err != nil {
-			b.brokeOff(ctx, msg, err)
+			b.brokeOff(ctx, msg, err, dl)
 			return
 		}
 		if len(bytes.TrimSpace(body)) > 0 {
 			b.fromServer(body)
 		}
-		if resp.StatusCode/100 != 2 {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d: %s", b.cfg.Name, resp.StatusCode, b.scrub(redact.Preview(bytes.TrimSpace(body), 300))))
-		} else {
-			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
-		}
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d: %s", b.cfg.Name, resp.StatusCode, b.scrub(redact.Preview(bytes.TrimSpace(body), 300))))
 	default:
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 		if resp.StatusCode/100 == 2 && !hasRequest(msg) {
 			// 202 Accepted for a notification or an answer
-			if msg.method == "notifications/initialized" {
+			if msg.method == mcp.NotificationInitialized {
 				b.startGET()
 			}
 			return
@@ -307,22 +382,37 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, cancelTim
 // brokeOff handles an answer cut off after the request was sent: the
 // request may have run, so it is never re-sent; a reset is a failure of the
 // server, as a refused connection is.
-func (b *bridge) brokeOff(ctx context.Context, msg message, err error) {
-	if ctx.Err() != nil {
+func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadline) {
+	switch {
+	case ctx.Err() != nil:
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the request was cut off", b.cfg.Name))
+		return
+	case dl.fired.Load():
+		// Only this request: the server is there, it is slow on this one.
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: no answer within the request timeout (--request-timeout %v); not re-sent, as it may have run", b.cfg.Name, b.cfg.Timeout))
+		return
+	case err == errTooLarge:
+		b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("method", msg.method), ledger.F("request_id", string(msg.rawID)), ledger.F("max_bytes", b.cfg.MaxMessage))
+		b.say("an answer to %s is over --max-message (%d bytes); its request gets an error", msg.method, b.cfg.MaxMessage)
+		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the answer is over --max-message (%d bytes); not re-sent, as it may have run", b.cfg.Name, b.cfg.MaxMessage))
 		return
 	}
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF // the stream ended before the answer
 	}
-	d := b.judge(Unreachable, false, describeErr(err))
+	d := b.judge(Unreachable, false, describeErr(err), 0)
 	text := fmt.Sprintf("mcpshim: server %s: the answer broke off (%s); not re-sent, as it may have run", b.cfg.Name, describeErr(err))
 	b.failed(msg, d, text, map[string]any{"url": b.endpoint()})
 }
 
 // resume opens a GET with Last-Event-ID for the rest of a request's stream;
 // nil when the server offers none.
-func (b *bridge) resume(ctx context.Context, session, lastID string) io.ReadCloser {
+func (b *bridge) resume(ctx context.Context, session, lastID string, wait time.Duration) io.ReadCloser {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-time.After(wait):
+	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
 	b.setHeaders(req, message{}, session)
 	req.Header.Set("Last-Event-ID", lastID)
@@ -342,10 +432,10 @@ func (b *bridge) resume(ctx context.Context, session, lastID string) io.ReadClos
 
 // readAnswer reads a JSON body, or an event stream up to the message that
 // answers id.
-func readAnswer(resp *http.Response, id idKey) ([]byte, error) {
+func readAnswer(resp *http.Response, id idKey, max int64) ([]byte, error) {
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ctype != "text/event-stream" {
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+		body, err := readBody(resp, max)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +445,7 @@ func readAnswer(resp *http.Response, id idKey) ([]byte, error) {
 		}
 		return line, nil
 	}
-	sse := newSSEReader(resp.Body)
+	sse := newSSEReader(resp.Body, max)
 	for {
 		ev, err := sse.next()
 		if err != nil {
@@ -386,6 +476,9 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 			body = ctype
 		}
 		fields = append(fields, ledger.F("status", resp.StatusCode), ledger.F("body", body))
+		if resp.StatusCode/100 == 3 {
+			fields = append(fields, ledger.F("location", location(resp, false)))
+		}
 		if got > 0 {
 			fields = append(fields, ledger.F("response_bytes", got))
 		}
@@ -413,6 +506,70 @@ func digest(s string) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "sha256:" + hex.EncodeToString(sum[:6])
+}
+
+// retryAfter is the Retry-After of a 429 or 503 (RFC 9110 §10.2.3: seconds,
+// or an HTTP date), 0 when there is none.
+func retryAfter(resp *http.Response, now time.Time) time.Duration {
+	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+		return 0
+	}
+	v := strings.TrimSpace(resp.Header.Get("Retry-After"))
+	if secs, err := strconv.ParseUint(v, 10, 32); err == nil {
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// hold is how much of an answer to msg is judged whole before any of it is
+// written: a tools/list answer up to --max-observe (the lock and the tap
+// read the whole list), any other up to holdSize.
+func hold(msg message, maxObserve int) int {
+	if msg.method == mcp.MethodListTools {
+		return max(maxObserve, holdSize)
+	}
+	return holdSize
+}
+
+// capReader ends a message at the cap: the byte past it is errTooLarge.
+type capReader struct {
+	r    io.Reader
+	left int64
+}
+
+func capped(r io.Reader, max int64) io.Reader { return &capReader{r: r, left: max} }
+
+func (c *capReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.left <= 0 {
+		n, err := c.r.Read(p[:1])
+		if n > 0 {
+			return 0, errTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}
+
+// peekBody reads up to n bytes of resp's body and puts them back in front
+// of the rest, for a decision that depends on the body.
+func peekBody(resp *http.Response, n int64) []byte {
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, n))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	return head
 }
 
 func drain(resp *http.Response) {

@@ -60,5 +60,5 @@ func (b *bridge) checkLock(m message) bool {
 // caller holds mu and has not yet removed the request from pending.
 func (b *bridge) toolsList(m message) bool {
 	c := b.pending[m.id]
-	return c != nil && c.method == "tools/list" && m.isResult() && b.cfg.CheckTools != nil
+	return c != nil && c.method == mcp.MethodListTools && m.isResult() && b.cfg.CheckTools != nil
 }

@@ -41,12 +41,12 @@ func fromMsg(m mcp.Msg) message {
 		msg.parts = append(msg.parts, fromMsg(e))
 	}
 	switch msg.method {
-	case "tools/call", "prompts/get":
+	case mcp.MethodCallTool, mcp.MethodGetPrompt:
 		msg.name = mcp.String(mcp.Member(m.Params, "name"))
-	case "resources/read":
+	case mcp.MethodReadResource:
 		msg.name = mcp.String(mcp.Member(m.Params, "uri"))
 	}
-	if msg.method == "initialize" {
+	if msg.method == mcp.MethodInitialize {
 		msg.version = mcp.String(mcp.Member(m.Params, "protocolVersion"))
 	} else if meta := mcp.Member(m.Params, "_meta"); meta != nil {
 		msg.version = mcp.String(mcp.Member(meta, protocolVersionMeta))
@@ -72,8 +72,13 @@ func (m message) isBatch() bool  { return m.kind == mcp.Batch }
 // absent, not null).
 func (m message) hasID() bool { return !m.id.IsZero() && !m.id.IsNull() }
 
-// tapMsg is what the tracker's mcp.Line carries for a line.
-func tapMsg(line []byte) mcp.Msg { return mcp.Peek(line) }
+// tapMsg is what the tracker's mcp.Line carries for a line of which it
+// keeps data (a prefix, or all of it).
+func tapMsg(line, data []byte) mcp.Msg {
+	var sc mcp.Scanner
+	sc.Write(line)
+	return sc.Msg(data)
+}
 
 func (m message) isRequest() bool { return m.kind == mcp.Request }
 func (m message) isNoise() bool   { return m.kind == mcp.Noise }
@@ -111,9 +116,10 @@ func withID(line []byte, id string) ([]byte, error) {
 	return json.Marshal(obj)
 }
 
-// serverErrorCode is JSON-RPC's implementation-defined server error, as the
-// stdio supervisor answers.
-const serverErrorCode = -32000
+// serverErrorCode is the code of every error the bridge answers itself, as
+// the stdio supervisor's: outside JSON-RPC's reserved range, so that it
+// cannot be mistaken for the server's own (mcp.CodeServerGone).
+const serverErrorCode = mcp.CodeServerGone
 
 // errorAnswer is the JSON-RPC error the shim owes the client for id.
 func errorAnswer(rawID []byte, text string, data map[string]any) []byte {
@@ -132,7 +138,7 @@ func errorAnswer(rawID []byte, text string, data map[string]any) []byte {
 		Error   rpcError        `json:"error"`
 	}{"2.0", id, rpcError{serverErrorCode, text, data}})
 	if err != nil {
-		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcpshim: internal error"}}`)
+		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-31000,"message":"mcpshim: internal error"}}`)
 	}
 	return b
 }

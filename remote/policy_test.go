@@ -33,9 +33,39 @@ func TestClassify(t *testing.T) {
 		{0, io.ErrUnexpectedEOF, true, Unreachable},
 		{0, fmt.Errorf("post: %w", context.DeadlineExceeded), true, TimedOut},
 	} {
-		if got := Classify(tc.status, tc.err, tc.hadSession); got != tc.want {
+		if got := Classify(tc.status, nil, tc.err, tc.hadSession); got != tc.want {
 			t.Errorf("Classify(%d, %v, session %v) = %v, want %v", tc.status, tc.err, tc.hadSession, got, tc.want)
 		}
+	}
+}
+
+func TestSessionMiss(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   string
+	}{
+		{404, "", Miss404},
+		{404, "session not found\n", Miss404},  // go-sdk
+		{404, "Invalid session ID\n", Miss404}, // mcp-go WithStateful
+		{404, `{"jsonrpc":"2.0","id":"server-error","error":{"code":-32600,"message":"Session not found"}}`, Miss404},                   // Python SDK 1.26
+		{404, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}`, ""},                                      // a method, not the session
+		{400, `{"jsonrpc":"2.0","error":{"code":-32000,"message":"Bad Request: No valid session ID provided"},"id":null}`, Miss400Text}, // TypeScript SDK, server-everything
+		{400, "Bad Request: No valid session ID provided", Miss400Text},                                                                 // Python SDK up to 1.25, text/plain
+		{400, "Invalid or missing session ID", Miss400Text},
+		{400, `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Invalid params"}}`, ""},
+		{400, "", ""},
+		{500, "session not found", ""},
+	} {
+		if got := SessionMiss(tc.status, []byte(tc.body)); got != tc.want {
+			t.Errorf("SessionMiss(%d, %q) = %q, want %q", tc.status, tc.body, got, tc.want)
+		}
+	}
+	if got := Classify(400, []byte("Bad Request: No valid session ID provided"), nil, false); got != Answered {
+		t.Errorf("a session-miss 400 to a request without a session: %v, want answered", got)
+	}
+	if got := Classify(404, []byte(`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"x"}}`), nil, true); got != Answered {
+		t.Errorf("a -32601 404 with a session: %v, want answered", got)
 	}
 }
 
@@ -55,10 +85,11 @@ func TestReconnector(t *testing.T) {
 		p     Policy
 		steps []step
 	}{
-		{"seed 004: refused three times pages on the third", p, []step{
+		{"seed 004: refused three times pages on the third and goes on", p, []step{
 			{Unreachable, false, Reconnect, 500 * time.Millisecond, 1},
 			{Unreachable, false, Reconnect, time.Second, 2},
-			{Unreachable, false, GiveUp, 0, 3},
+			{Unreachable, false, Reconnect, 2 * time.Second, 3},
+			{Unreachable, false, Reconnect, 4 * time.Second, 4},
 		}},
 		{"a forgotten session earns no backoff and no failure", p, []step{
 			{SessionGone, false, Reinitialize, 0, 0},
@@ -68,9 +99,9 @@ func TestReconnector(t *testing.T) {
 			{SessionGone, false, Reinitialize, 0, 0},
 			{Answered, true, Deliver, 0, 0},
 		}},
-		{"a second 404 in a row is a failure, not a loop", p, []step{
+		{"a second miss in a row fails its request, not a loop", p, []step{
 			{SessionGone, false, Reinitialize, 0, 0},
-			{SessionGone, true, Reconnect, 500 * time.Millisecond, 1},
+			{SessionGone, true, FailRequest, 0, 0},
 		}},
 		{"an answer resets the count", p, []step{
 			{Unreachable, false, Reconnect, 500 * time.Millisecond, 1},
@@ -96,17 +127,19 @@ func TestReconnector(t *testing.T) {
 			{Unreachable, false, Reconnect, 3 * time.Second, 4},
 			{Unreachable, false, Reconnect, 3 * time.Second, 5},
 			{Unreachable, false, Reconnect, 3 * time.Second, 6},
-			{Unreachable, false, GiveUp, 0, 7},
+			{Unreachable, false, Reconnect, 3 * time.Second, 7},
 		}},
-		{"--max-restarts 0 gives up on the first failure", Policy{Backoff: 500 * time.Millisecond, BackoffMax: time.Second}, []step{
-			{Unreachable, false, GiveUp, 0, 1},
+		{"--give-up-after 5s", Policy{Backoff: 2 * time.Second, BackoffMax: 30 * time.Second, GiveUpAfter: 5 * time.Second}, []step{
+			{Unreachable, false, Reconnect, 2 * time.Second, 1},
+			{Unreachable, false, Reconnect, 4 * time.Second, 2},
+			{Unreachable, false, GiveUp, 0, 3}, // 6 s after the first
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := NewReconnector(tc.p)
 			now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) // the fake clock
 			for i, s := range tc.steps {
-				d := r.Next(now, s.class, s.resent)
+				d := r.Next(now, s.class, s.resent, 0)
 				if d.Action != s.action || d.Delay != s.delay || d.Failures != s.failure {
 					t.Fatalf("step %d: Next(%v, resent %v) = %v delay %v failures %d, want %v delay %v failures %d",
 						i+1, s.class, s.resent, d.Action, d.Delay, d.Failures, s.action, s.delay, s.failure)
@@ -120,6 +153,32 @@ func TestReconnector(t *testing.T) {
 	}
 }
 
+// TestReconnectorPageAndRetryAfter: the page comes once, on the third
+// consecutive failure; a Retry-After longer than the backoff is honoured,
+// a shorter one is not a reason to hurry, a huge one is bounded.
+func TestReconnectorPageAndRetryAfter(t *testing.T) {
+	r := NewReconnector(DefaultPolicy())
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	var pages []int
+	for i := 1; i <= 6; i++ {
+		if d := r.Next(now, Unreachable, false, 0); d.Page {
+			pages = append(pages, d.Failures)
+		}
+	}
+	if len(pages) != 1 || pages[0] != 3 {
+		t.Errorf("pages on failures %v, want [3]", pages)
+	}
+	for _, tc := range []struct{ after, want time.Duration }{
+		{3 * time.Second, 3 * time.Second},
+		{100 * time.Millisecond, 500 * time.Millisecond},
+		{48 * time.Hour, maxRetryAfter},
+	} {
+		if d := NewReconnector(DefaultPolicy()).Next(now, Unreachable, false, tc.after); d.Delay != tc.want {
+			t.Errorf("Retry-After %v: delay %v, want %v", tc.after, d.Delay, tc.want)
+		}
+	}
+}
+
 func TestReconnectorJitter(t *testing.T) {
 	for _, j := range []struct {
 		jitter float64
@@ -127,7 +186,7 @@ func TestReconnectorJitter(t *testing.T) {
 	}{{0, 400 * time.Millisecond}, {0.5, 500 * time.Millisecond}, {0.999999, 600 * time.Millisecond}} {
 		p := DefaultPolicy()
 		p.Jitter = func() float64 { return j.jitter }
-		d := NewReconnector(p).Next(time.Time{}, Unreachable, false)
+		d := NewReconnector(p).Next(time.Time{}, Unreachable, false, 0)
 		if diff := d.Delay - j.want; diff < -time.Millisecond || diff > time.Millisecond {
 			t.Errorf("jitter %v: delay %v, want %v (±20%% of 500ms)", j.jitter, d.Delay, j.want)
 		}
@@ -179,14 +238,6 @@ func TestIDsAreValues(t *testing.T) {
 		if keyOf([]byte(p[0])) == keyOf([]byte(p[1])) {
 			t.Errorf("ids %s and %s are one value, want two", p[0], p[1])
 		}
-	}
-}
-
-func TestParseChallenge(t *testing.T) {
-	c := parseChallenge(`Bearer realm="mcp", error="invalid_token", resource_metadata="https://mcp.example.test/.well-known/oauth-protected-resource"`)
-	if c["scheme"] != "Bearer" || c["realm"] != "mcp" || c["error"] != "invalid_token" ||
-		c["resource_metadata"] != "https://mcp.example.test/.well-known/oauth-protected-resource" {
-		t.Errorf("parseChallenge = %v", c)
 	}
 }
 

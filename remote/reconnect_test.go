@@ -61,16 +61,21 @@ func TestSessionForgottenAfterRestart(t *testing.T) {
 				}
 			}
 			recs := readLedger(t, ledger)
+			// The GET stream's retry after the restart meets the 404 first and
+			// re-initializes; a call racing it meets the 404 itself and is
+			// re-sent. Either way, one re-initialization.
 			reinit := events(recs, "session_reinitialized")
 			resent := events(recs, "resent_after_reinit")
-			if len(reinit) != 1 || len(resent) != 1 {
-				t.Fatalf("got %d session_reinitialized and %d resent_after_reinit, want 1 each\n%s", len(reinit), len(resent), eventList(recs))
+			if len(reinit) != 1 || len(resent) > 1 {
+				t.Fatalf("got %d session_reinitialized and %d resent_after_reinit, want 1 and at most 1\n%s", len(reinit), len(resent), eventList(recs))
 			}
-			if f := reinit[0]["failures"]; f != 0.0 {
-				t.Errorf("session_reinitialized counts %v failures, want 0", f)
+			if r := reinit[0]; r["failures"] != 0.0 || r["status"] != 404.0 || r.str("rule") != "http_404" {
+				t.Errorf("session_reinitialized = %s, want 0 failures, status 404, rule http_404", mustJSON(r))
 			}
-			if r := resent[0]; r["status"] != 404.0 || r.str("tool") != "echo" || !strings.HasPrefix(r.str("old_session"), "sha256:") {
-				t.Errorf("resent_after_reinit = %s, want status 404, tool echo and the old session's digest", mustJSON(r))
+			if len(resent) == 1 {
+				if r := resent[0]; r["status"] != 404.0 || r.str("tool") != "echo" || !strings.HasPrefix(r.str("old_session"), "sha256:") {
+					t.Errorf("resent_after_reinit = %s, want status 404, tool echo and the old session's digest", mustJSON(r))
+				}
 			}
 			if n := len(events(recs, "reconnect_scheduled")); n != 0 {
 				t.Errorf("%d reconnect_scheduled after a forgotten session, want none: it is not an outage", n)
@@ -300,14 +305,15 @@ func errorMessage(m map[string]any) string {
 
 // TestServerGoneForGood stops the server while a call is in flight: the
 // call gets its error at once, then the bridge tries again with the
-// policy's delays and gives up on the third consecutive failure, exit 69.
+// policy's delays, pages on the third consecutive failure, and gives up
+// once --give-up-after has passed, exit 69.
 func TestServerGoneForGood(t *testing.T) {
 	var ran counters
 	release := make(chan struct{})
 	defer close(release)
 	s := serve(t, "127.0.0.1:0", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(&ran, release) }, nil))
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--give-up-after", "3s"))
 	c.send(initialize)
 	if a := c.answer(1); a["result"] == nil {
 		t.Fatalf("initialize: %v", a)
@@ -332,17 +338,19 @@ func TestServerGoneForGood(t *testing.T) {
 	}
 	recs := readLedger(t, ledger)
 	sched := events(recs, "reconnect_scheduled")
-	if len(sched) != 2 {
-		t.Fatalf("%d reconnect_scheduled, want 2 (after failures 1 and 2)\n%s", len(sched), eventList(recs))
+	if len(sched) < 3 {
+		t.Fatalf("%d reconnect_scheduled, want at least 3 (500ms, 1s, 2s)\n%s", len(sched), eventList(recs))
 	}
 	for i, want := range []float64{500, 1000} {
 		if d, _ := sched[i]["delay_ms"].(float64); d < want*0.8-1 || d > want*1.2+1 {
 			t.Errorf("reconnect %d after %vms, want %vms ±20%%", i+1, d, want)
 		}
 	}
-	gaveUp := events(recs, "reconnects_exhausted")
-	if len(gaveUp) != 1 || gaveUp[0]["failures"] != 3.0 {
-		t.Errorf("reconnects_exhausted = %v, want one with 3 failures\n%s", gaveUp, eventList(recs))
+	if paged := events(recs, "outage_paged"); len(paged) != 1 || paged[0]["failures"] != 3.0 {
+		t.Errorf("outage_paged = %v, want one, on the third failure\n%s", paged, eventList(recs))
+	}
+	if gaveUp := events(recs, "reconnects_exhausted"); len(gaveUp) != 1 {
+		t.Errorf("reconnects_exhausted = %v, want one\n%s", gaveUp, eventList(recs))
 	}
 	if n := ran.get("wait"); n != 1 {
 		t.Errorf("the call ran %d times on the server, want 1: never re-sent", n)
@@ -435,7 +443,7 @@ func TestRedeployedAway(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
-	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--give-up-after", "2s"))
 	c.send(initialize)
 	c.answer(1)
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -448,8 +456,8 @@ func TestRedeployedAway(t *testing.T) {
 		t.Fatalf("exit %d, want 69\nstderr:\n%s", code, stderrOf(c.cmd))
 	}
 	recs := readLedger(t, ledger)
-	if n := len(events(recs, "reconnect_scheduled")); n != 2 {
-		t.Errorf("%d reconnect_scheduled, want 2\n%s", n, eventList(recs))
+	if n := len(events(recs, "reconnect_scheduled")); n < 2 {
+		t.Errorf("%d reconnect_scheduled, want at least 2\n%s", n, eventList(recs))
 	}
 	if n := len(events(recs, "resent_after_reinit")); n != 0 {
 		t.Errorf("%d resent_after_reinit, want none: no session to re-send into", n)

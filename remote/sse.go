@@ -3,85 +3,291 @@ package remote
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
+	"strconv"
+	"time"
 )
 
-// event is one server-sent event: its id and its data lines joined by "\n".
+// event is one server-sent event: its id, its type (the event field, ""
+// for the default "message") and its data lines joined by "\n".
 type event struct {
 	id   string
+	typ  string
 	data []byte
 }
 
-// readSize is the reader's buffer; longer lines are read whole, as an SSE
-// data line is a whole JSON-RPC message.
+// readSize is the reader's buffer; longer lines are read in pieces.
 const readSize = 64 << 10
 
+// errTooLarge is a message past the bridge's cap (--max-message).
+var errTooLarge = errors.New("the message is over --max-message")
+
 // sseReader reads an event stream (WHATWG HTML, "Interpreting an event
-// stream"). It reads with bufio.Reader, line by line, never a Scanner: a
-// data line is as long as the message it carries.
+// stream"): lines end with CRLF, LF or a lone CR. An event's data is read as
+// a stream (nextData), so a 64 MiB message is never held by the parser; a
+// data line is read from a bufio.Reader in pieces, never with a Scanner.
 type sseReader struct {
-	br     *bufio.Reader
-	lastID string // the last event id seen, for Last-Event-ID
+	br      *bufio.Reader
+	max     int64
+	lastID  string        // the last event id seen, for Last-Event-ID
+	retry   time.Duration // the last retry field: how long to wait before reconnecting; 0 when none came
+	afterCR bool          // the last line ended with CR: an LF right after it belongs to it
+
+	ev     event // the id and type of the event being read
+	handed bool  // the event has data: its reader was handed out
+	inLine bool  // inside a data line's value
+	size   int64 // data bytes of the event so far
+	err    error // the stream's error, once it came
 }
 
-func newSSEReader(r io.Reader) *sseReader { return &sseReader{br: bufio.NewReaderSize(r, readSize)} }
+// What lineStart found.
+const (
+	otherLine = iota // a field or comment, handled
+	dataLine         // "data:": the value follows (inLine)
+	emptyData        // "data" alone: an empty value, already read
+)
 
-// next returns the next event with data. Comments, retry fields and events
-// without data are skipped; their ids still count for Last-Event-ID. It returns io.EOF (or the read error) at the end.
+func newSSEReader(r io.Reader, max int64) *sseReader {
+	return &sseReader{br: bufio.NewReaderSize(r, readSize), max: max}
+}
+
+// next returns the next event with data, read whole (up to max). Comments
+// and events without data are skipped; their ids and retry fields still
+// count. It returns io.EOF (or the read error) at the end, errTooLarge past
+// max.
 func (s *sseReader) next() (event, error) {
-	var ev event
-	var data [][]byte
 	for {
-		line, err := s.readLine()
+		d, err := s.nextData()
 		if err != nil {
 			return event{}, err
 		}
-		if len(line) == 0 { // dispatch
-			if ev.id != "" {
-				s.lastID = ev.id
-			}
-			joined := bytes.Join(data, []byte("\n"))
-			if len(bytes.TrimSpace(joined)) == 0 {
-				// No message: a priming event that only carries an id to
-				// resume from (the TypeScript SDK sends one first).
-				ev, data = event{}, nil
-				continue
-			}
-			ev.data = joined
-			return ev, nil
+		data, err := io.ReadAll(d)
+		if err != nil {
+			return event{}, err
 		}
-		if line[0] == ':' {
-			continue
+		if len(bytes.TrimSpace(data)) > 0 {
+			return event{id: s.ev.id, typ: s.ev.typ, data: data}, nil
 		}
-		field, value, _ := bytes.Cut(line, []byte(":"))
-		value = bytes.TrimPrefix(value, []byte(" "))
-		switch string(field) {
-		case "data":
-			data = append(data, append([]byte(nil), value...))
-		case "id":
-			if bytes.IndexByte(value, 0) < 0 {
-				ev.id = string(value)
-			}
+		// No message: a priming event that only carries an id to resume
+		// from (the TypeScript SDK sends one first).
+	}
+}
+
+// nextData skips to the next event that has data and returns a reader of
+// its data (its data lines joined by "\n"), which ends with io.EOF at the
+// blank line that ends the event; the event's id and type are in s.ev then.
+// An event whose data is empty is returned too (a priming event carries an
+// id and an empty data line): the caller skips what is only whitespace.
+func (s *sseReader) nextData() (io.Reader, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	s.ev, s.size, s.handed, s.inLine = event{}, 0, false, false
+	for {
+		kind, err := s.lineStart()
+		if err != nil {
+			s.err = err
+			return nil, err
+		}
+		if kind != otherLine {
+			s.handed, s.inLine = true, kind == dataLine
+			return dataReader{s}, nil
 		}
 	}
 }
 
-// readLine returns one line without its CR, LF or CRLF ending.
-func (s *sseReader) readLine() ([]byte, error) {
-	var line []byte
-	for {
-		chunk, err := s.br.ReadSlice('\n')
-		line = append(line, chunk...)
-		if err == bufio.ErrBufferFull {
-			continue
+// dataReader is the data of the event being read.
+type dataReader struct{ s *sseReader }
+
+func (d dataReader) Read(p []byte) (int, error) { return d.s.readData(p) }
+
+// readData reads the current data line's value; at its end, the next lines
+// are read until another data line ("\n" is its first byte) or the blank
+// line that ends the event (io.EOF).
+func (s *sseReader) readData(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for !s.inLine {
+		kind, err := s.lineStart()
+		switch {
+		case err == errEventEnd:
+			return 0, io.EOF
+		case err != nil:
+			s.err = err
+			return 0, err
+		case kind != otherLine:
+			s.inLine = kind == dataLine
+			s.size++
+			if s.size > s.max {
+				s.err = errTooLarge
+				return 0, s.err
+			}
+			p[0] = '\n' // between two data lines
+			return 1, nil
 		}
+	}
+	if err := s.fill(); err != nil {
+		s.err = cut(err)
+		return 0, s.err
+	}
+	buf, _ := s.br.Peek(s.br.Buffered())
+	i := bytes.IndexAny(buf, "\r\n")
+	if i < 0 {
+		i = len(buf)
+	}
+	n := copy(p, buf[:i])
+	s.size += int64(n)
+	if s.size > s.max {
+		s.err = errTooLarge
+		return 0, s.err
+	}
+	s.br.Discard(n)
+	if n == i && i < len(buf) { // the line ends here
+		s.afterCR = buf[i] == '\r'
+		s.br.Discard(1)
+		s.inLine = false
+	}
+	return n, nil
+}
+
+// errEventEnd is lineStart's report of the blank line that ends an event.
+var errEventEnd = errors.New("end of event")
+
+// lineStart reads the start of the next line: for a data line it consumes
+// "data:" and one space and reports true; any other line it reads whole and
+// handles (id, event, retry; comments and unknown fields are ignored). A
+// blank line is errEventEnd when the event had data, and dispatches its id.
+func (s *sseReader) lineStart() (int, error) {
+	if s.afterCR {
+		s.afterCR = false
+		if b, err := s.br.Peek(1); err == nil && b[0] == '\n' {
+			s.br.Discard(1)
+		}
+	}
+	// Peek byte by byte, stopping at the first byte that is not "data:"'s:
+	// a short line's end comes with it, so this never waits for bytes the
+	// server has no reason to send yet.
+	isData := false
+	for k := 1; k <= 5 && !isData; k++ {
+		b, err := s.br.Peek(k)
 		if err != nil {
-			if len(line) > 0 && err == io.EOF {
-				err = io.ErrUnexpectedEOF // a stream cut inside an event
+			if len(b) > 0 || s.handed || s.ev.id != "" || s.ev.typ != "" {
+				err = cut(err)
+			}
+			return otherLine, err
+		}
+		if b[k-1] != "data:"[k-1] {
+			break
+		}
+		isData = k == 5
+	}
+	if isData {
+		s.br.Discard(5)
+		if b, err := s.br.Peek(1); err == nil && b[0] == ' ' {
+			s.br.Discard(1)
+		}
+		return dataLine, nil
+	}
+	line, err := s.readLine(min(s.max, readSize))
+	if err == errTooLarge {
+		err = nil // a field this long is no field the bridge needs: skipped
+	}
+	if err != nil {
+		return otherLine, err
+	}
+	if len(line) == 0 {
+		if s.ev.id != "" {
+			s.lastID = s.ev.id
+		}
+		if s.handed {
+			return otherLine, errEventEnd
+		}
+		s.ev, s.size = event{}, 0
+		return otherLine, nil
+	}
+	if line[0] == ':' {
+		return otherLine, nil
+	}
+	field, value, _ := bytes.Cut(line, []byte(":"))
+	value = bytes.TrimPrefix(value, []byte(" "))
+	switch string(field) {
+	case "data": // "data" alone: an empty data line
+		return emptyData, nil
+	case "event":
+		s.ev.typ = string(value)
+	case "id":
+		if bytes.IndexByte(value, 0) < 0 {
+			s.ev.id = string(value)
+		}
+	case "retry":
+		// "If the field value consists of only ASCII digits, then
+		// interpret the field value as an integer in base ten, and set
+		// the event stream's reconnection time to that integer."
+		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && value[0] != '+' {
+			s.retry = time.Duration(ms) * time.Millisecond
+		}
+	}
+	return otherLine, nil
+}
+
+// fill makes sure some bytes of the current line are buffered.
+func (s *sseReader) fill() error {
+	if s.br.Buffered() > 0 {
+		return nil
+	}
+	_, err := s.br.Peek(1)
+	return err
+}
+
+// cut is a read error inside an event: io.EOF there is a stream cut short.
+func cut(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// readLine returns one line without its ending, in a slice of its own; past
+// max bytes it skips the rest of the line and returns errTooLarge.
+func (s *sseReader) readLine(max int64) ([]byte, error) {
+	var line []byte
+	over := false
+	for {
+		if err := s.fill(); err != nil {
+			if len(line) > 0 || over {
+				err = cut(err)
 			}
 			return nil, err
 		}
-		line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
+		buf, _ := s.br.Peek(s.br.Buffered())
+		i := bytes.IndexAny(buf, "\r\n")
+		end := i >= 0
+		if !end {
+			i = len(buf)
+		}
+		if !over && int64(len(line)+i) > max {
+			over, line = true, nil
+		}
+		if !over {
+			line = append(line, buf[:i]...)
+		}
+		if !end {
+			s.br.Discard(i)
+			continue
+		}
+		s.afterCR = buf[i] == '\r'
+		s.br.Discard(i + 1)
+		if over {
+			return nil, errTooLarge
+		}
+		if line == nil {
+			line = []byte{}
+		}
 		return line, nil
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSSEReader(t *testing.T) {
 	stream := "id: prime\ndata: \n\n" + // the TypeScript SDK's priming event: an id, no message
-		": a comment\nretry: 1000\n\n" +
+		": a comment\nretry: 1500\n\n" +
 		"event: message\nid: 7\ndata: {\"a\":\r\ndata: 1}\r\n\r\n" +
-		"data: {\"b\":2}\n\n" +
+		"data: {\"b\":2}\r\rdata: {\"c\":3}\n\n" +
+		"retry: x\nretry: +5\n" +
 		"data: {\"cut\":"
-	r := newSSEReader(strings.NewReader(stream))
-	for _, want := range []string{"{\"a\":\n1}", "{\"b\":2}"} {
+	r := newSSEReader(strings.NewReader(stream), 1<<20)
+	for _, want := range []string{"{\"a\":\n1}", "{\"b\":2}", "{\"c\":3}"} {
 		ev, err := r.next()
 		if err != nil || string(ev.data) != want {
 			t.Fatalf("next = %q, %v; want %q", ev.data, err, want)
@@ -24,5 +26,21 @@ func TestSSEReader(t *testing.T) {
 	}
 	if _, err := r.next(); err != io.ErrUnexpectedEOF {
 		t.Errorf("a stream cut inside an event: %v, want io.ErrUnexpectedEOF", err)
+	}
+	if r.retry != 1500*time.Millisecond {
+		t.Errorf("retry = %v, want 1.5s (the fields that are not all digits ignored)", r.retry)
+	}
+}
+
+func TestSSEReaderCap(t *testing.T) {
+	for name, stream := range map[string]string{
+		"one line":    "data: " + strings.Repeat("x", 2000) + "\n\n",
+		"many lines":  strings.Repeat("data: xxxxxxxxx\n", 200) + "\n",
+		"no line end": "data: " + strings.Repeat("x", 2000),
+	} {
+		r := newSSEReader(strings.NewReader(stream), 1000)
+		if _, err := r.next(); err != errTooLarge {
+			t.Errorf("%s: next = %v, want errTooLarge", name, err)
+		}
 	}
 }

@@ -70,8 +70,17 @@ func (j *judgement) launched() Answer {
 			} else if j.v.Outcome == AuthRequired {
 				a.Reason += "; the server then answered " + j.v.Cause
 				a.Evidence = ref(phases.AuthFailed, f.At.AuthFailed)
+			} else if f.Redirect != "" && !j.done {
+				a.Reason += "; the server then redirected the handshake (" + f.Redirect + "), which was not followed"
+				a.Evidence = ref(phases.RedirectRefused, f.At.Redirect)
 			} else if f.HTTPFailure != "" && !j.done {
 				a.Reason += "; the server then answered " + j.httpCause()
+			}
+			if f.Redirect != "" && j.done {
+				a.Reason += "; a request was redirected later (" + f.Redirect + "), not followed"
+			}
+			if f.Recovered {
+				a.Reason += "; the server was back after an outage"
 			}
 		case f.SpawnFailed:
 			a.Answer, a.Evidence = "no", ref(phases.ConnectFailed, f.At.Connected)
@@ -79,6 +88,7 @@ func (j *judgement) launched() Answer {
 		default:
 			a.Answer, a.Reason = "unknown", "no connected record: the ledger starts after the connection or lost it"
 		}
+		a.Reason += j.outage()
 		return a
 	}
 	switch {
@@ -101,6 +111,19 @@ func (j *judgement) launched() Answer {
 		a.Answer, a.Reason = "unknown", "no spawn record: the ledger starts after the launch or lost it"
 	}
 	return a
+}
+
+// outage is what "did it connect?" adds when the run is part of an outage:
+// seed 004's page, which is a signal to a person and no exit, or the bridge
+// giving up after --give-up-after.
+func (j *judgement) outage() string {
+	switch f := j.f; {
+	case f.Exhausted:
+		return "; the bridge gave up after " + Plural(f.Attempts, "consecutive failure")
+	case f.Paged > 0:
+		return "; an outage: paged after " + Plural(f.Paged, "consecutive failure") + ", the bridge keeps retrying"
+	}
+	return ""
 }
 
 func (j *judgement) initialized() Answer {
@@ -167,6 +190,9 @@ func (j *judgement) noHandshake() string {
 	case v.Outcome == Ended:
 		return v.Reason
 	}
+	if f.Remote && f.Redirect != "" {
+		return "the server redirected the handshake (" + f.Redirect + "); not followed"
+	}
 	if f.Remote {
 		return "the server answered " + j.httpCause()
 	}
@@ -198,6 +224,8 @@ func (j *judgement) endRef() *Ref {
 		return ref(phases.ClientDisconnected, f.At.Client)
 	case f.Remote && v.Outcome == AuthRequired:
 		return ref(phases.AuthFailed, f.At.AuthFailed)
+	case f.Remote && f.Redirect != "":
+		return ref(phases.RedirectRefused, f.At.Redirect)
 	case f.Remote:
 		return ref(phases.Disconnected, f.At.End)
 	}

@@ -135,7 +135,13 @@ type Facts struct {
 	AuthError       string   `json:"auth_error,omitempty"`     // the server's OAuth error code
 	HTTPFailure     string   `json:"http_failure,omitempty"`   // the last HTTP exchange that failed: status or error
 	HTTPFailMethod  string   `json:"http_failure_method,omitempty"`
-	HTTPStatus      int      `json:"http_status,omitempty"` // its status, 0 for a transport error
+	HTTPStatus      int      `json:"http_status,omitempty"`   // its status, 0 for a transport error
+	Transport       string   `json:"transport,omitempty"`     // a remote run: streamable-http or http+sse
+	Redirect        string   `json:"redirect,omitempty"`      // a redirect the bridge refused: "HTTP 307 to URL"
+	Paged           int      `json:"paged,omitempty"`         // the consecutive failures at seed 004's page (outage_paged)
+	Recovered       bool     `json:"recovered,omitempty"`     // the run began when an outage ended (outage_ended)
+	ToolsDropped    []string `json:"tools_dropped,omitempty"` // tools kept from the client: invalid x-mcp-header declarations
+	TooLarge        int      `json:"too_large,omitempty"`     // answers over --max-message
 	RecordsLost     int      `json:"records_lost,omitempty"`
 	Forged          int      `json:"forged,omitempty"` // shim-only events the server wrote about itself, ignored
 	Records         int      `json:"records"`
@@ -164,7 +170,7 @@ type Marks struct {
 	Kill, Spawned, SpawnRequested, Ready   Mark
 	Listed, ListFailed, Missing, External  Mark
 	Denied, Connected, AuthFailed, Failure Mark
-	Exhausted, Authorized                  Mark
+	Exhausted, Redirect, Paged, Authorized Mark
 }
 
 // Fold is one run's records folded, in any order: the same records give the
@@ -227,6 +233,9 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
 		f.start(e)
 		f.URL, f.Address = e.Str(phases.FieldURL), e.Str(phases.FieldAddress)
+		if t := e.Str("transport"); t != "" && f.Transport == "" {
+			f.Transport = t
+		}
 		f.OwnCredential = slices.ContainsFunc(e.Strs(phases.FieldHeaderNames), func(h string) bool { return strings.EqualFold(h, "Authorization") })
 		if pid, ok := e.Int(phases.FieldShimPID); ok && f.PID == 0 {
 			f.PID = int(pid) // no process of its own: the run lives as long as its shim
@@ -366,6 +375,25 @@ func (f *Fold) Add(e *ledger.Entry) {
 				f.HTTPFailure = httpStatusText(int(status))
 			}
 		}
+	case phases.RedirectRefused:
+		f.Remote = true
+		if f.At.Redirect.last(m) {
+			n, _ := e.Int(phases.FieldStatus)
+			f.Redirect = httpStatusText(int(n)) + " to " + e.Str("location")
+		}
+	case phases.OutagePaged:
+		if f.At.Paged.last(m) {
+			n, _ := e.Int(phases.FieldFailures)
+			f.Paged = int(n)
+		}
+	case phases.OutageEnded:
+		f.Recovered = true
+	case phases.TransportFallback:
+		f.Transport = e.Str("to")
+	case phases.ToolDropped:
+		f.ToolsDropped = append(f.ToolsDropped, e.Str(phases.FieldTool))
+	case phases.MessageTooLarge:
+		f.TooLarge++
 	case phases.ForgedEvent:
 		f.Forged++
 	}

@@ -106,6 +106,7 @@ func TestJudge(t *testing.T) {
 		advice  string // a part of the advice; "-" for none
 		not     string // what neither the reason, the advice nor an answer may say
 		answer  string // a part of the "initialized" answer's reason
+		connect string // a part of the "launched" answer's reason
 	}{
 		{name: "healthy, the client left", evs: listed(2, left(time.Second), exited(time.Second+5*ms, 0, f("requested_by_shim", true))),
 			outcome: verdict.Ended, reason: "the client left after", advice: "-"},
@@ -206,6 +207,20 @@ func TestJudge(t *testing.T) {
 		{name: "remote: 503 until the bridge gave up", evs: remote(rec{2 * ms, phases.InitializeReceived, nil, ""}, exchange(5*ms, "initialize", 503),
 			rec{600 * ms, phases.Disconnected, []ledger.Field{f("reason", "unreachable: HTTP 503 Service Unavailable"), f("exit_code", 69)}, ""}),
 			outcome: verdict.Unreachable, failed: true, cause: "HTTP 503 Service Unavailable at initialize", not: "exit 69"},
+		{name: "remote: the handshake redirected to another origin", evs: remote(rec{2 * ms, phases.InitializeReceived, nil, ""}, exchange(5*ms, "initialize", 307),
+			rec{5 * ms, phases.RedirectRefused, []ledger.Field{f("status", 307), f("location", "http://127.0.0.1:8/mcp?code=[REDACTED]"), f("method", "initialize")}, ""},
+			left(10*ms), rec{12 * ms, phases.Disconnected, []ledger.Field{f("reason", "stdin_eof")}, ""}),
+			outcome: verdict.Unreachable, failed: true, cause: "redirected: HTTP 307 Temporary Redirect to http://127.0.0.1:8/mcp?code=[REDACTED]",
+			reason: "not followed", advice: "put it in --url", answer: "redirected the handshake (HTTP 307 Temporary Redirect to http://127.0.0.1:8/mcp?code=[REDACTED]); not followed",
+			connect: "connected to http://127.0.0.1:9/mcp (127.0.0.1:9); the server then redirected the handshake (HTTP 307 Temporary Redirect to http://127.0.0.1:8/mcp?code=[REDACTED]), which was not followed"},
+		{name: "remote: down, paged, still retrying (seed 004: a page is not an exit)", evs: remote(rec{2 * ms, phases.InitializeReceived, nil, ""},
+			exchange(5*ms, "initialize", 200), rec{5 * ms, phases.InitializeResponded, nil, ""}, exchange(time.Second, "tools/call", 503),
+			rec{time.Second, phases.ReconnectScheduled, []ledger.Field{f("failures", 1), f("delay_ms", 500)}, ""},
+			rec{2 * time.Second, phases.ReconnectScheduled, []ledger.Field{f("failures", 3), f("delay_ms", 2000)}, ""},
+			rec{2 * time.Second, phases.OutagePaged, []ledger.Field{f("failures", 3)}, ""},
+			rec{2*time.Second + ms, phases.Disconnected, []ledger.Field{f("reason", "unreachable: HTTP 503 Service Unavailable"), f("exit_code", 69)}, ""}),
+			outcome: verdict.Unreachable, failed: true, cause: "HTTP 503 Service Unavailable at tools/call", advice: "keeps retrying", not: "gave up",
+			connect: "; an outage: paged after 3 consecutive failures, the bridge keeps retrying"},
 		{name: "remote: healthy", evs: remote(rec{2 * ms, phases.InitializeReceived, nil, ""}, exchange(5*ms, "initialize", 200),
 			rec{5 * ms, phases.InitializeResponded, nil, ""}, left(time.Second), rec{time.Second, phases.Disconnected, []ledger.Field{f("reason", "stdin_eof")}, ""}),
 			outcome: verdict.Ended, reason: "the client left"},
@@ -246,6 +261,9 @@ func TestJudge(t *testing.T) {
 			}
 			if len(v.Answers) != 4 || !strings.Contains(v.Answers[1].Reason, tt.answer) {
 				t.Errorf("initialized answer: got %+v, want it to say %q", v.Answers, tt.answer)
+			}
+			if !strings.Contains(v.Answers[0].Reason, tt.connect) {
+				t.Errorf("launched answer: got %q, want it to say %q", v.Answers[0].Reason, tt.connect)
 			}
 			for _, a := range v.Answers {
 				if a.Evidence != nil && a.Evidence.Find(es) == nil {

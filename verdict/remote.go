@@ -37,6 +37,12 @@ func (j *judgement) remote() {
 		if f.OwnCredential {
 			v.Advice = "the credential given with --header Authorization was refused: renew it, or drop the header and let mcpshim sign in (OAuth)"
 		}
+	case !j.done && f.Redirect != "":
+		// The handshake went elsewhere: the bridge follows only a 307 or 308
+		// to the same origin, so that credentials go nowhere else.
+		j.set(Unreachable, "redirected: "+f.Redirect, true)
+		v.Reason = "the server redirected the handshake (" + f.Redirect + "); not followed"
+		v.Advice = "if the new address is the server's, put it in --url: mcpshim follows only a 307 or 308 to the same origin, so that credentials go nowhere else"
 	case !j.done && (f.GaveUp != "" || f.HTTPStatus >= 500 || f.HTTPStatus == 0 && f.HTTPFailure != ""):
 		j.set(Unreachable, j.httpCause(), false)
 		v.Reason, v.Advice = j.httpCause(), j.unreachableAdvice()
@@ -112,6 +118,10 @@ func (j *judgement) httpCause() string {
 }
 
 func (j *judgement) unreachableAdvice() string {
+	if j.f.Paged > 0 && !j.f.Exhausted {
+		// Seed 004's page is a signal to a person, not an exit.
+		return "paged after " + Plural(j.f.Paged, "consecutive failure") + ": the bridge keeps retrying, up to every 30 s, and reconnects by itself when the server is back (--give-up-after to stop)"
+	}
 	if j.f.Exhausted {
 		return "the bridge gave up after " + Plural(j.f.Attempts, "failure") + ": the server is down or unreachable; a retry helps once it is back"
 	}

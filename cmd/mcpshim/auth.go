@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"net/url"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/oauth"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
@@ -71,15 +73,23 @@ func runAuthLogin(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim auth login: %v\n", err)
 		return exitUsage
 	}
-	cfg.Notify = func(st oauth.Step) { fmt.Fprintln(c.stderr, "mcpshim auth: "+st.Line()) }
-	s, err := oauth.New(cfg)
+	var s *oauth.Session
+	// A server's text may quote a token, a code or the secret it refused.
+	hide := func(text string) string {
+		for _, v := range s.Secrets() {
+			text = strings.ReplaceAll(text, v, redact.Marker)
+		}
+		return redact.String(text)
+	}
+	cfg.Notify = func(st oauth.Step) { fmt.Fprintln(c.stderr, "mcpshim auth: "+hide(st.Line())) }
+	s, err = oauth.New(cfg)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim auth login: %v\n", err)
 		return exitUsage
 	}
 	status, challenge := remote.Challenge(ctx, u)
 	if err := s.Login(ctx, status, challenge); err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim auth login: %s\n", err.Error())
+		fmt.Fprintf(c.stderr, "mcpshim auth login: %s\n", hide(err.Error()))
 		return exitConfig
 	}
 	fmt.Fprintf(c.stdout, "signed in to %s; mcpshim --url %s%s will use the kept token\n", u.String(), u.String(), of.args())

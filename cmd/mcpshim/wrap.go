@@ -41,9 +41,10 @@ user's entries and the current directory's project are touched, unless
                    or wrapped with flags this mcpshim refuses
   --json           one JSON document on stdout instead of the diff
   --all-projects   every project of ~/.claude.json, not only this directory's
-  --remote         also turn Streamable HTTP (type http, url) entries into
-                   mcpshim --url entries, headers as --header with their
-                   ${VAR} references kept; unwrap restores them byte for byte
+  --remote         also turn remote entries (type http, url; type sse with
+                   --transport sse) into mcpshim --url entries, headers as
+                   --header with their ${VAR} references kept; unwrap
+                   restores them byte for byte
   --ledger DIR     bake --ledger DIR (made absolute; or off) into the entries
   --oauth-...      with --remote: bake these into the remote entries only, e.g.
                    --oauth-client-id ID --oauth-client-secret '${SECRET}'
