@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/remote"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // deleteTimeout bounds the courtesy DELETE that ends a legacy HTTP session.
@@ -165,7 +165,7 @@ func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Respo
 	}
 	if resp.StatusCode/100 == 3 { // not followed (sameOriginOnly)
 		loc, _ := resp.Location()
-		return answer{err: &statusError{code: resp.StatusCode, status: resp.Status, location: remote.SafeURL(loc)}}
+		return answer{err: &statusError{code: resp.StatusCode, status: resp.Status, location: redact.URL(loc)}}
 	}
 	ok := resp.StatusCode/100 == 2
 	if req.ID == 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -52,7 +53,7 @@ func (b *bridge) challenged(ctx context.Context, resp *http.Response, tries int)
 	defer cancel()
 	err := b.cfg.Auth.Challenged(wait, resp.StatusCode, resp.Header, resp.Request.Header.Get("Authorization"))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", SafeURL(b.cfg.URL))
+		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", redact.URL(b.cfg.URL))
 	}
 	return err
 }
@@ -134,7 +135,7 @@ func (b *bridge) authFailed(msg message, de *deniedError) {
 	var fe *oauth.FlowError
 	if errors.As(de.err, &fe) && (fe.Stage == oauth.StageAuthorization || fe.Stage == oauth.StageToken || fe.Stage == oauth.StageRefresh) &&
 		!strings.Contains(text, "mcpshim auth login") {
-		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", SafeURL(b.cfg.URL))
+		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", redact.URL(b.cfg.URL))
 	}
 	if b.cfg.Auth == nil {
 		text = fmt.Sprintf("mcpshim: server %s: the server refused the credentials (%s)", b.cfg.Name, describeStatus(de.status, nil))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // maxRedirects bounds a chain of same-origin redirects.
@@ -45,7 +46,7 @@ func location(resp *http.Response, absolute bool) string {
 	if absolute && resp.Request != nil {
 		loc = resp.Request.URL.ResolveReference(loc)
 	}
-	return SafeURL(loc)
+	return redact.URL(loc)
 }
 
 // refuseRedirect answers the requests of msg with an error naming the

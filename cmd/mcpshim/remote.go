@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/oauth"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
@@ -53,7 +54,7 @@ func (h *headerList) Set(v string) error {
 func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, error) {
 	u, err := url.Parse(f.remote.url)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return remote.Config{}, fmt.Errorf("--url %s: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", remote.SafeRawURL(f.remote.url))
+		return remote.Config{}, fmt.Errorf("--url %s: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", redact.RawURL(f.remote.url))
 	}
 	if f.remote.maxMessage < 1<<20 || f.remote.maxMessage > 4<<30 {
 		return remote.Config{}, fmt.Errorf("--max-message %d: want 1048576 to 4294967296 bytes", f.remote.maxMessage)
