@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/tap"
@@ -135,7 +136,7 @@ type bridge struct {
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
 
-	pages        []json.RawMessage        // tools of the tools/list being answered (lock.go)
+	pages        lock.Pages               // tools of the tools/list being answered (lock.go)
 	paramHeaders map[string][]paramHeader // a 2026-07-28 tool's Mcp-Param-* headers (params.go)
 	lockBroken   chan struct{}            // closed when an enforced lock broke
 	lockOnce     sync.Once
@@ -322,7 +323,7 @@ func (b *bridge) loop(ctx context.Context) int {
 			return 0
 		case <-b.lockBroken:
 			b.shutdown("lock_broken", fmt.Sprintf("mcpshim: server %s broke the tool surface lock; stopped", b.cfg.Name))
-			return ExitConfig
+			return lock.ExitConfig
 		case sig := <-b.cfg.Signals:
 			b.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sig.String()), ledger.F("forwarded", false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
