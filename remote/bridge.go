@@ -2,8 +2,8 @@
 // over Streamable HTTP, or the 2024-11-05 HTTP+SSE transport (`mcpshim
 // --url`): each client line is POSTed as the body, each answer reaches the
 // client as one line, the exchanges are recorded in the same phase ledger as
-// a child process's, and the failures of a remote session get seed 004's
-// reconnect policy.
+// a child process's, and the failures of a remote session get the reconnect
+// policy (policy.go).
 //
 // It never spawns a process nor reads a client config (supervisor, proc and
 // clientconfig own those); the HTTP exchange, the session and the reconnect
@@ -295,8 +295,8 @@ func (b *bridge) loop(ctx context.Context) int {
 			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
 			switch {
 			case d.Page:
-				// Seed 004: "a page on the third consecutive failure": a signal
-				// to a person; the bridge goes on trying.
+				// A page on the third consecutive failure: a signal to a
+				// person; the bridge goes on trying.
 				b.emit(phases.Supervision, phases.OutagePaged, ledger.F("failures", d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
 					ledger.F("reason", b.reasonNow(d.Reason)))
 				b.say("server unreachable for %v (%d failures: %s); still retrying, up to every %v", time.Since(d.Since).Round(time.Millisecond),
@@ -490,7 +490,7 @@ func (b *bridge) takeAll() []*call {
 }
 
 // failInFlight answers every request in flight and cancels its exchange:
-// seed 004, "requests in flight get errors at once".
+// in an outage, requests in flight get errors at once.
 func (b *bridge) failInFlight(text string) {
 	b.mu.Lock()
 	if b.getCancel != nil {

@@ -457,10 +457,10 @@ func readAnswer(resp *http.Response, id idKey, max int64) ([]byte, error) {
 	}
 }
 
-// recordExchange writes the http_exchange record of one request (seed 002:
-// "the request method, endpoint path, status, session identifier when
-// present, and whether the response contained JSON or began an event
-// stream").
+// recordExchange writes the http_exchange record of one request: the request
+// method, endpoint path, status, session identifier when present, and
+// whether the response contained JSON or began an event stream, as HTTP
+// evidence kept apart from MCP state.
 func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err error, start time.Time, sent, got int64, msg message, session string) {
 	fields := []ledger.Field{ledger.F("http_method", req.Method), ledger.F("path", req.URL.Path)}
 	if msg.method != "" {

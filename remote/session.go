@@ -185,7 +185,7 @@ func (b *bridge) startGET() {
 // a redirect, no event stream), forgot the session, the session changes, or
 // the bridge stops; then the next session may open its own. A failure time
 // may fix (refused, reset, a 5xx or 429, a stream that ends before its first
-// event) is asked again after the reconnect policy's backoff (seed 004) or
+// event) is asked again after the reconnect policy's backoff or
 // the server's Retry-After: a server restarting behind a proxy ends streams
 // for a while, and the stream gave up after three such tries until the next
 // session. It pages nobody and fails no request: the requests' own exchanges
