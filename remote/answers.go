@@ -85,7 +85,7 @@ func (b *bridge) fromServer(data []byte) {
 			if c.method == mcp.MethodListTools && m.isResult() && !msg.isBatch() {
 				b.listed(m.id, m.result)
 			}
-			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && modern(c.version)
+			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && mcp.IsModern(c.version)
 			if b.pending[m.id].method == mcp.MethodInitialize && m.isResult() {
 				if ver := m.negotiated(); ver != "" {
 					b.version = ver

@@ -78,10 +78,6 @@ type Config struct {
 	Auth *oauth.Session
 }
 
-// modern reports whether version is 2026-07-28 or later: no session, no GET
-// stream, and the standard Mcp-Method and Mcp-Name headers.
-func modern(version string) bool { return version >= "2026-07-28" }
-
 type bridge struct {
 	cfg     Config
 	secrets *scrubber

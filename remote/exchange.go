@@ -293,7 +293,7 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
-	if modern(version) && msg.isRequest() {
+	if mcp.IsModern(version) && msg.isRequest() {
 		// 2026-07-28 standard headers: the server checks them against the body.
 		req.Header.Set("Mcp-Method", msg.method)
 		if msg.name != "" {

@@ -168,7 +168,7 @@ func (b *bridge) ownRequest(kind string, clientLine []byte, session string) ([]b
 func (b *bridge) startGET() {
 	b.mu.Lock()
 	session, version := b.session, b.version
-	if session == "" || modern(version) || (b.getCancel != nil && b.getSession == session) {
+	if session == "" || mcp.IsModern(version) || (b.getCancel != nil && b.getSession == session) {
 		b.mu.Unlock()
 		return
 	}
