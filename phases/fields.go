@@ -69,5 +69,8 @@ const (
 	FieldHeaderNames     = "header_names"
 	FieldHTTPMethod      = "http_method"
 	FieldWWWAuthenticate = "www_authenticate"
-	FieldStage           = "stage" // where a sign-in stopped
+	FieldStage           = "stage"     // where a sign-in stopped
+	FieldTransport       = "transport" // streamable-http, or http+sse (the 2024-11-05 transport)
+	FieldTo              = "to"        // transport_fallback: the transport fallen back to
+	FieldLocation        = "location"  // a redirect's, as it may be shown
 )

@@ -54,7 +54,7 @@ func (r *Result) Records() []ledger.Record {
 		}
 	}
 	if remote && !r.connectFailed() {
-		add(r.Started, phases.Launch, phases.Connected, ledger.F(phases.FieldURL, r.url), ledger.F("transport", "streamable-http"))
+		add(r.Started, phases.Launch, phases.Connected, ledger.F(phases.FieldURL, r.url), ledger.F(phases.FieldTransport, "streamable-http"))
 	}
 	for _, st := range r.Timeline {
 		switch st.Event {
@@ -76,7 +76,7 @@ func (r *Result) Records() []ledger.Record {
 		case "http_status":
 			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F(phases.FieldHTTPMethod, "POST"), ledger.F(phases.FieldMethod, st.Method), ledger.F(phases.FieldStatus, st.Code))
 			if st.Code/100 == 3 {
-				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F(phases.FieldStatus, st.Code), ledger.F("location", st.Detail), ledger.F(phases.FieldMethod, st.Method))
+				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F(phases.FieldStatus, st.Code), ledger.F(phases.FieldLocation, st.Detail), ledger.F(phases.FieldMethod, st.Method))
 			}
 			if st.Code == 401 || st.Code == 403 {
 				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F(phases.FieldStatus, st.Code), ledger.F(phases.FieldWWWAuthenticate, st.Detail), ledger.F("realm", r.Realm))
@@ -177,5 +177,5 @@ func Record(dir, shimID string, r Result) {
 	}
 	l.Write(&ledger.Record{Time: r.Started.Add(r.Elapsed), Run: run, PID: r.PID, Origin: phases.OriginProbe, Phase: phases.LedgerPhase,
 		Event: phases.ProbeResult, Fields: []ledger.Field{ledger.F(phases.FieldOutcome, string(r.Outcome)), ledger.F("detail", r.Detail),
-			ledger.F("elapsed_ms", r.Elapsed), ledger.F(phases.FieldAttempts, r.Attempts), ledger.F("transport", r.Transport)}})
+			ledger.F("elapsed_ms", r.Elapsed), ledger.F(phases.FieldAttempts, r.Attempts), ledger.F(phases.FieldTransport, r.Transport)}})
 }

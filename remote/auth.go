@@ -81,9 +81,9 @@ func (b *bridge) denied(ctx context.Context, resp *http.Response, tries int) *de
 		}
 		return de // the session recorded auth_failed, with its stage
 	}
-	fields := []ledger.Field{ledger.F("status", resp.StatusCode), ledger.F("www_authenticate", ch)}
+	fields := []ledger.Field{ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F(phases.FieldWWWAuthenticate, ch)}
 	if cs := oauth.ParseChallenges(ch); len(cs) > 0 {
-		fields = append(fields, ledger.F("scheme", cs[0].Scheme))
+		fields = append(fields, ledger.F(phases.FieldScheme, cs[0].Scheme))
 		for _, k := range []string{"realm", "resource_metadata", "error", "scope"} {
 			if v := cs[0].Param(k); v != "" {
 				fields = append(fields, ledger.F(k, v))
@@ -161,19 +161,19 @@ func (b *bridge) authStep(st oauth.Step) {
 		}
 	}
 	if st.Status != 0 {
-		fields = append(fields, ledger.F("status", st.Status))
+		fields = append(fields, ledger.F(phases.FieldStatus, st.Status))
 	}
-	add("stage", st.Stage)
+	add(phases.FieldStage, st.Stage)
 	add("issuer", st.Issuer)
 	add("resource", st.Resource)
 	add("scope", st.Scope)
 	add("grant", st.Grant)
 	add("client", st.ClientKind)
 	add("client_id", st.ClientID)
-	add("error", st.Error)
+	add(phases.FieldError, st.Error)
 	add("error_description", st.Description)
 	if st.Event == oauth.StepFailed {
-		add("message", st.Message)
+		add(phases.FieldMessage, st.Message)
 	}
 	if st.ExpiresIn > 0 {
 		fields = append(fields, ledger.F("expires_in_s", int64(st.ExpiresIn/time.Second)))

@@ -288,13 +288,13 @@ func (b *bridge) loop(ctx context.Context) int {
 			b.mu.Lock()
 			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
 			b.mu.Unlock()
-			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
+			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldDelayMS, d.Delay), ledger.F(phases.FieldReason, d.Reason))
 			switch {
 			case d.Page:
 				// A page on the third consecutive failure: a signal to a
 				// person; the bridge goes on trying.
-				b.emit(phases.Supervision, phases.OutagePaged, ledger.F("failures", d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
-					ledger.F("reason", b.reasonNow(d.Reason)))
+				b.emit(phases.Supervision, phases.OutagePaged, ledger.F(phases.FieldFailures, d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
+					ledger.F(phases.FieldReason, b.reasonNow(d.Reason)))
 				b.say("server unreachable for %v (%d failures: %s); still retrying, up to every %v", time.Since(d.Since).Round(time.Millisecond),
 					d.Failures, b.reasonNow(d.Reason), b.cfg.Policy.BackoffMax)
 			case d.Failures == 1:
@@ -321,7 +321,7 @@ func (b *bridge) loop(ctx context.Context) int {
 			b.shutdown("lock_broken", fmt.Sprintf("mcpshim: server %s broke the tool surface lock; stopped", b.cfg.Name))
 			return lock.ExitConfig
 		case sig := <-b.cfg.Signals:
-			b.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sig.String()), ledger.F("forwarded", false))
+			b.emit(phases.Interruption, phases.SignalReceived, ledger.F(phases.FieldSignal, sig.String()), ledger.F(phases.FieldForwarded, false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 				b.leave("signal")
 				return 0
@@ -345,7 +345,7 @@ func (b *bridge) reasonNow(reason string) string {
 // leave ends the session when the client is gone: requests in flight get
 // Grace to be answered, then the legacy session is deleted.
 func (b *bridge) leave(reason string) {
-	b.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
+	b.emit(phases.Interruption, phases.ClientDisconnected, ledger.F(phases.FieldReason, reason))
 	b.shutdown(reason, "mcpshim: the client left before the server answered")
 }
 
@@ -388,7 +388,7 @@ func (b *bridge) shutdown(reason, text string) {
 }
 
 func (b *bridge) giveUp(d Decision) {
-	b.emit(phases.Supervision, phases.ReconnectsExhausted, ledger.F("failures", d.Failures), ledger.F("reason", b.reasonNow(d.Reason)))
+	b.emit(phases.Supervision, phases.ReconnectsExhausted, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldReason, b.reasonNow(d.Reason)))
 	b.say("giving up: %s", b.reasonNow(d.Reason))
 	for _, c := range b.takeAll() {
 		b.answer(c, fmt.Sprintf("mcpshim: gave up on server %s: %s", b.cfg.Name, d.Reason), nil)
@@ -412,9 +412,9 @@ func (b *bridge) endRun(reason string, failed bool) {
 	if !open {
 		return
 	}
-	fields := []ledger.Field{ledger.F("reason", reason)}
+	fields := []ledger.Field{ledger.F(phases.FieldReason, reason)}
 	if failed {
-		fields = append(fields, ledger.F("exit_code", ExitUnavailable))
+		fields = append(fields, ledger.F(phases.FieldExitCode, ExitUnavailable))
 	}
 	b.emit(phases.Launch, phases.Disconnected, fields...)
 }
@@ -468,11 +468,11 @@ func (b *bridge) answer(c *call, text string, data map[string]any) {
 		b.clientGone()
 		return
 	}
-	fields := []ledger.Field{ledger.F("request_id", string(c.rawID)), ledger.F("method", c.method), ledger.F("direction", "client")}
+	fields := []ledger.Field{ledger.F(phases.FieldRequestID, string(c.rawID)), ledger.F(phases.FieldMethod, c.method), ledger.F(phases.FieldDirection, "client")}
 	if c.tool != "" {
-		fields = append(fields, ledger.F("tool", c.tool))
+		fields = append(fields, ledger.F(phases.FieldTool, c.tool))
 	}
-	b.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F("message", text))...)
+	b.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F(phases.FieldMessage, text))...)
 }
 
 func (b *bridge) takeAll() []*call {

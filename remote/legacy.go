@@ -134,7 +134,7 @@ func (b *bridge) openLegacy() error {
 	b.mu.Lock()
 	b.endpointURL, b.legacyOn = endpoint, true
 	b.mu.Unlock()
-	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F("transport", legacyName), ledger.F("endpoint", redact.URL(endpoint)))
+	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F(phases.FieldTransport, legacyName), ledger.F("endpoint", redact.URL(endpoint)))
 	b.goBG(func() { b.legacyStream(ctx, resp, sse) })
 	return nil
 }

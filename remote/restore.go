@@ -133,7 +133,7 @@ func (b *bridge) restore(session string, initResult []byte) {
 		if now, err := b.serverTools(session); err == nil {
 			added, removed, changed = toolsDiff(seen, now)
 		} else {
-			b.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", b.scrub(err.Error())))
+			b.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, b.scrub(err.Error())))
 		}
 	}
 	b.emit(phases.Supervision, phases.SessionRestored, ledger.F("restored", restored), ledger.F("of", len(lines)), ledger.F("tools_changed", changed))

@@ -233,7 +233,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
 		f.start(e)
 		f.URL, f.Address = e.Str(phases.FieldURL), e.Str(phases.FieldAddress)
-		if t := e.Str("transport"); t != "" && f.Transport == "" {
+		if t := e.Str(phases.FieldTransport); t != "" && f.Transport == "" {
 			f.Transport = t
 		}
 		f.OwnCredential = slices.ContainsFunc(e.Strs(phases.FieldHeaderNames), func(h string) bool { return strings.EqualFold(h, "Authorization") })
@@ -379,7 +379,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Remote = true
 		if f.At.Redirect.last(m) {
 			n, _ := e.Int(phases.FieldStatus)
-			f.Redirect = httpStatusText(int(n)) + " to " + e.Str("location")
+			f.Redirect = httpStatusText(int(n)) + " to " + e.Str(phases.FieldLocation)
 		}
 	case phases.OutagePaged:
 		if f.At.Paged.last(m) {
@@ -389,7 +389,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.OutageEnded:
 		f.Recovered = true
 	case phases.TransportFallback:
-		f.Transport = e.Str("to")
+		f.Transport = e.Str(phases.FieldTo)
 	case phases.ToolDropped:
 		f.ToolsDropped = append(f.ToolsDropped, e.Str(phases.FieldTool))
 	case phases.MessageTooLarge:
