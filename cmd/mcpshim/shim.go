@@ -250,11 +250,11 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	command := fs.Args()
-	if f.remote.url != "" && len(command) > 0 {
+	if f.remote.URL != "" && len(command) > 0 {
 		fmt.Fprintln(c.stderr, "mcpshim: --url and `-- COMMAND` both given: a server is either remote (--url) or a command")
 		return exitUsage
 	}
-	if f.remote.url == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
+	if f.remote.URL == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
 		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
 		if len(args) == 0 { // a person trying it out: the whole usage
 			fmt.Fprint(c.stderr, shimUsage)
@@ -270,13 +270,13 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		return usage("%v", err)
 	}
 	policy, err := f.policy() // check has parsed it
-	if f.name == "" && f.remote.url != "" {
-		f.name = clientconfig.RemoteName(f.remote.url)
+	if f.name == "" && f.remote.URL != "" {
+		f.name = clientconfig.RemoteName(f.remote.URL)
 	} else if f.name == "" {
 		f.name = ledger.FileName(proc.Label(command))
 	}
 	var remoteCfg remote.Config
-	if f.remote.url != "" {
+	if f.remote.URL != "" {
 		set := map[string]bool{}
 		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 		if remoteCfg, err = remoteConfig(c, &f, set); err != nil {
@@ -332,7 +332,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	if f.remote.url != "" {
+	if f.remote.URL != "" {
 		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
 		remoteCfg.CheckTools, remoteCfg.EnforceLock = checkTools, f.lockMode == "enforce"
 		status := remote.Run(ctx, remoteCfg)
