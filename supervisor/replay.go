@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -274,25 +273,10 @@ func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[stri
 			after[name] = digest
 		}
 	}
-	var added, removed []string
-	changed := false
-	for n, d := range after {
-		if old, ok := before[n]; !ok {
-			added = append(added, n)
-		} else if old != d {
-			changed = true
-		}
-	}
-	for n := range before {
-		if _, ok := after[n]; !ok {
-			removed = append(removed, n)
-		}
-	}
+	added, removed, changed := mcp.DiffTools(before, after)
 	if len(added) == 0 && len(removed) == 0 && !changed {
 		return
 	}
-	sort.Strings(added)
-	sort.Strings(removed)
 	s.mem.mu.Lock()
 	s.mem.surface = after
 	note := s.mem.listChangedNote(era.Modern)
