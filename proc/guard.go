@@ -1,6 +1,8 @@
 package proc
 
 import (
+	"bytes"
+	"io"
 	"os"
 	"os/exec"
 )
@@ -24,4 +26,17 @@ func startGuard(cmd *exec.Cmd) (*os.File, error) {
 	// killed.
 	go cmd.Wait()
 	return w, nil
+}
+
+// waitRelease reads the guard's stdin until it ends (the shim closed its
+// end or died) and reports whether the shim wrote GuardReady before.
+func waitRelease(stdin io.Reader) (ready bool) {
+	buf := make([]byte, 64)
+	for {
+		n, err := stdin.Read(buf)
+		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
+		if err != nil {
+			return ready
+		}
+	}
 }

@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -42,15 +41,7 @@ func RunGuard(stdin io.Reader, pgid int, grace time.Duration) int {
 	if pgid <= 1 {
 		return 2
 	}
-	ready := false
-	buf := make([]byte, 64)
-	for {
-		n, err := stdin.Read(buf)
-		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
-		if err != nil {
-			break
-		}
-	}
+	ready := waitRelease(stdin)
 	if grace > 0 && !ready {
 		if groupGone(pgid, grace) {
 			return 0

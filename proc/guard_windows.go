@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -66,15 +65,7 @@ func RunGuard(stdin io.Reader, job int, grace time.Duration) int {
 	// The console's Ctrl-C and Ctrl-Break are for the shim, which is gone
 	// or stopping its server its own way.
 	signal.Ignore(os.Interrupt)
-	ready := false
-	buf := make([]byte, 64)
-	for {
-		n, err := stdin.Read(buf)
-		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
-		if err != nil {
-			break
-		}
-	}
+	ready := waitRelease(stdin)
 	if grace > 0 && !ready && jobEmpty(h, grace) {
 		return 0
 	}
