@@ -136,7 +136,21 @@ func Statuses(store *Store, recs []*Record, now time.Time) []Status {
 	return out
 }
 
-// Line is the step on one line: the event and its facts.
+// Facts are the step's text facts that are set, in the order they are
+// shown and recorded.
+func (st Step) Facts() [][2]string {
+	var out [][2]string
+	for _, kv := range [][2]string{{"stage", st.Stage}, {"issuer", st.Issuer}, {"resource", st.Resource}, {"scope", st.Scope},
+		{"grant", st.Grant}, {"client", st.ClientKind}, {"client_id", st.ClientID}, {"error", st.Error}, {"error_description", st.Description}} {
+		if kv[1] != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Line is the step on one line: the event and its facts, but the grant (the
+// person signing in chose it).
 func (st Step) Line() string {
 	var b strings.Builder
 	b.WriteString(st.Event)
@@ -148,14 +162,11 @@ func (st Step) Line() string {
 	if st.Status != 0 {
 		kv("status", fmt.Sprint(st.Status))
 	}
-	kv("stage", st.Stage)
-	kv("issuer", st.Issuer)
-	kv("resource", st.Resource)
-	kv("scope", st.Scope)
-	kv("client", st.ClientKind)
-	kv("client_id", st.ClientID)
-	kv("error", st.Error)
-	kv("error_description", st.Description)
+	for _, f := range st.Facts() {
+		if f[0] != "grant" {
+			kv(f[0], f[1])
+		}
+	}
 	if st.ExpiresIn > 0 {
 		kv("expires_in", st.ExpiresIn.String())
 	}

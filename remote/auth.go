@@ -163,15 +163,9 @@ func (b *bridge) authStep(st oauth.Step) {
 	if st.Status != 0 {
 		fields = append(fields, ledger.F(phases.FieldStatus, st.Status))
 	}
-	add(phases.FieldStage, st.Stage)
-	add("issuer", st.Issuer)
-	add("resource", st.Resource)
-	add("scope", st.Scope)
-	add("grant", st.Grant)
-	add("client", st.ClientKind)
-	add("client_id", st.ClientID)
-	add(phases.FieldError, st.Error)
-	add("error_description", st.Description)
+	for _, f := range st.Facts() {
+		add(f[0], f[1])
+	}
 	if st.Event == oauth.StepFailed {
 		add(phases.FieldMessage, st.Message)
 	}
