@@ -20,6 +20,8 @@ trap '[ -z "$registry" ] || kill "$registry"; rm -rf "$tmp"' EXIT
 json() { node -p "const v = JSON.parse(require('fs').readFileSync('$1')); $2"; }
 
 echo "== release tools"
+# The Windows archives are zips.
+command -v unzip >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip >/dev/null
 # Built once into $HOME/go/bin; a later run finds the pinned version there.
 goreleaser --version 2>/dev/null | grep -q "GitVersion: *${GORELEASER#*@}$" || go install "$GORELEASER"
 cyclonedx-gomod version 2>/dev/null | grep -q "Version:.*${CYCLONEDX#*@}$" || go install "$CYCLONEDX"
@@ -40,27 +42,38 @@ version=$(json dist/metadata.json v.version)
 head=$(git rev-parse HEAD)
 head_date=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
 host_os=$(go env GOOS) host_arch=$(go env GOARCH)
+# The wine prefix .ci/wine-setup.sh made, if any: the windows/amd64 binary runs there.
+wineprefix=${WINEPREFIX:-${TMPDIR:-/tmp}/mcpshim-wine-$(id -u)}
 
 echo "== archives of $version"
 (cd dist && sha256sum --quiet -c checksums.txt) || fail "dist/checksums.txt does not match the files"
-for os in linux darwin; do
+for os in linux darwin windows; do
 	for arch in amd64 arm64; do
-		archive=dist/mcpshim_${version}_${os}_${arch}.tar.gz
+		exe=mcpshim archive=dist/mcpshim_${version}_${os}_${arch}.tar.gz
+		[ "$os" = windows ] && exe=mcpshim.exe archive=${archive%.tar.gz}.zip
 		[ -f "$archive" ] || fail "no $archive"
-		contents=$(tar -tzf "$archive" | sort | tr '\n' ' ')
-		[ "$contents" = "README.md mcpshim " ] || fail "$archive holds $contents, want README.md mcpshim"
 		dir=$tmp/$os-$arch
-		mkdir -p "$dir" && tar -xzf "$archive" -C "$dir"
-		info=$(go version -m "$dir/mcpshim")
+		mkdir -p "$dir"
+		if [ "$os" = windows ]; then
+			contents=$(unzip -Z1 "$archive" | sort | tr '\n' ' ')
+			unzip -q "$archive" -d "$dir"
+		else
+			contents=$(tar -tzf "$archive" | sort | tr '\n' ' ')
+			tar -xzf "$archive" -C "$dir"
+		fi
+		[ "$contents" = "README.md $exe " ] || fail "$archive holds $contents, want README.md $exe"
+		info=$(go version -m "$dir/$exe")
 		for want in "GOOS=$os" "GOARCH=$arch" "-trimpath=true" "CGO_ENABLED=0" "mod	github.com/mcpshim-dev/mcpshim"; do
 			grep -qF -- "$want" <<<"$info" || fail "$archive: go version -m lacks $want:"$'\n'"$info"
 		done
-		grep -qaF "$head" "$dir/mcpshim" || fail "$archive: commit $head is not stamped in"
+		grep -qaF "$head" "$dir/$exe" || fail "$archive: commit $head is not stamped in"
 		run=()
 		if [ "$os/$arch" = "$host_os/$host_arch" ]; then
 			run=("$dir/mcpshim")
 		elif [ "$os/$arch" = linux/arm64 ] && command -v qemu-aarch64-static >/dev/null; then
 			run=(qemu-aarch64-static "$dir/mcpshim")
+		elif [ "$os/$arch" = windows/amd64 ] && [ -f "$wineprefix/drive_c/windows/system32/bcryptprimitives.dll" ]; then
+			run=(env WINEPREFIX="$wineprefix" WINEDEBUG=-all wine "$dir/mcpshim.exe")
 		fi
 		if [ ${#run[@]} -eq 0 ]; then
 			echo "$archive: $os/$arch, stamped (not run on $host_os/$host_arch)"
@@ -73,6 +86,8 @@ for os in linux darwin; do
 		echo "$archive: runs: $("${run[@]}" version)"
 	done
 done
+grep -q "mcpshim_${version}_windows_amd64.zip" dist/checksums.txt || fail "dist/checksums.txt lacks the windows zips"
+[ "$(ls dist/mcpshim_"$version"_*.cdx.json | wc -l)" = 6 ] || fail "want an SBOM for each of the 6 binaries: $(ls dist/*.cdx.json)"
 for sbom in dist/mcpshim_"$version"_*.cdx.json; do
 	n=$(json "$sbom" 'v.bomFormat === "CycloneDX" ? v.components.length : 0')
 	[ "$n" -gt 0 ] || fail "$sbom is not a CycloneDX SBOM with components"
@@ -101,9 +116,22 @@ echo "== npm packages, installed offline"
 npm/pack.sh dist "$tmp/tgz" >/dev/null
 case $host_arch in amd64) cpu=x64 ;; *) cpu=$host_arch ;; esac
 main_tgz=$tmp/tgz/mcpshim-$version.tgz platform_tgz=$tmp/tgz/mcpshim-$host_os-$cpu-$version.tgz
-mkdir "$tmp/prefix"
+mkdir "$tmp/prefix" "$tmp/winprefix"
 npm install --offline --cache "$tmp/npm-cache" --prefix "$tmp/prefix" --no-audit --no-fund --loglevel=error \
 	"$main_tgz" "$platform_tgz" >/dev/null
+for cpu_w in x64 arm64; do
+	tgz=$tmp/tgz/mcpshim-win32-$cpu_w-$version.tgz
+	contents=$(tar -tzf "$tgz" | sort | tr '\n' ' ')
+	[ "$contents" = "package/bin/mcpshim.exe package/package.json " ] || fail "$tgz holds $contents, want bin/mcpshim.exe"
+done
+# The launcher, as it runs on Windows x64 (process.platform win32), starts the
+# win32-x64 package's mcpshim.exe: on this machine the start fails naming it.
+npm install --offline --force --cache "$tmp/npm-cache" --prefix "$tmp/winprefix" --no-audit --no-fund --loglevel=error \
+	"$main_tgz" "$tmp/tgz/mcpshim-win32-x64-$version.tgz" >/dev/null 2>&1
+got=$(node -e "Object.defineProperty(process, 'platform', {value: 'win32'}); Object.defineProperty(process, 'arch', {value: 'x64'});
+	process.argv.splice(1, 0, 'mcpshim'); require('$tmp/winprefix/node_modules/mcpshim/bin/mcpshim.js')" version 2>&1 || true)
+grep -qF "node_modules/@mcpshim/win32-x64/bin/mcpshim.exe" <<<"$got" || fail "the launcher on win32 x64 did not run @mcpshim/win32-x64/bin/mcpshim.exe: $got"
+echo "npm @mcpshim/win32-x64 and win32-arm64 carry bin/mcpshim.exe; the launcher on win32 starts it"
 cd "$tmp/prefix"
 npx="npx --offline --cache $tmp/npm-cache"
 got=$($npx mcpshim --version)

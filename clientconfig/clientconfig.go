@@ -75,9 +75,9 @@ func (p Problem) String() string {
 // comes before the user's; another project's entries, and their problems, do
 // not apply there.
 func ForProject(servers []Server, problems []Problem, dir string) ([]Server, []Problem) {
-	servers = slices.DeleteFunc(servers, func(s Server) bool { return s.Project != "" && s.Project != dir })
+	servers = slices.DeleteFunc(servers, func(s Server) bool { return s.Project != "" && !SameProject(s.Project, dir) })
 	sort.SliceStable(servers, func(i, j int) bool { return servers[i].Project != "" && servers[j].Project == "" })
-	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Project != "" && p.Project != dir })
+	problems = slices.DeleteFunc(problems, func(p Problem) bool { return p.Project != "" && !SameProject(p.Project, dir) })
 	return servers, problems
 }
 
@@ -120,16 +120,17 @@ func (d dialect) section() string {
 func (d dialect) comments() bool { return d == vsCode || d == zed || d == gemini }
 func (d dialect) commas() bool   { return d == vsCode || d == zed }
 
-// dialectOf names the dialect from the path and, for a file under another
-// name, from its top-level key.
+// dialectOf names the dialect from the path, in any case (Windows has Zed's
+// settings in %APPDATA%\Zed), and, for a file under another name, from its
+// top-level key.
 func dialectOf(file string, doc *value) dialect {
-	base, parent := filepath.Base(file), filepath.Base(filepath.Dir(file))
+	base, parent := strings.ToLower(filepath.Base(file)), strings.ToLower(filepath.Base(filepath.Dir(file)))
 	switch {
 	case base == "claude_desktop_config.json":
 		return claudeDesktop
 	case base == "mcp.json" && parent == ".cursor":
 		return cursor
-	case base == "mcp.json" && (parent == ".vscode" || parent == "User"):
+	case base == "mcp.json" && (parent == ".vscode" || parent == "user"):
 		return vsCode
 	case base == "mcp_config.json":
 		return windsurf
@@ -180,15 +181,21 @@ func Candidates(projectDir, home, goos string, getenv func(string) string) []str
 		}
 	}
 	// Where the desktop apps keep per-user files: ~/Library/Application
-	// Support on macOS, $XDG_CONFIG_HOME (~/.config) elsewhere.
+	// Support on macOS, %APPDATA% (the roaming profile) on Windows,
+	// $XDG_CONFIG_HOME (~/.config) elsewhere.
 	appData := ""
-	if home != "" {
+	switch {
+	case goos == "windows" && getenv("APPDATA") != "":
+		appData = getenv("APPDATA")
+	case home == "":
+	case goos == "windows":
+		appData = filepath.Join(home, "AppData", "Roaming")
+	case goos == "darwin":
+		appData = filepath.Join(home, "Library", "Application Support")
+	case getenv("XDG_CONFIG_HOME") != "":
+		appData = getenv("XDG_CONFIG_HOME")
+	default:
 		appData = filepath.Join(home, ".config")
-		if goos == "darwin" {
-			appData = filepath.Join(home, "Library", "Application Support")
-		} else if x := getenv("XDG_CONFIG_HOME"); x != "" {
-			appData = x
-		}
 	}
 	codexHome := getenv("CODEX_HOME")
 	if codexHome == "" && home != "" {
@@ -208,18 +215,21 @@ func Candidates(projectDir, home, goos string, getenv func(string) string) []str
 	add(home, ".gemini", "settings.json")
 	add(appData, "Code", "User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
 	add(projectDir, ".zed", "settings.json")
-	zedDir := appData
-	if goos == "darwin" && home != "" {
-		zedDir = filepath.Join(home, ".config") // Zed uses ~/.config on macOS too
+	switch {
+	case goos == "windows":
+		add(appData, "Zed", "settings.json")
+	case goos == "darwin" && home != "":
+		add(filepath.Join(home, ".config"), "zed", "settings.json") // Zed uses ~/.config on macOS too
+	default:
+		add(appData, "zed", "settings.json")
 	}
-	add(zedDir, "zed", "settings.json")
 	return out
 }
 
 // splitShim reports whether command and args run mcpshim in front of a
 // server, and splits the args at the first "--".
 func splitShim(command string, args []string) (shim, real []string, ok bool) {
-	if filepath.Base(command) != "mcpshim" {
+	if !isShim(command) {
 		return nil, nil, false
 	}
 	for i, a := range args {
@@ -228,6 +238,23 @@ func splitShim(command string, args []string) (shim, real []string, ok bool) {
 		}
 	}
 	return nil, nil, false
+}
+
+// SameProject reports whether a project key of ~/.claude.json names dir.
+// On Windows paths are compared as Windows does, without case, and with /
+// and \ alike: C:/Users/dev/app is C:\Users\dev\app.
+func SameProject(key, dir string) bool {
+	if runtime.GOOS != "windows" {
+		return key == dir
+	}
+	return strings.EqualFold(filepath.Clean(filepath.FromSlash(key)), filepath.Clean(filepath.FromSlash(dir)))
+}
+
+// isShim reports whether command runs mcpshim: /usr/local/bin/mcpshim, or
+// C:\Tools\mcpshim.exe in any case, whichever system reads the config.
+func isShim(command string) bool {
+	base := strings.ToLower(command[strings.LastIndexAny(command, `/\`)+1:])
+	return base == "mcpshim" || base == "mcpshim.exe"
 }
 
 // expander substitutes variables by one dialect's rules.

@@ -42,7 +42,7 @@ func TestExpand(t *testing.T) {
 		{vsCode, "/w/app", "${workspaceFolder}/tools", "/w/app/tools", nil},
 		{vsCode, "/w/app", "${workspaceFolderBasename}", "app", nil},
 		{vsCode, "", "${workspaceFolder}", "${workspaceFolder}", []string{"${workspaceFolder} has no workspace folder in a user-level config"}},
-		{vsCode, "/w/app", "${userHome}${pathSeparator}x${/}y", "/home/dev/x/y", nil},
+		{vsCode, "/w/app", "${userHome}${pathSeparator}x${/}y", "/home/dev" + sep + "x" + sep + "y", nil}, // the separator of the system the editor runs on
 		{vsCode, "/w/app", "${input:key}", "${input:key}", []string{"${input:key} is prompted for by the editor; its value is unknown here"}},
 		{vsCode, "/w/app", "${TOKEN}", "${TOKEN}", []string{"${TOKEN} is not a variable this client expands"}},
 		{cursor, "/w/app", "Bearer ${env:TOKEN}", "Bearer s3cret", nil},
@@ -76,11 +76,11 @@ func TestFindOrder(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := Find(project, home, noEnv); !slices.Equal(got, files) {
+	if got := Find(project, home, fixtureEnv(home)); !slices.Equal(got, files) {
 		t.Errorf("Find(%s, %s) = %q, want %q", project, home, got, files)
 	}
 	// The project is home: ~/.cursor/mcp.json is listed once.
-	if got, want := Find(home, home, noEnv), []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
+	if got, want := Find(home, home, fixtureEnv(home)), []string{filepath.Join(home, ".claude.json"), filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, ".cursor", "mcp.json")}; !slices.Equal(got, want) {
 		t.Errorf("Find(%s, %s) = %q, want %q", home, home, got, want)
 	}
 	if got := Find("", "", noEnv); got != nil {
@@ -90,6 +90,28 @@ func TestFindOrder(t *testing.T) {
 
 func noEnv(string) string { return "" }
 
+// fixtureEnv has the fixtures' ~/.config stand for %APPDATA% on Windows
+// (elsewhere ~/.config is where the apps look without it).
+func fixtureEnv(home string) func(string) string {
+	return func(k string) string {
+		if k == "APPDATA" {
+			return filepath.Join(home, ".config")
+		}
+		return ""
+	}
+}
+
+const sep = string(filepath.Separator)
+
+// slashed is paths with / for separators, to compare them on any system.
+func slashed(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.ToSlash(p)
+	}
+	return out
+}
+
 func TestCandidatesPerOS(t *testing.T) {
 	tests := []struct{ goos, want string }{
 		{"darwin", "/Users/dev/Library/Application Support/Claude/claude_desktop_config.json"},
@@ -98,14 +120,16 @@ func TestCandidatesPerOS(t *testing.T) {
 		{"linux", "/Users/dev/.config/Claude/claude_desktop_config.json"},
 		{"linux", "/Users/dev/.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json"},
 		{"linux", "/Users/dev/.codex/config.toml"},
+		// Windows, %APPDATA% unset: the roaming profile under the home.
+		{"windows", "/Users/dev/AppData/Roaming/Claude/claude_desktop_config.json"},
 	}
 	for _, tt := range tests {
-		if got := Candidates("/p", "/Users/dev", tt.goos, noEnv); !slices.Contains(got, tt.want) {
+		if got := slashed(Candidates("/p", "/Users/dev", tt.goos, noEnv)); !slices.Contains(got, tt.want) {
 			t.Errorf("Candidates(/p, /Users/dev, %s) = %q, want it to hold %q", tt.goos, got, tt.want)
 		}
 	}
 	env := func(k string) string { return map[string]string{"CODEX_HOME": "/c", "XDG_CONFIG_HOME": "/x"}[k] }
-	got := Candidates("/p", "/Users/dev", "linux", env)
+	got := slashed(Candidates("/p", "/Users/dev", "linux", env))
 	for _, want := range []string{"/c/config.toml", "/x/Claude/claude_desktop_config.json", "/x/zed/settings.json"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("Candidates with CODEX_HOME=/c XDG_CONFIG_HOME=/x = %q, want it to hold %q", got, want)
@@ -178,7 +202,7 @@ func TestLoadFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join("testdata", tt.name)
-			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"), noEnv)
+			files := Find(filepath.Join(dir, "project"), filepath.Join(dir, "home"), fixtureEnv(filepath.Join(dir, "home")))
 			got, probs, err := Load(files, tt.lookup)
 			if err != nil {
 				t.Fatalf("Load(%q): %v", files, err)
@@ -330,5 +354,30 @@ func TestForProject(t *testing.T) {
 	}
 	if want := []string{"project /p: x", "z"}; !slices.Equal(texts, want) {
 		t.Errorf("ForProject problems = %q, want %q", texts, want)
+	}
+}
+
+// TestCandidatesWindows: every client's Windows path, as its documentation
+// gives it, with %APPDATA% and %USERPROFILE% set as Windows sets them.
+func TestCandidatesWindows(t *testing.T) {
+	env := func(k string) string { return map[string]string{"APPDATA": `C:/Users/dev/AppData/Roaming`}[k] }
+	got := slashed(Candidates("C:/work/p", "C:/Users/dev", "windows", env))
+	for _, want := range []string{
+		"C:/Users/dev/AppData/Roaming/Claude/claude_desktop_config.json", // Claude Desktop
+		"C:/Users/dev/.claude.json",                                      // Claude Code
+		"C:/work/p/.mcp.json",
+		"C:/Users/dev/.cursor/mcp.json", // Cursor
+		"C:/work/p/.cursor/mcp.json",
+		"C:/Users/dev/AppData/Roaming/Code/User/mcp.json", // VS Code
+		"C:/work/p/.vscode/mcp.json",
+		"C:/Users/dev/.codeium/windsurf/mcp_config.json", // Windsurf
+		"C:/Users/dev/.codex/config.toml",                // Codex
+		"C:/Users/dev/.gemini/settings.json",             // Gemini CLI
+		"C:/Users/dev/AppData/Roaming/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json",
+		"C:/Users/dev/AppData/Roaming/Zed/settings.json",
+	} {
+		if !slices.Contains(got, want) {
+			t.Errorf("Candidates on windows = %q, want it to hold %q", got, want)
+		}
 	}
 }

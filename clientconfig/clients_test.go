@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -67,14 +68,14 @@ func TestClientFixtures(t *testing.T) {
 				if k == "HOME" {
 					return home
 				}
-				return ""
+				return fixtureEnv(home)(k)
 			}
 			files := Find(project, home, getenv)
 			var want []string
 			for _, f := range tt.files {
 				want = append(want, filepath.Join(dir, f))
 			}
-			if !slices.Equal(files, want) {
+			if !slices.EqualFunc(files, want, samePath) {
 				t.Fatalf("Find(%s, %s) = %q, want %q", project, home, files, want)
 			}
 			lookup := func(k string) (string, bool) { return getenv(k), k == "HOME" }
@@ -95,7 +96,7 @@ func TestClientFixtures(t *testing.T) {
 			}
 			var probs []string
 			for _, p := range problems {
-				probs = append(probs, strings.TrimPrefix(p.String(), dir+"/"))
+				probs = append(probs, filepath.ToSlash(strings.TrimPrefix(p.String(), dir+string(filepath.Separator))))
 			}
 			if !slices.Equal(probs, tt.problems) {
 				t.Errorf("Load problems = %q, want %q", probs, tt.problems)
@@ -179,4 +180,13 @@ func TestWrapTOML(t *testing.T) {
 	if err != nil || string(out) != in || len(entries) != 1 || entries[0].Result != SkippedBroken {
 		t.Errorf("Wrap(%q) = %q, %+v, %v; want it unchanged and the entry skipped", in, out, entries, err)
 	}
+}
+
+// samePath compares paths as the system does: without case on Windows
+// (Zed's %APPDATA%\Zed is the fixture's .config/zed).
+func samePath(a, b string) bool {
+	if runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }

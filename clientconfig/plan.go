@@ -86,7 +86,7 @@ func CheckWrapped(servers []Server, sc Scope, checkShimArgs func([]string) error
 	var out []Wrapped
 	for _, s := range servers {
 		if s.Type != "stdio" || (len(sc.Servers) > 0 && !slices.Contains(sc.Servers, s.Name)) ||
-			(s.Project != "" && sc.Project != "" && s.Project != sc.Project) {
+			(s.Project != "" && sc.Project != "" && !SameProject(s.Project, sc.Project)) {
 			continue
 		}
 		w := Wrapped{Server: s, Result: "wrapped"}

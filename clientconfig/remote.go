@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -59,7 +58,7 @@ func WrapRemote(file string, data []byte, shim string, flags []string, sc Scope)
 func UnwrapRemote(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 	return rewriteSome(file, data, sc, func(obj *value, _ string, _ dialect) ([]splice, Result, string, bool) {
 		cmd, args, _ := stdio(obj)
-		if cmd == nil || filepath.Base(cmd.str) != "mcpshim" {
+		if cmd == nil || !isShim(cmd.str) {
 			return nil, 0, "", false
 		}
 		a := strs(args)
@@ -81,7 +80,7 @@ func UnwrapRemote(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 // remoteWrapped reports whether command and args are an entry WrapRemote
 // made: mcpshim with --url and no "--".
 func remoteWrapped(command string, args []string) bool {
-	return filepath.Base(command) == "mcpshim" && slices.Contains(args, "--url") && !slices.Contains(args, "--")
+	return isShim(command) && slices.Contains(args, "--url") && !slices.Contains(args, "--")
 }
 
 // rewriteSome is rewrite for the entries edit claims (mine): the others are

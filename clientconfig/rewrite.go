@@ -29,7 +29,7 @@ type Scope struct {
 }
 
 func (sc Scope) skipProject(project string) bool {
-	return project != "" && sc.Project != "" && project != sc.Project
+	return project != "" && sc.Project != "" && !SameProject(project, sc.Project)
 }
 
 // Entry is one server entry a rewrite looked at.

@@ -1,6 +1,7 @@
 package clientconfig
 
 import (
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -306,6 +307,61 @@ func TestWrapThenLoad(t *testing.T) {
 	if !s.Wrapped || s.Command != "npx" || !slices.Equal(s.Args, []string{"-y", "@mcp/fs"}) ||
 		!slices.Equal(s.ShimArgs, []string{"--name", "fs", "--ledger", "/var/log/mcp"}) || len(probs) > 0 {
 		t.Errorf("the wrapped entry %s reads as %+v, %q; want npx -y @mcp/fs behind mcpshim", out, s, probs)
+	}
+}
+
+// TestWrapWindows: a Windows config (CRLF, backslashes, npx.cmd, cmd /c)
+// wrapped with the shim's absolute Windows path, escaped as JSON and TOML
+// need, reads back as the same server behind mcpshim.exe, and unwrap gives
+// the original bytes.
+func TestWrapWindows(t *testing.T) {
+	const winShim = `C:\Program Files\mcpshim\mcpshim.exe`
+	winFlags := []string{"--ledger", `C:\Users\dev\AppData\Local\mcpshim`}
+	tests := []struct {
+		file, in string
+		command  string
+		args     []string
+	}{
+		{"claude_desktop_config.json", "{\r\n  \"mcpServers\": {\r\n    \"fs\": {\r\n      \"command\": \"npx.cmd\",\r\n      \"args\": [\"-y\", \"@modelcontextprotocol/server-filesystem\", \"C:\\\\Users\\\\dev\\\\Documents\"]\r\n    }\r\n  }\r\n}\r\n",
+			"npx.cmd", []string{"-y", "@modelcontextprotocol/server-filesystem", `C:\Users\dev\Documents`}},
+		{".mcp.json", "{\r\n  \"mcpServers\": {\r\n    \"fs\": {\"command\": \"cmd\", \"args\": [\"/c\", \"npx\", \"-y\", \"@acme/server\"]}\r\n  }\r\n}\r\n",
+			"cmd", []string{"/c", "npx", "-y", "@acme/server"}},
+		{filepath.Join(".codex", "config.toml"), "[mcp_servers.fs]\r\ncommand = 'C:\\Tools\\fs-server.exe'\r\nargs = [\"--root\", \"D:\\\\data\"]\r\n",
+			`C:\Tools\fs-server.exe`, []string{"--root", `D:\data`}},
+	}
+	for _, tt := range tests {
+		out, _, err := Wrap(tt.file, []byte(tt.in), winShim, winFlags, Scope{})
+		if err != nil {
+			t.Fatalf("Wrap(%s): %v", tt.file, err)
+		}
+		if strings.Contains(strings.ReplaceAll(string(out), "\r\n", ""), "\n") {
+			t.Errorf("Wrap(%s) wrote a bare LF into a CRLF file:\n%q", tt.file, out)
+		}
+		doc, d, err := readDoc(tt.file, out)
+		if err != nil {
+			t.Fatalf("the wrapped %s does not parse: %v\n%s", tt.file, err, out)
+		}
+		x := &expander{d: d, lookup: env()}
+		s, _ := x.server(entries(tt.file, d, doc)[0])
+		cmd, _, _ := stdio(entries(tt.file, d, doc)[0].obj)
+		if !s.Wrapped || s.Command != tt.command || !slices.Equal(s.Args, tt.args) || !slices.Equal(s.ShimArgs, append([]string{"--name", "fs"}, winFlags...)) || cmd.str != winShim {
+			t.Errorf("the wrapped %s reads as command %q, %+v; want %s in front of %s %q\n%s", tt.file, cmd.str, s, winShim, tt.command, tt.args, out)
+		}
+		back, _, err := Unwrap(tt.file, out, Scope{})
+		if err != nil || string(back) != tt.in {
+			t.Errorf("Unwrap(%s) = %q, %v; want the original %q", tt.file, back, err, tt.in)
+		}
+	}
+}
+
+func TestIsShim(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"/usr/local/bin/mcpshim": true, `C:\Tools\mcpshim.exe`: true, `C:\Tools\MCPSHIM.EXE`: true, "mcpshim": true,
+		"mcpshim.cmd": false, "/usr/bin/mcpshimx": false, `C:\mcpshim\npx.cmd`: false,
+	} {
+		if got := isShim(cmd); got != want {
+			t.Errorf("isShim(%q) = %v, want %v", cmd, got, want)
+		}
 	}
 }
 

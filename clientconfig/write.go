@@ -61,7 +61,7 @@ func BackupPath(dir, file, kind string, now time.Time) string {
 // that writes the file in place through a descriptor it opened before the
 // swap still writes to the old file; no rename can see that.
 func Replace(path string, old, data []byte, backup string) error {
-	f, err := os.Open(path)
+	f, err := openShared(path)
 	if err != nil {
 		return err
 	}
@@ -124,9 +124,10 @@ func Replace(path string, old, data []byte, backup string) error {
 	if err := unchanged(path, st, old); err != nil {
 		return err
 	}
+	beforeSwap(f)
 	switch err := exchange(tmp.Name(), path); {
 	case errors.Is(err, errNoExchange):
-		return os.Rename(tmp.Name(), path)
+		return safefile.Rename(tmp.Name(), path)
 	case err != nil:
 		return err
 	}

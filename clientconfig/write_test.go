@@ -14,6 +14,7 @@ func TestReplace(t *testing.T) {
 	if err := os.WriteFile(file, []byte(`{"v": 1}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	orig, _ := os.Stat(file) // 0600 on Unix; Windows has no modes to keep
 	backup := BackupPath(filepath.Join(dir, "state", "backups"), file, "wrap", time.Now())
 	if err := Replace(file, []byte(`{"v": 1}`), []byte(`{"v": 2}`), backup); err != nil {
 		t.Fatalf("Replace(%s): %v", file, err)
@@ -21,8 +22,8 @@ func TestReplace(t *testing.T) {
 	for path, want := range map[string]string{file: `{"v": 2}`, backup: `{"v": 1}`} {
 		got, err := os.ReadFile(path)
 		fi, serr := os.Stat(path)
-		if err != nil || serr != nil || string(got) != want || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, 0600", path, got, fi.Mode().Perm(), err, serr, want)
+		if err != nil || serr != nil || string(got) != want || fi.Mode().Perm() != orig.Mode().Perm() {
+			t.Errorf("%s after Replace: %q, mode %v (%v, %v); want %q, %v", path, got, fi.Mode().Perm(), err, serr, want, orig.Mode().Perm())
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 2 {

@@ -13,7 +13,7 @@ const (
 )
 
 // Shells are the shells Script writes for.
-var Shells = []string{"bash", "zsh", "fish"}
+var Shells = []string{"bash", "zsh", "fish", "powershell"}
 
 // Script is shell's completion script. On Tab it asks the installed mcpshim
 // what fits (mcpshim __complete, from the flags its own --help lists, their
@@ -21,7 +21,7 @@ var Shells = []string{"bash", "zsh", "fish"}
 // first line CompleteFiles or CompleteCommands hands the word to the
 // shell's own file or command completion.
 func Script(shell string) (string, bool) {
-	s, ok := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion}[shell]
+	s, ok := map[string]string{"bash": bashCompletion, "zsh": zshCompletion, "fish": fishCompletion, "powershell": powershellCompletion}[shell]
 	return s, ok
 }
 

@@ -2,7 +2,6 @@ package demo
 
 import (
 	"io"
-	"os"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -14,7 +13,7 @@ import (
 // them when the file is shorter: it was rotated meanwhile): the entries in
 // order, and the runs as the ledger reader judges them.
 func readLedger(path string, offset int64) ([]ledger.Entry, []report.Run, error) {
-	f, err := os.Open(path)
+	f, err := ledger.OpenRead(path)
 	if err != nil {
 		return nil, nil, err
 	}

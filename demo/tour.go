@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -55,7 +56,7 @@ func writeLock(ctx context.Context, exe, dir string) (string, error) {
 	entry := map[string]any{"mcpServers": map[string]any{"locked-report": map[string]any{
 		"command": exe, "args": []string{"fixture", "report"}, "env": map[string]string{"REPORT_API_TOKEN": "demo-token"}}}}
 	b, _ := json.Marshal(entry)
-	if err := os.WriteFile(config, b, 0o600); err != nil {
+	if err := safefile.Write(config, b, 0o600); err != nil {
 		return "", err
 	}
 	lock := filepath.Join(dir, "mcp-tools.lock.json")

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package interop
 
 import (
@@ -177,6 +179,12 @@ func TestClaudeCode(t *testing.T) {
 			continue
 		}
 		for _, r := range runs {
+			// A restart (the shim's default --restart on-failure) that Claude
+			// Code's exit stopped before it could fail again ended with the
+			// client: how far it got depends on the machine's load.
+			if r.PreviousRun != "" && r.Outcome == verdict.Ended {
+				continue
+			}
 			if r.Outcome != outcome {
 				t.Errorf("%s: run %s outcome %s (%s), want %s as Claude Code showed", name, r.ID, r.Outcome, r.Reason, outcome)
 			}

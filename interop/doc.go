@@ -6,4 +6,8 @@
 //
 // The npm packages are pinned in package.json and package-lock.json and
 // installed with `npm ci --prefix interop` (.ci/install-interop.sh).
+//
+// The suite is not built for Windows: its peers are the ones installed on
+// the Linux machine (Node, npm packages, python3), and it stops process
+// groups with SIGSTOP and locks npm's install with flock.
 package interop

@@ -21,13 +21,21 @@ func TestFileName(t *testing.T) {
 		{"C:\\Windows\\x", "C-Windows-x"},
 		{"evil\x1b]0;t\x07", "evil-0-t"},
 		{"résumé", "r-sum"},
+		{"trailing.", "trailing"},
+		{"con", "_con"},
+		{"NUL", "_NUL"},
+		{"com1.x", "_com1.x"},
+		{"lpt9", "_lpt9"},
+		{"console", "console"},
+		{"com10", "com10"},
 	}
 	for _, tt := range tests {
 		if got := FileName(tt.in); got != tt.want {
 			t.Errorf("FileName(%q) = %q, want %q", tt.in, got, tt.want)
 		}
-		if p := PathIn("/state/mcpshim", tt.in); filepath.Dir(p) != "/state/mcpshim" {
-			t.Errorf("PathIn(/state/mcpshim, %q) = %q: outside the directory", tt.in, p)
+		dir := filepath.FromSlash("/state/mcpshim")
+		if p := PathIn(dir, tt.in); filepath.Dir(p) != dir {
+			t.Errorf("PathIn(%s, %q) = %q: outside the directory", dir, tt.in, p)
 		}
 	}
 	if got := FileName(long); len(got) != maxFileName || !strings.HasPrefix(got, strings.Repeat("n", maxFileName-9)+"-") {

@@ -110,7 +110,7 @@ func sortTailed(recs []Tailed) {
 // readLast returns the last n records of path, reading back from its end
 // in growing chunks, and where following it should start.
 func readLast(path string, n int) ([]Tailed, followed, error) {
-	f, err := os.Open(path)
+	f, err := OpenRead(path)
 	if err != nil {
 		return nil, followed{}, fmt.Errorf("read %s: %w", path, err)
 	}
@@ -141,7 +141,7 @@ func readLast(path string, n int) ([]Tailed, followed, error) {
 // readFrom reads the whole lines of path between off and size and says how
 // many bytes they took.
 func readFrom(path string, off, size int64) ([]Tailed, int64) {
-	f, err := os.Open(path)
+	f, err := OpenRead(path)
 	if err != nil {
 		return nil, 0
 	}

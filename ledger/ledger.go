@@ -75,8 +75,7 @@ type Ledger struct {
 	console bytes.Buffer // held event lines
 }
 
-// DefaultPath returns $XDG_STATE_HOME/mcpshim/<name>.jsonl, or
-// ~/.local/state/mcpshim/<name>.jsonl when XDG_STATE_HOME is unset.
+// DefaultPath returns <name>.jsonl in DefaultDir.
 func DefaultPath(getenv func(string) string, name string) string {
 	return PathIn(DefaultDir(getenv), name)
 }
@@ -96,7 +95,8 @@ const maxFileName = 160
 
 // FileName maps a server name to a safe file name: letters, digits, '.', '_'
 // and '-' only (so no separator and no control), no leading dot or dash (so
-// neither hidden, nor "..", nor a flag), never empty, and short enough for
+// neither hidden, nor "..", nor a flag), no trailing dot (NTFS drops it), no
+// Windows device name (CON, NUL, COM1…), never empty, and short enough for
 // any file system; a long name keeps its start and a digest of the whole, so
 // two long names stay apart.
 func FileName(name string) string {
@@ -108,23 +108,19 @@ func FileName(name string) string {
 	if s == "" {
 		return "server"
 	}
+	if base, _, _ := strings.Cut(s, "."); reservedOnWindows[strings.ToUpper(base)] {
+		s = "_" + s // NUL.jsonl is the null device on Windows, whatever the extension
+	}
 	return s
 }
 
-// DefaultDir is the directory of default ledgers.
-func DefaultDir(getenv func(string) string) string {
-	dir := getenv("XDG_STATE_HOME")
-	if dir == "" {
-		home := getenv("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		dir = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(dir, "mcpshim")
-}
+// reservedOnWindows are the device names no Windows file may have.
+var reservedOnWindows = map[string]bool{"CON": true, "PRN": true, "AUX": true, "NUL": true,
+	"COM1": true, "COM2": true, "COM3": true, "COM4": true, "COM5": true, "COM6": true, "COM7": true, "COM8": true, "COM9": true,
+	"LPT1": true, "LPT2": true, "LPT3": true, "LPT4": true, "LPT5": true, "LPT6": true, "LPT7": true, "LPT8": true, "LPT9": true}
 
-// Open opens (creating 0700 directories and a 0600 file) the ledger.
+// Open opens the ledger, creating its directories and file for their owner
+// only (0700 and 0600; see safefile for Windows).
 // It always returns a usable Ledger; the error says why the file is off.
 func Open(opts Options) (*Ledger, error) {
 	if opts.MaxSize <= 0 {
@@ -175,7 +171,7 @@ func (l *Ledger) reopenIfMoved() {
 		return
 	}
 	l.checked = time.Now()
-	if st, err := os.Stat(l.opts.Path); err == nil && os.SameFile(st, l.opened) {
+	if st, err := os.Stat(l.opts.Path); err == nil && os.SameFile(st, l.opened) && !deletePending(l.f) {
 		return
 	}
 	l.say("ledger %s was deleted or replaced (by hand, logrotate or another shim's rotation); reopening it (records of up to the last %v went to the old file)", l.opts.Path, checkEvery)

@@ -19,6 +19,7 @@ const fs = require('fs'), path = require('path');
 const [dist, stage] = process.argv.slice(2);
 const { version } = JSON.parse(fs.readFileSync(path.join(dist, 'metadata.json')));
 const cpu = { amd64: 'x64', arm64: 'arm64' };
+const nodeOS = { linux: 'linux', darwin: 'darwin', windows: 'win32' };
 const edit = (file, change) => {
   const pkg = JSON.parse(fs.readFileSync(file));
   change(pkg);
@@ -31,12 +32,13 @@ edit(path.join(stage, 'mcpshim', 'package.json'), (pkg) => {
 const platforms = fs.readdirSync(path.join(stage, '@mcpshim'));
 const binaries = JSON.parse(fs.readFileSync(path.join(dist, 'artifacts.json'))).filter((a) => a.type === 'Binary');
 for (const platform of platforms) {
-  const a = binaries.find((b) => `${b.goos}-${cpu[b.goarch]}` === platform);
+  const a = binaries.find((b) => `${nodeOS[b.goos]}-${cpu[b.goarch]}` === platform);
   if (!a) throw new Error(`${dist} has no binary for ${platform}`);
   const dir = path.join(stage, '@mcpshim', platform);
+  const bin = path.join(dir, 'bin', a.goos === 'windows' ? 'mcpshim.exe' : 'mcpshim');
   fs.mkdirSync(path.join(dir, 'bin'));
-  fs.copyFileSync(path.resolve(dist, '..', a.path), path.join(dir, 'bin', 'mcpshim'));
-  fs.chmodSync(path.join(dir, 'bin', 'mcpshim'), 0o755);
+  fs.copyFileSync(path.resolve(dist, '..', a.path), bin);
+  fs.chmodSync(bin, 0o755);
   edit(path.join(dir, 'package.json'), (pkg) => { pkg.version = version; });
 }
 JS

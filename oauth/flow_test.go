@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/oauth/oauthtest"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 // steps collects a Session's steps.
@@ -135,15 +136,15 @@ func TestAuthorizationCodeDynamicRegistration(t *testing.T) {
 	}
 	// The store: one record, owner-only, in an owner-only directory.
 	fi, err := os.Stat(store.Dir)
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("store dir mode = %v (%v), want 0700", fi.Mode().Perm(), err)
+	if err != nil || safefile.CheckPrivate(store.Dir) != nil {
+		t.Errorf("store dir mode = %v (%v, %v), want its owner's only (0700 on Unix)", fi.Mode().Perm(), err, safefile.CheckPrivate(store.Dir))
 	}
 	files, _ := filepath.Glob(filepath.Join(store.Dir, "*.json"))
 	if len(files) != 1 {
 		t.Fatalf("store files = %v, want one", files)
 	}
-	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
-		t.Errorf("token file mode = %v, want 0600", fi.Mode().Perm())
+	if err := safefile.CheckPrivate(files[0]); err != nil {
+		t.Errorf("token file: %v, want its owner's only (0600 on Unix)", err)
 	}
 	// A second session reads the stored token: no new sign-in.
 	var st2 steps

@@ -121,28 +121,10 @@ func (s *Store) Save(r *Record) error {
 		return err
 	}
 	path := s.name(r.Server, r.ClientKey) + ".json"
-	tmp, err := os.CreateTemp(s.Dir, ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("saving the sign-in: %w", err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := ownerOnly(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the sign-in: %w", err)
-	}
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
+	// A new file renamed over the old one, its owner's only (0600; the
+	// owners' access list on Windows), never written through a link.
+	if err := safefile.Write(path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the sign-in to %s: %w", s.Dir, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("saving the sign-in: %w", err)
 	}
 	return nil
 }

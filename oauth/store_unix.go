@@ -19,6 +19,3 @@ func tryLock(f *os.File) (bool, error) {
 }
 
 func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) }
-
-// ownerOnly makes a new file readable and writable by its owner alone.
-func ownerOnly(f *os.File) error { return f.Chmod(0o600) }

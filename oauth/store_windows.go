@@ -21,24 +21,3 @@ func tryLock(f *os.File) (bool, error) {
 func unlock(f *os.File) {
 	windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, new(windows.Overlapped))
 }
-
-// ownerOnly replaces the file's inherited permissions with one entry: full
-// control for the user running mcpshim (a protected DACL, so nothing is
-// inherited from %AppData%'s parents).
-func ownerOnly(f *os.File) error {
-	tok := windows.GetCurrentProcessToken()
-	u, err := tok.GetTokenUser()
-	if err != nil {
-		return err
-	}
-	sd, err := windows.SecurityDescriptorFromString("D:P(A;;FA;;;" + u.User.Sid.String() + ")")
-	if err != nil {
-		return err
-	}
-	dacl, _, err := sd.DACL()
-	if err != nil {
-		return err
-	}
-	return windows.SetSecurityInfo(windows.Handle(f.Fd()), windows.SE_FILE_OBJECT,
-		windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil)
-}

@@ -2,20 +2,9 @@ package probe
 
 import (
 	"fmt"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// cpuTime is this process's own user+system CPU time; the probed servers
-// are children and not counted.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // benchFleet probes targets once per iteration and reports the wall time
 // and the probe's own CPU time per run.
@@ -23,17 +12,17 @@ func benchFleet(b *testing.B, targets []Target, opts Options) {
 	opts.Env = testEnv()
 	var wall, cpu time.Duration
 	for b.Loop() {
-		start, cpu0 := time.Now(), cpuTime(b)
+		start, cpu0 := time.Now(), ownCPU()
 		results := Run(b.Context(), targets, opts)
 		wall += time.Since(start)
-		cpu += cpuTime(b) - cpu0
+		cpu += ownCPU() - cpu0
 		counts := map[Outcome]int{}
 		var lastSpawn time.Duration // how late the last deadline started
 		for _, r := range results {
 			counts[r.Outcome]++
 			lastSpawn = max(lastSpawn, r.Started.Sub(start))
 		}
-		b.Logf("%d servers, deadline %s, parallel %d: %v in %s, last start after %s, probe CPU %s", len(targets), opts.Timeout, opts.Parallel, counts, time.Since(start).Round(time.Millisecond), lastSpawn.Round(time.Millisecond), (cpuTime(b) - cpu0).Round(time.Millisecond))
+		b.Logf("%d servers, deadline %s, parallel %d: %v in %s, last start after %s, probe CPU %s", len(targets), opts.Timeout, opts.Parallel, counts, time.Since(start).Round(time.Millisecond), lastSpawn.Round(time.Millisecond), (ownCPU() - cpu0).Round(time.Millisecond))
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "wall-s/op")
 	b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")

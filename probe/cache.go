@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
@@ -91,7 +92,7 @@ func fingerprint(t Target, opts Options) string {
 	}
 	exe := ""
 	if !t.Remote() {
-		exe = resolved(t.Command, t.Dir, pathOf(opts.Env, t.Env))
+		exe = resolved(t.Command, t.Dir, append(slices.Clone(opts.Env), envList(t.Env)...))
 	}
 	data, _ := json.Marshal(struct {
 		Target     Target
@@ -118,47 +119,22 @@ func envList(m map[string]string) []string {
 	return out
 }
 
-// pathOf is the PATH the server starts with: its entry's own, else the probe's.
-func pathOf(env []string, own map[string]string) string {
-	if p, ok := own["PATH"]; ok {
-		return p
-	}
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	return path
-}
-
 // resolved names the file command runs, with its size and mtime, or says it
-// is not found: a command with a slash is taken as it is (relative to dir),
-// any other is looked up on path as the spawn does.
-func resolved(command, dir, path string) string {
-	stat := func(p string) (string, bool) {
-		if !filepath.IsAbs(p) && dir != "" {
-			p = filepath.Join(dir, p)
-		}
-		fi, err := os.Stat(p)
-		if err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-			return "", false
-		}
-		return fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano()), true
+// is not found, looked up as the spawn does (proc.LookPath) in the
+// environment the server starts with: the probe's, then its entry's own.
+func resolved(command, dir string, env []string) string {
+	p, err := proc.LookPath(command, env, dir)
+	if err != nil {
+		return "not found"
 	}
-	if strings.ContainsRune(command, '/') {
-		s, _ := stat(command)
-		return s
+	if !filepath.IsAbs(p) && dir != "" {
+		p = filepath.Join(dir, p)
 	}
-	for _, d := range filepath.SplitList(path) {
-		if d == "" {
-			d = "."
-		}
-		if s, ok := stat(filepath.Join(d, command)); ok {
-			return s
-		}
+	fi, err := os.Stat(p)
+	if err != nil || fi.IsDir() {
+		return ""
 	}
-	return "not found"
+	return fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano())
 }
 
 // Lookup returns t's result if one is still within its lifetime. A server

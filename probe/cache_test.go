@@ -116,10 +116,7 @@ func TestCacheKeyedByWhatDecides(t *testing.T) {
 	if _, hit := c.Lookup(target, Options{Env: []string{"PATH=" + bin, "TOKEN=b", "PWD=/x"}}, now.Add(time.Minute)); hit {
 		t.Error("another TOKEN value: a hit, want a miss")
 	}
-	exe := filepath.Join(bin, "uvx-test")
-	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	exe := installExe(t, bin, "uvx-test")
 	if _, hit := c.Lookup(target, opts, now.Add(time.Minute)); hit {
 		t.Error("after installing uvx-test: a hit on the cached not-found, want a miss")
 	}

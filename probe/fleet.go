@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -52,7 +53,7 @@ func LoadFleet(configs, only []string, getenv func(string) string, lookupEnv fun
 	}
 	files := slices.Clone(configs)
 	if len(files) == 0 {
-		files = clientconfig.Find(cwd, getenv("HOME"), getenv)
+		files = clientconfig.Find(cwd, clientconfig.Home(getenv), getenv)
 		if len(files) == 0 {
 			return nil, fmt.Errorf("no client config in %s or $HOME (mcpshim probe --help lists where each client keeps its own); name one with --config", cwd)
 		}
@@ -145,10 +146,13 @@ func (f *Fleet) Key() string {
 	return strings.Join(abs, "\n")
 }
 
-// DefaultCachePath is the probe cache under the XDG cache directory, or ""
-// when neither XDG_CACHE_HOME nor HOME says where that is.
+// DefaultCachePath is the probe cache under the XDG cache directory, else on
+// Windows %LOCALAPPDATA%\mcpshim\cache, or "" when nothing says where that is.
 func DefaultCachePath(getenv func(string) string) string {
 	dir := getenv("XDG_CACHE_HOME")
+	if dir == "" && runtime.GOOS == "windows" && getenv("LOCALAPPDATA") != "" {
+		return filepath.Join(getenv("LOCALAPPDATA"), "mcpshim", "cache", "probe.json")
+	}
 	if dir == "" {
 		home := getenv("HOME")
 		if home == "" {

@@ -204,7 +204,7 @@ func TestHTTPUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	r := probeOne(t, Target{Name: "gone", URL: "http://" + addr + "/mcp"}, 2*time.Second)
-	if r.Outcome != Unreachable || !strings.Contains(r.Detail, "connection refused") {
+	if r.Outcome != Unreachable || !strings.Contains(r.Detail, refusedText) {
 		t.Fatalf("probe of closed port %s: got %s %q, want UNREACHABLE connection refused", addr, r.Outcome, r.Detail)
 	}
 }

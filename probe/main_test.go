@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 	"testing"
 	"time"
 
@@ -125,13 +124,6 @@ func edge(name string, args []string, in io.Reader, out io.Writer) int {
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "Method not found"}})
 		}
 	}
-}
-
-// ownCPU is this process's user and system CPU time.
-func ownCPU() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // probeOne probes t with a deadline and the fixture environment.

@@ -1,16 +1,11 @@
 package probe
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -64,8 +59,8 @@ func TestCrashReportsExitStatus(t *testing.T) {
 // A mistyped command is a verdict, never a crash of the probe.
 func TestMissingCommandIsExited(t *testing.T) {
 	cases := []struct{ command, detail string }{
-		{"./no-such-binary", "no such file or directory"},
-		{"no-such-command-mcpshim", "executable file not found in $PATH"},
+		{"./no-such-binary", noSuchFile},
+		{"no-such-command-mcpshim", notOnPathErr},
 	}
 	for _, c := range cases {
 		r := probeOne(t, Target{Name: "ghost", Command: c.command}, 5*time.Second)
@@ -78,9 +73,7 @@ func TestMissingCommandIsExited(t *testing.T) {
 // The command is looked up in the PATH the server gets, as the client does.
 func TestCommandFoundOnServerPath(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.Symlink(os.Args[0], filepath.Join(dir, "fake-server")); err != nil {
-		t.Fatal(err)
-	}
+	linkSelf(t, dir, "fake-server")
 	target := Target{Name: "on-path", Command: "fake-server", Args: []string{"fixture", "healthy"}, Env: map[string]string{"PATH": dir}}
 	if r := probeOne(t, target, 5*time.Second); r.Outcome != Ready {
 		t.Fatalf("command on the server's PATH %s: got %s %q, want READY", dir, r.Outcome, r.Detail)
@@ -243,23 +236,6 @@ func TestProbeLeavesNothingRunning(t *testing.T) {
 	}
 }
 
-// gone reports whether pid is dead: no such process, or a zombie an orphan's
-// new parent has yet to reap. Killing is immediate; reaping by init may lag.
-func gone(pid int) bool {
-	for range 40 {
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			return true
-		}
-		if stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
-			if _, after, ok := strings.Cut(string(stat), ") "); ok && strings.HasPrefix(after, "Z") {
-				return true
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return false
-}
-
 func TestStderrIsRedacted(t *testing.T) {
 	r := probeOne(t, fixture("stderr-chatty", "--lines", "3"), 5*time.Second)
 	joined := strings.Join(r.StderrTail, "\n")
@@ -362,34 +338,10 @@ func TestRunSpawnsAllBeforeTalking(t *testing.T) {
 				}
 			}
 		}
-		if !firstSend.After(lastSpawn) {
+		// Equal times are allowed: Windows' wall clock ticks in 0.5-16 ms.
+		if firstSend.Before(lastSpawn) {
 			t.Errorf("parallel %d: first request sent at %s, before the last of the first %d spawns at %s",
 				parallel, firstSend.Format(time.StampMicro), spawns, lastSpawn.Format(time.StampMicro))
 		}
-	}
-}
-
-// A credential the server was given in its env, which it echoes in a shape
-// no rule knows, is hidden in the result and in the cache: GITHUB_PAT counts
-// as redact counts it, not only names holding TOKEN or KEY.
-func TestGivenCredentialsAreHidden(t *testing.T) {
-	const pat = "given-value-1234"
-	target := Target{Name: "gh", Command: "sh", Args: []string{"-c", `echo "login refused for $GITHUB_PAT" >&2; exit 1`},
-		Env: map[string]string{"GITHUB_PAT": pat}}
-	r := probeOne(t, target, 20*time.Second)
-	path := filepath.Join(t.TempDir(), "probe.json")
-	c := openCache(t, path)
-	c.Store(target, Options{}, r)
-	if err := c.Save(time.Now()); err != nil {
-		t.Fatal(err)
-	}
-	cached, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	report, _ := json.Marshal(r)
-	if !strings.Contains(strings.Join(r.StderrTail, "\n"), "login refused for [REDACTED]") ||
-		strings.Contains(string(report), pat) || strings.Contains(string(cached), pat) {
-		t.Fatalf("server echoing GITHUB_PAT=%s: got stderr %q, report %s, cache %s; want the value hidden everywhere", pat, r.StderrTail, report, cached)
 	}
 }

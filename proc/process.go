@@ -142,7 +142,7 @@ func Start(spec Spec) (*Process, error) {
 	if env == nil {
 		env = os.Environ() // a nil Env inherits the shim's, as in exec
 	}
-	path, err := lookPath(spec.Path, env)
+	path, err := LookPath(spec.Path, env, spec.Dir)
 	if err != nil {
 		return nil, Classify(err, spec.Dir)
 	}

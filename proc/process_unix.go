@@ -22,9 +22,9 @@ func classifyOS(error, string, *SpawnError) {}
 // envKeyEqual compares environment names as exec does: exactly.
 func envKeyEqual(a, b string) bool { return a == b }
 
-// lookPath finds file in the PATH the server will get. A name with a slash is
+// LookPath finds file in the PATH the server will get. A name with a slash is
 // left to the start itself, which reports what is wrong with it.
-func lookPath(file string, env []string) (string, error) {
+func LookPath(file string, env []string, _ string) (string, error) {
 	if file == "" || filepath.Base(file) != file {
 		return file, nil
 	}

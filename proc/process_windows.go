@@ -3,6 +3,7 @@ package proc
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,8 +24,10 @@ import (
 
 // sysProcess holds the child's job. Signal and Kill may race Release.
 type sysProcess struct {
-	mu  sync.Mutex
-	job windows.Handle // 0 once released
+	mu    sync.Mutex
+	job   windows.Handle // 0 once released
+	proc  windows.Handle // the child, to ask whether it still runs; 0 once released
+	ended bool           // the shim ended the job while the child ran
 }
 
 // stillActive is GetExitCodeProcess's code for a running process (STILL_ACTIVE).
@@ -59,19 +62,20 @@ func (s *sysProcess) started(pid int) error {
 	if err != nil {
 		return err
 	}
-	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	h, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE|windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pid))
 	if err == nil {
-		err = windows.AssignProcessToJobObject(job, h)
-		windows.CloseHandle(h)
-	}
-	if err == nil {
-		err = resume(pid)
+		if err = windows.AssignProcessToJobObject(job, h); err == nil {
+			err = resume(pid)
+		}
+		if err != nil {
+			windows.CloseHandle(h)
+		}
 	}
 	if err != nil {
 		windows.CloseHandle(job)
 		return fmt.Errorf("put the server in a job object: %w", err)
 	}
-	s.job = job
+	s.job, s.proc = job, h
 	return nil
 }
 
@@ -142,40 +146,44 @@ func classifyOS(err error, dir string, se *SpawnError) {
 // envKeyEqual compares environment names as Windows does: without case.
 func envKeyEqual(a, b string) bool { return strings.EqualFold(a, b) }
 
-// lookPath finds file as cmd.exe would, in the PATH the server will get: a
+// LookPath finds file as cmd.exe would, in the PATH the server will get: a
 // name without an extension (npx) is tried with each of PATHEXT's (npx.cmd),
-// a name with one (uvx.exe, npx.cmd) as it is. A path is left to the start
-// itself, which reports what is wrong with it, after trying PATHEXT on it.
-func lookPath(file string, env []string) (string, error) {
+// a name with one (uvx.exe, npx.cmd) as it is. A path (relative to dir, the
+// child's working directory) is tried with PATHEXT's too, then as it is.
+func LookPath(file string, env []string, dir string) (string, error) {
 	if file == "" {
 		return file, nil
 	}
 	exts := pathExts(EnvValue(env, "PATHEXT"))
 	if strings.ContainsAny(file, `/\:`) {
-		if p, ok := withExt(file, exts); ok {
+		if p, ok := withExt(file, exts, dir); ok {
 			return p, nil
 		}
-		return file, nil
+		if isFile(file, dir) {
+			return file, nil // CreateProcess says what is wrong with it
+		}
+		// As Linux says it, not exec's "not found in %PATH%" for a path.
+		return "", &fs.PathError{Op: "fork/exec", Path: file, Err: windows.ERROR_FILE_NOT_FOUND}
 	}
-	for _, dir := range filepath.SplitList(EnvValue(env, "PATH")) {
-		if dir == "" {
+	for _, d := range filepath.SplitList(EnvValue(env, "PATH")) {
+		if d == "" {
 			continue
 		}
-		if p, ok := withExt(filepath.Join(dir, file), exts); ok {
+		if p, ok := withExt(filepath.Join(d, file), exts, ""); ok {
 			return p, nil
 		}
 	}
 	return "", &exec.Error{Name: file, Err: exec.ErrNotFound}
 }
 
-// withExt is path as it is when its extension is one of exts, else path with
-// the first of exts that names a file.
-func withExt(path string, exts []string) (string, bool) {
-	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(exts, ext) && isFile(path, "") {
+// withExt is path (relative to dir) as it is when its extension is one of
+// exts, else path with the first of exts that names a file.
+func withExt(path string, exts []string, dir string) (string, bool) {
+	if ext := strings.ToLower(filepath.Ext(path)); ext != "" && slices.Contains(exts, ext) && isFile(path, dir) {
 		return path, true
 	}
 	for _, ext := range exts {
-		if isFile(path+ext, "") {
+		if isFile(path+ext, dir) {
 			return path + ext, true
 		}
 	}
@@ -207,13 +215,19 @@ const (
 	KillName = "TerminateJobObject"
 )
 
-// Status returns the exit code and, Windows having no signals, no signal
-// name. Valid after Exited is closed.
+// Status returns the exit code and, when the shim ended the child's job,
+// KillName as the signal: Windows has no signals, and an exit code cannot
+// say who ended a process. Valid after Exited is closed.
 func (p *Process) Status() (code int, signal string) {
 	if p.state == nil {
 		return -1, ""
 	}
-	return p.state.ExitCode(), ""
+	p.sys.mu.Lock()
+	defer p.sys.mu.Unlock()
+	if code = p.state.ExitCode(); p.sys.ended && code == killExitCode {
+		return code, KillName
+	}
+	return code, ""
 }
 
 // ShellStatus is the child's exit code. Valid after Exited is closed.
@@ -233,9 +247,11 @@ func (p *Process) Kill() { _ = p.sys.terminate() }
 func (p *Process) Release() {
 	p.sys.mu.Lock()
 	defer p.sys.mu.Unlock()
-	if p.sys.job != 0 {
-		windows.CloseHandle(p.sys.job)
-		p.sys.job = 0
+	for _, h := range []*windows.Handle{&p.sys.job, &p.sys.proc} {
+		if *h != 0 {
+			windows.CloseHandle(*h)
+			*h = 0
+		}
 	}
 }
 
@@ -245,7 +261,12 @@ func (s *sysProcess) terminate() error {
 	if s.job == 0 {
 		return nil
 	}
-	return windows.TerminateJobObject(s.job, killExitCode)
+	var code uint32
+	running := s.proc != 0 && windows.GetExitCodeProcess(s.proc, &code) == nil && code == stillActive
+	err := windows.TerminateJobObject(s.job, killExitCode)
+	// Not a child that had exited by itself, its code perhaps the same.
+	s.ended = s.ended || err == nil && running
+	return err
 }
 
 // ErrNoConsole is Signal's answer to a stop request when the shim has no

@@ -18,7 +18,16 @@ import (
 // stdin's EOF; with PROC_TEST_EXIT it exits at once instead, leaving the
 // grandchild in the job.
 func TestMain(m *testing.M) {
+	if len(os.Args) == 4 && os.Args[1] == "guard" { // StartGuard's argv: guard HANDLE GRACE
+		job, _ := strconv.Atoi(os.Args[2])
+		grace, _ := time.ParseDuration(os.Args[3])
+		os.Exit(RunGuard(os.Stdin, job, grace))
+	}
 	switch os.Getenv("PROC_TEST_HELPER") {
+	case "stdin":
+		io.Copy(io.Discard, os.Stdin)
+		fmt.Println("eof") // it was not ended before
+		os.Exit(0)
 	case "sleep":
 		time.Sleep(time.Hour)
 		os.Exit(0)
@@ -81,8 +90,8 @@ func TestJobKillsTree(t *testing.T) {
 		t.Fatal("the child still runs 30s after Kill")
 	}
 	gone(t, "grandchild", gc)
-	if code, _ := p.Status(); code != killExitCode {
-		t.Errorf("exit code after Kill: got %d, want %d", code, killExitCode)
+	if code, sig := p.Status(); code != killExitCode || sig != KillName {
+		t.Errorf("status after Kill: got %d %q, want %d %q", code, sig, killExitCode, KillName)
 	}
 }
 
@@ -109,8 +118,8 @@ func TestStopByClosingStdin(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the child still runs 30s after its stdin closed")
 	}
-	if code, _ := p.Status(); code != 0 {
-		t.Errorf("exit code: got %d, want 0", code)
+	if code, sig := p.Status(); code != 0 || sig != "" {
+		t.Errorf("status: got %d %q, want 0 and no signal", code, sig)
 	}
 }
 
@@ -197,5 +206,57 @@ func TestSpawnFailuresClassified(t *testing.T) {
 		if strings.Contains(se.Hint, "chmod") || strings.Contains(se.Hint, "#!") {
 			t.Errorf("Start(%+v): hint %q is for Unix", tt.spec, se.Hint)
 		}
+	}
+}
+
+// TestGuardRunnerGrace: a package runner's guard holds the job when the
+// shim is gone: a runner that may be installing finishes by itself (exit 0,
+// not the job's end); one that answered its handshake (GuardReady) is ended
+// at once. Without a grace no guard is started: the job alone does it.
+func TestGuardRunnerGrace(t *testing.T) {
+	start := func() *Process {
+		p, err := Start(Spec{Path: os.Args[0], Env: append(os.Environ(), "PROC_TEST_HELPER=stdin")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Kill)
+		return p
+	}
+	exited := func(p *Process) (int, string) {
+		select {
+		case <-p.Exited():
+		case <-time.After(30 * time.Second):
+			t.Fatal("the runner still runs 30s later")
+		}
+		return p.Status()
+	}
+	argv := []string{os.Args[0], "guard"}
+
+	if g, err := StartGuard(argv, start(), 0); g != nil || err != nil {
+		t.Errorf("StartGuard without a grace: got %v, %v; want no guard", g, err)
+	}
+
+	installing := start()
+	g, err := StartGuard(argv, installing, time.Minute)
+	if err != nil || g == nil {
+		t.Fatalf("StartGuard: %v", err)
+	}
+	installing.Release() // the shim died: its handle on the job is gone
+	g.Close()
+	installing.Stdin.Close() // the install is over: the runner exits by itself
+	said, _ := io.ReadAll(installing.Stdout)
+	if code, sig := exited(installing); code != 0 || sig != "" || string(said) != "eof\n" {
+		t.Errorf("a runner within its grace ended with %d %q, having said %q; want its own exit 0 after eof", code, sig, said)
+	}
+
+	ready := start()
+	if g, err = StartGuard(argv, ready, time.Minute); err != nil || g == nil {
+		t.Fatalf("StartGuard: %v", err)
+	}
+	ready.Release()
+	g.Write([]byte{GuardReady})
+	g.Close()
+	if code, _ := exited(ready); code != killExitCode {
+		t.Errorf("a runner past its handshake ended with %d, want the job ended (%d)", code, killExitCode)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -58,11 +59,16 @@ func endless(w io.Writer, r *http.Request, p []byte) {
 	}
 }
 
-// peakRSS is the shim's VmHWM in bytes, read before it exits.
+// peakRSS is the shim's VmHWM in bytes, read before it exits. Only Linux
+// has it; elsewhere the memory bound goes unmeasured (0) and the rest of the
+// test still runs.
 func peakRSS(t *testing.T, pid int) int64 {
 	rss := peakRSSOf(pid)
 	if rss == 0 {
-		t.Skip("no VmHWM in /proc")
+		if runtime.GOOS == "linux" {
+			t.Fatalf("no VmHWM in /proc/%d/status", pid)
+		}
+		t.Logf("peak memory not measured on %s", runtime.GOOS)
 	}
 	return rss
 }

@@ -177,15 +177,23 @@ func describeErr(err error) string {
 	return err.Error()
 }
 
+// Windows' errnos for a refused and a reset connection (WSAECONNREFUSED,
+// WSAECONNRESET): syscall's ECONNREFUSED and ECONNRESET are never returned
+// there. No Unix errno has their numbers.
+const (
+	wsaeConnRefused = syscall.Errno(10061)
+	wsaeConnReset   = syscall.Errno(10054)
+)
+
 // errClass names a transport error for the ledger.
 func errClass(err error) string {
 	var dns *net.DNSError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, wsaeConnRefused):
 		return "refused"
 	case errors.As(err, &dns):
 		return "dns"
-	case errors.Is(err, syscall.ECONNRESET):
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, wsaeConnReset):
 		return "reset"
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return "cut"

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -90,37 +89,6 @@ func TestOutageReplaySignsIn(t *testing.T) {
 	}
 	if n := r.ran.get("echo:back"); n != 1 {
 		t.Errorf("echo:back ran %d times, want 1", n)
-	}
-}
-
-// TestSignInWaitIsNoTimeout: a person slower at the browser than
-// --request-timeout. The request waits for the sign-in, which is neither
-// its timeout nor an outage, and is answered once the person approves.
-func TestSignInWaitIsNoTimeout(t *testing.T) {
-	r := &restartable{}
-	r.fresh()
-	srv := oauthtest.Start(t, oauthtest.Options{Handler: r})
-	dir := t.TempDir()
-	gate := filepath.Join(dir, "gate")
-	slow := filepath.Join(dir, "browser")
-	os.WriteFile(slow, []byte("#!/bin/sh\nwhile [ ! -e "+gate+" ]; do sleep 0.05; done\nexec "+shim+" fixture browser --url \"$1\"\n"), 0o755)
-	ledger := filepath.Join(dir, "ledger.jsonl")
-	cmd := shimCommand(t, ledger, "--url", srv.MCPURL(), "--request-timeout", "1s")
-	c := startRaw(t, cmd, "XDG_CONFIG_HOME="+t.TempDir(), "BROWSER="+slow)
-	c.send(initialize)
-	waitEvent(t, ledger, "authorization_started", 1)
-	time.Sleep(2 * time.Second) // the person reads the page: longer than --request-timeout
-	os.WriteFile(gate, nil, 0o600)
-	if a := c.answer(1); a["result"] == nil {
-		t.Fatalf("initialize after a slow sign-in got %v\n%s", a, stderrOf(cmd))
-	}
-	c.in.Close()
-	c.exitCode()
-	recs := readLedger(t, ledger)
-	for _, e := range []string{"reconnect_scheduled", "outage_paged", "pending_failed"} {
-		if n := len(events(recs, e)); n != 0 {
-			t.Errorf("%d %s while a request waited for a sign-in\n%s", n, e, eventList(recs))
-		}
 	}
 }
 

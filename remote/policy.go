@@ -117,7 +117,7 @@ func rpcCode(body []byte) int {
 
 func isTimeout(err error) bool {
 	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED)
+	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, wsaeConnRefused)
 }
 
 // Policy is the reconnect policy: 500 milliseconds doubling to a cap, and a

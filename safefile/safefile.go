@@ -1,12 +1,19 @@
 // Package safefile opens, reads and replaces the files mcpshim keeps for its
 // user (ledgers, the probe cache, locks, export state, config backups) so that
-// another user of the machine cannot redirect them.
+// another user of the machine cannot redirect or read them.
 //
 // A file is never written through a symbolic link (server stderr appended to
 // a planted NAME.jsonl link once landed in a shell rc file), is a regular file
 // the user owns, and lives in a directory only its owner (or, for a sticky
 // one such as /tmp, the owner of each file) can change. It knows nothing of
 // what the files hold.
+//
+// What it creates is its owner's only: 0600 files and 0700 directories on
+// Unix; on Windows, where modes mean nothing, a protected DACL granting the
+// user, SYSTEM and Administrators, which is what the user's profile
+// directories (%LOCALAPPDATA%) grant, made explicit so that a file elsewhere
+// does not take a wider list from its directory. CheckPrivate says whether a
+// file is so.
 package safefile
 
 import (
@@ -50,7 +57,7 @@ func symlinkErr(path string) error {
 func Dir(dir string) (note string, err error) {
 	st, err := os.Lstat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", os.MkdirAll(dir, 0o700)
+		return "", mkdirAll(dir)
 	}
 	if err != nil {
 		return "", err
@@ -86,7 +93,7 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 			return refuse("%s is not a regular file", path)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return err
 	}
@@ -101,5 +108,5 @@ func Write(path string, data []byte, perm fs.FileMode) error {
 	if err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return Rename(tmp.Name(), path)
 }

@@ -130,3 +130,24 @@ func join(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+// mkdirAll creates dir and its missing parents, 0700.
+func mkdirAll(dir string) error { return os.MkdirAll(dir, 0o700) }
+
+// createTemp creates a new file in dir as os.CreateTemp does, 0600.
+func createTemp(dir, pattern string) (*os.File, error) { return os.CreateTemp(dir, pattern) }
+
+// CheckPrivate says how path is open to others than its owner, or nil.
+func CheckPrivate(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s is %#o: others than its owner may read or write it", path, perm)
+	}
+	return nil
+}
+
+// Rename renames from over to (os.Rename).
+func Rename(from, to string) error { return os.Rename(from, to) }

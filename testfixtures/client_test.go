@@ -17,7 +17,9 @@ func clientPipes(t *testing.T) (c *Client, serverOut *os.File, sent *Client) {
 	toClientR, toClientW := pipe(t)
 	toServerR, toServerW := pipe(t)
 	t.Cleanup(func() {
-		for _, f := range []*os.File{toClientR, toClientW, toServerR, toServerW} {
+		// Write ends first: the readers get EOF. On Windows closing a pipe
+		// blocks while a read on it waits (os.Pipe's pipes are synchronous).
+		for _, f := range []*os.File{toClientW, toServerW, toClientR, toServerR} {
 			f.Close()
 		}
 	})

@@ -53,7 +53,7 @@ func start(t *testing.T, env []string, name string, args ...string) *proc {
 	cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
 	cmd.Env = append(cmd.Env, env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start fixture %s: %v", name, err)
 	}
@@ -78,7 +78,7 @@ func start(t *testing.T, env []string, name string, args ...string) *proc {
 		}
 	}()
 	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(cmd)
 		<-p.done
 		inW.Close()
 		outR.Close()

@@ -372,6 +372,11 @@ func normalizeHost(h string) string {
 	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
 
+// wsaeConnRefused is WSAECONNREFUSED, Windows' errno for a refused
+// connection: syscall.ECONNREFUSED is never returned there. No Unix errno
+// has its number.
+const wsaeConnRefused = syscall.Errno(10061)
+
 // classify names how a dial failed.
 func classify(err error) string {
 	var dnsErr *net.DNSError
@@ -379,7 +384,7 @@ func classify(err error) string {
 	switch {
 	case errors.As(err, &dnsErr):
 		return StatusDNSFailure
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, wsaeConnRefused):
 		return StatusRefused
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return StatusTimeout

@@ -39,7 +39,7 @@ func TestOwedErrorsCarryTheCause(t *testing.T) {
 		s.finish()
 	})
 	t.Run("fatal exit", func(t *testing.T) {
-		s := start(t, true, nil, "sh", "-c", `read line; echo "fatal: missing API key" >&2; exit 1`)
+		s := start(t, true, nil, fatalServer...)
 		msg, data := owedError(t, s.call("1", "initialize", initParams))
 		if want := "mcpshim: server test exited with code 1 before answering: fatal: missing API key"; msg != want {
 			t.Errorf("message = %q, want %q", msg, want)

@@ -47,7 +47,8 @@ func TestEveryClientsConfig(t *testing.T) {
 				t.Fatal(err)
 			}
 			// No npx or uvx on this PATH: every stdio server exits at once.
-			env := []string{"HOME=" + home, "PATH=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
+			// On Windows the fixture's .config stands for %APPDATA%.
+			env := []string{"HOME=" + home, "USERPROFILE=" + home, "APPDATA=" + filepath.Join(home, ".config"), "PATH=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 			_, stdout, stderr := runBuilt(t, project, env, "probe", "--json", "--timeout", "10s")
 			var rep probe.Report
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {

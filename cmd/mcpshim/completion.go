@@ -7,7 +7,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 )
 
-const completionUsage = `usage: mcpshim completion bash|zsh|fish
+const completionUsage = `usage: mcpshim completion bash|zsh|fish|powershell
 
 Prints a completion script for the shell:
   bash:  source <(mcpshim completion bash), or save it as
@@ -15,6 +15,8 @@ Prints a completion script for the shell:
   zsh:   source <(mcpshim completion zsh) after compinit, or save it as
          _mcpshim on your $fpath
   fish:  mcpshim completion fish > ~/.config/fish/completions/mcpshim.fish
+  powershell:  mcpshim completion powershell | Out-String | Invoke-Expression
+         (add that line to $PROFILE to keep it)
 
 On Tab the script asks this mcpshim what fits (mcpshim __complete):
 subcommands, the flags its own --help lists, flag values (--restart,

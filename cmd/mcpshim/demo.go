@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/demo"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 const demoUsage = `usage: mcpshim demo [--dir DIR] [--json]
@@ -38,7 +39,7 @@ func runDemo(ctx context.Context, c *cli, args []string) int {
 	if *dir == "" {
 		*dir, err = os.MkdirTemp("", "mcpshim-demo-")
 	} else {
-		err = os.MkdirAll(*dir, 0o700)
+		_, err = safefile.Dir(*dir)
 	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim demo: ledger dir: %v\n", err)

@@ -42,7 +42,7 @@ Commands:
   mcpshim demo        a scripted tour against built-in fixture servers
   mcpshim fixture NAME
                       run one of the fixture servers the demo and tests use
-  mcpshim completion bash|zsh|fish
+  mcpshim completion bash|zsh|fish|powershell
                       a shell completion script
   mcpshim version [--json]
 

@@ -278,7 +278,7 @@ func (l *ledgerCmd) load(paths []string) (*ledgerData, error) {
 // scanFile calls fn at every record of path and returns how many lines
 // were skipped.
 func scanFile(path string, fn func(s *ledger.Scanner)) (int, error) {
-	f, err := os.Open(path)
+	f, err := ledger.OpenRead(path)
 	if err != nil {
 		return 0, fmt.Errorf("read %s: %w", path, err)
 	}

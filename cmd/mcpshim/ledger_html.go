@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -61,7 +61,7 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
-	if err := os.WriteFile(out, buf.Bytes(), 0o600); err != nil {
+	if err := safefile.Write(out, buf.Bytes(), 0o600); err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}

@@ -17,7 +17,7 @@ func TestLedgerNewDirectory(t *testing.T) {
 		{filepath.Join(dir, "one.jsonl"), filepath.Join(dir, "one.jsonl")},
 	} {
 		// The client leaves at once (stdin is empty): the shim records the run and ends.
-		runBuilt(t, dir, []string{"PATH=/usr/bin:/bin", "HOME=" + dir}, "--name", "fx", "--ledger", tt.flag, "--", shim, "fixture", "healthy")
+		runBuilt(t, dir, []string{"PATH=" + systemPath(), "HOME=" + dir}, "--name", "fx", "--ledger", tt.flag, "--", shim, "fixture", "healthy")
 		if fi, err := os.Stat(tt.want); err != nil || !fi.Mode().IsRegular() || fi.Size() == 0 {
 			t.Errorf("--ledger %s: %s is %v, %v; want the ledger file there", tt.flag, tt.want, fi, err)
 		}

@@ -118,7 +118,7 @@ func TestLockRefusesFailedProbes(t *testing.T) {
 	for _, want := range []string{
 		"refusing to write " + lock + ": 3 servers cannot become an expectation",
 		"  - stalled: TIMEOUT: no answer to initialize within 1s (initialize_received_no_response)",
-		"  - ghost: EXITED: cannot start: fork/exec ./no-such-binary: no such file or directory",
+		"  - ghost: EXITED: cannot start: fork/exec ./no-such-binary: " + noSuchFile,
 		"  - empty: READY with zero tools (--allow-empty empty if it really has none)",
 	} {
 		if !strings.Contains(out, want) {

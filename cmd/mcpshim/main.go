@@ -14,12 +14,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
 	group "github.com/oklog/run"
 
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
@@ -39,16 +41,22 @@ type cli struct {
 	stderr io.Writer
 }
 
+// home is the user's home directory, where the clients keep their configs:
+// %USERPROFILE% on Windows (HOME is set there only by some shells), $HOME
+// elsewhere.
+func (c *cli) home() string { return clientconfig.Home(c.getenv) }
+
 // getenv looks a variable up in the environment the command was given.
 func (c *cli) getenv(key string) string {
 	v, _ := c.lookupEnv(key)
 	return v
 }
 
+// Names are not case sensitive on Windows (Path is PATH there).
 func (c *cli) lookupEnv(key string) (string, bool) {
 	for i := len(c.env) - 1; i >= 0; i-- {
 		kv := c.env[i]
-		if len(kv) > len(key) && kv[len(key)] == '=' && kv[:len(key)] == key {
+		if len(kv) > len(key) && kv[len(key)] == '=' && (kv[:len(key)] == key || runtime.GOOS == "windows" && strings.EqualFold(kv[:len(key)], key)) {
 			return kv[len(key)+1:], true
 		}
 	}

@@ -124,8 +124,8 @@ func TestStoppedByShimSaysWho(t *testing.T) {
 		how  string
 		log  string // the run's verdict, the shim's last line about it
 	}{
-		{"silent until SIGTERM", []string{"sleep", "1000"}, "stopped by mcpshim after the client left: killed by SIGTERM",
-			"before the handshake; mcpshim stopped the server (killed by SIGTERM)"},
+		{"deaf until ended", deafServer, "stopped by mcpshim after the client left: killed by " + deafEnd,
+			"before the handshake; mcpshim stopped the server (killed by " + deafEnd + ")"},
 		{"exits 0 on stdin EOF", []string{"fixture", "silent"}, "stopped by mcpshim after the client left: exited with code 0",
 			"before the handshake; mcpshim closed the server's stdin and it exited (exit 0)"},
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +23,7 @@ func TestProbeMorningFleet(t *testing.T) {
 		servers[name] = fixtureEntry(t, "silent")
 	}
 	cfg := writeMCPConfig(t, dir, servers)
-	env := []string{"HOME=" + dir, "PATH=" + bin + ":/usr/bin:/bin", "XDG_CACHE_HOME=" + cache, "XDG_STATE_HOME=" + state}
+	env := []string{"HOME=" + dir, "PATH=" + systemPath(bin), "XDG_CACHE_HOME=" + cache, "XDG_STATE_HOME=" + state}
 	args := []string{"probe", "--config", cfg, "--timeout", "1s", "--retries", "0"}
 
 	code, out, _ := runBuilt(t, dir, env, args...)
@@ -39,10 +38,7 @@ func TestProbeMorningFleet(t *testing.T) {
 	}
 
 	// Install the missing tool: the cached EXITED must not be answered.
-	script := "#!/bin/sh\nexec " + shim + " fixture healthy\n"
-	if err := os.WriteFile(filepath.Join(bin, "morning-tool"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	installScript(t, bin, "morning-tool", shim, "fixture", "healthy")
 	_, out, _ = runBuilt(t, dir, env, append(args, "--json")...)
 	var rep map[string]any
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
@@ -80,7 +76,7 @@ func TestProbeMorningFleet(t *testing.T) {
 func TestProbeRemoteRecordedAsRemote(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	cfg := writeMCPConfig(t, dir, map[string]any{"far": map[string]any{"type": "http", "url": "http://127.0.0.1:1/mcp"}})
-	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin", "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}
+	env := []string{"HOME=" + dir, "PATH=" + systemPath(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}
 	runBuilt(t, dir, env, "probe", "--config", cfg, "--timeout", "2s", "--retries", "0")
 	_, out, errs := runBuilt(t, dir, env, "ledger", "--json", filepath.Join(state, "mcpshim"))
 	var doc struct {

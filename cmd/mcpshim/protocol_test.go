@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -340,8 +339,8 @@ func TestServerRequestCancelledAtDeath(t *testing.T) {
 	if pid <= 1 {
 		t.Fatalf("spawned pid %d", pid) // never signal a group or init
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
+		t.Fatalf("kill the server %d: %v", pid, err)
 	}
 	lines := s.readUntil("notifications/cancelled", func(l string) bool { return strings.Contains(l, "notifications/cancelled") })
 	last := mcp.Peek([]byte(lines[len(lines)-1]))

@@ -8,13 +8,20 @@ import (
 
 // TestRunnerInstallNotSignalled: a package runner that has not answered the
 // handshake may be installing; when the client leaves, the shim closes its
-// stdin and lets it finish, with no SIGTERM or SIGKILL after --kill-grace.
-// The stand-in `npx` ignores stdin and finishes its "install" in a second.
+// stdin and lets it finish, with no SIGTERM or SIGKILL (on Windows no
+// CTRL_BREAK_EVENT or end of its job) after --kill-grace. The stand-in
+// `npx` (the shim's binary under that name, running `fixture sleep`)
+// ignores stdin and finishes its "install" in a second.
 func TestRunnerInstallNotSignalled(t *testing.T) {
-	dir := t.TempDir()
-	npx := filepath.Join(dir, "npx")
-	os.WriteFile(npx, []byte("#!/bin/sh\ntrap 'echo got SIGTERM >&2; exit 143' TERM\nsleep 1\necho installed >&2\n"), 0o755)
-	s := start(t, true, []string{"--kill-grace", "100ms", "--restart", "never"}, npx, "-y", "some-server")
+	npx := filepath.Join(t.TempDir(), "npx"+filepath.Ext(builtShim(t)))
+	b, err := os.ReadFile(builtShim(t))
+	if err == nil {
+		err = os.WriteFile(npx, b, 0o755)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := start(t, true, []string{"--kill-grace", "100ms", "--restart", "never"}, npx, "fixture", "sleep", "--for", "1s")
 	waitEvent(t, s.ledger, "spawned", eventWait)
 	if got := s.finish(); got != 0 {
 		t.Errorf("exit status %d, want 0: the runner finished by itself\n%s", got, s.stderr)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 const wrapUsage = `usage: mcpshim wrap [--config FILE]... [--server NAME]... [--dry-run | --check]
@@ -150,7 +151,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	rep.DryRun = o.DryRun
 	files := o.Configs
 	if len(files) == 0 {
-		if files = clientconfig.Find(cwd, c.getenv("HOME"), c.getenv); len(files) == 0 {
+		if files = clientconfig.Find(cwd, c.home(), c.getenv); len(files) == 0 {
 			return done(fail(exitConfig, "no client config in %s or $HOME (mcpshim probe -h lists where the clients keep theirs); name one with --config", cwd))
 		}
 	}
@@ -198,7 +199,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	// is the directory where each server keeps its NAME.jsonl.
 	changes := slices.ContainsFunc(plans, func(p clientconfig.Plan) bool { return p.Changed() })
 	if o.Ledger != "" && o.Ledger != "off" && !o.DryRun && changes {
-		if err := os.MkdirAll(o.Ledger, 0o700); err != nil {
+		if _, err := safefile.Dir(o.Ledger); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}

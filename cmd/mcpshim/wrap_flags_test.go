@@ -53,7 +53,7 @@ func TestWrapFlagsAnyOrder(t *testing.T) {
 	file := filepath.Join(dir, ".mcp.json")
 	content := "{\n  \"mcpServers\": {\n    \"fs\": {\"command\": \"npx\", \"args\": [\"-y\", \"fs\"]}\n  }\n}\n"
 	writeWrapFile(t, file, content, 0o644)
-	env := []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	env := []string{"HOME=" + dir, "PATH=" + systemPath()}
 
 	dryRun := [][]string{{"--config", file}, {"--dry-run"}, {"--json"}, {"--capture", "full"}, {"--restart=never"}}
 	for _, p := range permutations(dryRun) {
@@ -142,8 +142,8 @@ func TestBakedFlagsTheShimRefuses(t *testing.T) {
 func TestWrapOnlyThisProject(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	claude := filepath.Join(home, ".claude.json")
-	writeWrapFile(t, claude, `{"mcpServers": {"user": {"command": "u"}}, "projects": {"`+project+`": {"mcpServers": {"here": {"command": "h"}}}, "/elsewhere": {"mcpServers": {"there": {"command": "t"}}}}}`, 0o600)
-	env := []string{"HOME=" + home, "PATH=/usr/bin:/bin"}
+	writeWrapFile(t, claude, `{"mcpServers": {"user": {"command": "u"}}, "projects": {`+jsonString(project)+`: {"mcpServers": {"here": {"command": "h"}}}, "/elsewhere": {"mcpServers": {"there": {"command": "t"}}}}}`, 0o600)
+	env := []string{"HOME=" + home, "PATH=" + systemPath()}
 	code, _, stderr := runBuilt(t, project, env, "wrap")
 	got := readWrapFile(t, claude)
 	if code != 0 || !strings.Contains(got, `"--name", "user", "--", "u"`) || !strings.Contains(got, `"--name", "here", "--", "h"`) ||

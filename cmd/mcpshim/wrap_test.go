@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
 const wrapTestShim = "/opt/mcpshim/bin/mcpshim"
@@ -24,7 +27,7 @@ func useWrapTestShim(t *testing.T) {
 func runWrapCmd(t *testing.T, home string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, []string{"HOME=" + home, "PATH=/usr/bin:/bin"}, strings.NewReader(""), &out, &errb)
+	code = run(context.Background(), args, []string{"HOME=" + home, "PATH=" + systemPath()}, strings.NewReader(""), &out, &errb)
 	return code, out.String(), errb.String()
 }
 
@@ -45,7 +48,8 @@ func writeWrapFile(t *testing.T, path, content string, perm os.FileMode) {
 // HOME=home's state directory.
 func onlyBackup(t *testing.T, home, kind string) string {
 	t.Helper()
-	got, _ := filepath.Glob(filepath.Join(home, ".local", "state", "mcpshim", "backups", "*."+kind+".bak"))
+	state := ledger.DefaultDir(func(k string) string { return map[string]string{"HOME": home}[k] })
+	got, _ := filepath.Glob(filepath.Join(state, "backups", "*."+kind+".bak"))
 	if len(got) != 1 {
 		t.Fatalf("%s backups: %v, want one", kind, got)
 	}
@@ -77,14 +81,15 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			t.Chdir(dir)
 			file := filepath.Join(dir, ".mcp.json")
 			writeWrapFile(t, file, l.content, 0o640)
+			orig, _ := os.Stat(file) // 0640 on Unix; Windows has no modes to keep
 
 			code, stdout, stderr := runWrapCmd(t, dir, "wrap", "--config", file, "--ledger", "logs", "--restart", "on-failure")
 			if code != 0 {
 				t.Fatalf("wrap: exit %d, want 0; stderr:\n%s", code, stderr)
 			}
 			wrapped := readWrapFile(t, file)
-			if !strings.Contains(wrapped, `"`+wrapTestShim+`"`) || !strings.Contains(wrapped, `"--ledger"`) ||
-				!strings.Contains(wrapped, `"`+filepath.Join(dir, "logs")+`"`) || !strings.Contains(wrapped, `"--restart"`) {
+			if !strings.Contains(wrapped, jsonString(wrapTestShim)) || !strings.Contains(wrapped, `"--ledger"`) ||
+				!strings.Contains(wrapped, jsonString(filepath.Join(dir, "logs"))) || !strings.Contains(wrapped, `"--restart"`) {
 				t.Errorf("wrapped file lacks the shim, the absolute ledger or the baked flag:\n%s", wrapped)
 			}
 			if !strings.HasPrefix(stdout, "--- "+file+"\n+++ "+file+"\n@@ ") {
@@ -94,11 +99,11 @@ func TestWrapUnwrapRoundTrip(t *testing.T) {
 			if got := readWrapFile(t, bak); got != l.content {
 				t.Errorf("backup = %q, want the original %q", got, l.content)
 			}
-			if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o640 {
-				t.Errorf("%s: mode %v (%v), want 0640 like the original", file, fi.Mode().Perm(), err)
+			if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != orig.Mode().Perm() {
+				t.Errorf("%s: mode %v (%v), want %v like the original", file, fi.Mode().Perm(), err, orig.Mode().Perm())
 			}
-			if fi, err := os.Stat(bak); err != nil || fi.Mode().Perm() != 0o600 {
-				t.Errorf("%s: mode %v (%v), want 0600: it holds the config's secrets", bak, fi.Mode().Perm(), err)
+			if err := safefile.CheckPrivate(bak); err != nil {
+				t.Errorf("%s: %v; want it its owner's only (0600 on Unix): it holds the config's secrets", bak, err)
 			}
 
 			code, stdout, stderr = runWrapCmd(t, dir, "wrap", "--config", file, "--ledger", "elsewhere")
@@ -225,7 +230,7 @@ func TestWrapFindsClientConfigs(t *testing.T) {
 	project, home := t.TempDir(), t.TempDir()
 	t.Chdir(project)
 	writeWrapFile(t, filepath.Join(project, ".mcp.json"), `{"mcpServers": {"p": {"command": "x"}}}`, 0o644)
-	writeWrapFile(t, filepath.Join(home, ".claude.json"), `{"projects": {"`+project+`": {"mcpServers": {"local": {"command": "y"}}}}}`, 0o600)
+	writeWrapFile(t, filepath.Join(home, ".claude.json"), `{"projects": {`+jsonString(project)+`: {"mcpServers": {"local": {"command": "y"}}}}}`, 0o600)
 	code, _, stderr := runWrapCmd(t, home, "wrap")
 	if code != 0 {
 		t.Fatalf("wrap: exit %d; stderr:\n%s", code, stderr)
@@ -280,7 +285,7 @@ func TestWrapUsesOwnAbsolutePath(t *testing.T) {
 	if self, err = filepath.EvalSymlinks(self); err != nil {
 		t.Fatal(err)
 	}
-	if got := readWrapFile(t, file); !filepath.IsAbs(self) || !strings.Contains(got, `{"command": "`+self+`", "args"`) {
+	if got := readWrapFile(t, file); !filepath.IsAbs(self) || !strings.Contains(got, `{"command": `+jsonString(self)+`, "args"`) {
 		t.Errorf("wrapped entry %s, want the command to be this binary, %s", got, self)
 	}
 }
@@ -323,21 +328,23 @@ func TestWrapUsage(t *testing.T) {
 }
 
 func TestParseWrapArgs(t *testing.T) {
+	root := filepath.VolumeName(os.TempDir()) + string(filepath.Separator) // / or C:\
+	abs := func(p string) string { return filepath.Join(root, filepath.FromSlash(p)) }
 	tests := []struct {
 		args  []string
 		baked []string
 	}{
 		{nil, nil},
-		{[]string{"--ledger", "/l"}, []string{"--ledger", "/l"}},
-		{[]string{"-ledger=rel/l"}, []string{"--ledger", "/cwd/rel/l"}},
+		{[]string{"--ledger", abs("l")}, []string{"--ledger", abs("l")}},
+		{[]string{"-ledger=rel/l"}, []string{"--ledger", abs("cwd/rel/l")}},
 		{[]string{"--ledger", "off"}, []string{"--ledger", "off"}},
-		{[]string{"--ledger", "/l", "--capture", "full", "--server", "x"}, []string{"--ledger", "/l", "--capture", "full"}},
-		{[]string{"--restart=on-failure", "--ledger", "/l"}, []string{"--ledger", "/l", "--restart=on-failure"}},
-		{[]string{"--lock", "tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}, []string{"--lock", "/cwd/tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}},
+		{[]string{"--ledger", abs("l"), "--capture", "full", "--server", "x"}, []string{"--ledger", abs("l"), "--capture", "full"}},
+		{[]string{"--restart=on-failure", "--ledger", abs("l")}, []string{"--ledger", abs("l"), "--restart=on-failure"}},
+		{[]string{"--lock", "tools.lock", "--lock-mode", "enforce", "--handshake-timeout", "20s"}, []string{"--lock", abs("cwd/tools.lock"), "--lock-mode", "enforce", "--handshake-timeout", "20s"}},
 		{[]string{"-quiet", "--json", "--max-restarts", "3", "--dry-run"}, []string{"-quiet", "--max-restarts", "3"}},
 	}
 	for _, tt := range tests {
-		o, err := parseWrapArgs(tt.args, false, "/cwd")
+		o, err := parseWrapArgs(tt.args, false, abs("cwd"))
 		if err != nil || strings.Join(o.Baked, " ") != strings.Join(tt.baked, " ") {
 			t.Errorf("parseWrapArgs(%q) baked = %q, %v; want %q", tt.args, o.Baked, err, tt.baked)
 		}

@@ -27,10 +27,18 @@ type build struct {
 	err  error
 }
 
+// shimPkg is the mcpshim command.
+const shimPkg = "github.com/mcpshim-dev/mcpshim/cmd/mcpshim"
+
 // Build builds pkg (an import path, or a directory relative to the test's
 // package) with go build's flags, once per test binary for one pkg and
-// flags, and returns the program's path.
+// flags, and returns the program's path. The mcpshim command without flags
+// is MCPSHIM_TEST_BIN when that names one: built beforehand where there is
+// no go tool (.ci/windows.sh runs the tests under wine).
 func Build(pkg string, flags ...string) (string, error) {
+	if bin := os.Getenv("MCPSHIM_TEST_BIN"); bin != "" && pkg == shimPkg && len(flags) == 0 {
+		return bin, nil
+	}
 	key := pkg + " " + strings.Join(flags, " ")
 	builds.mu.Lock()
 	if builds.done == nil {
@@ -86,7 +94,7 @@ func MustBuild(t testing.TB, pkg string, flags ...string) string {
 // Shim is the mcpshim binary, built once.
 func Shim(t testing.TB, flags ...string) string {
 	t.Helper()
-	return MustBuild(t, "github.com/mcpshim-dev/mcpshim/cmd/mcpshim", flags...)
+	return MustBuild(t, shimPkg, flags...)
 }
 
 // Main runs m's tests and then removes what Build made: a TestMain is

@@ -1,3 +1,5 @@
+//go:build !windows
+
 // Package conformance runs the MCP conformance suite's client scenarios
 // against `mcpshim --url`: the suite starts a scenario server, runs the
 // scripted host (./host) with the server's URL, the host drives a
