@@ -3,6 +3,7 @@ package clientconfig
 import (
 	"bytes"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -183,4 +184,44 @@ func trimComma(lead string) string {
 func validRemoteEntry(b []byte) bool {
 	v, err := parseWith("", b, true, true, "")
 	return err == nil && v.kind == kindObject
+}
+
+// RemoteName labels a remote server after its host: mcp.linear.app -> linear.
+func RemoteName(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Hostname() == "" {
+		return "remote"
+	}
+	parts := strings.Split(u.Hostname(), ".")
+	for _, p := range parts {
+		if p != "mcp" && p != "www" && p != "api" {
+			return p
+		}
+	}
+	return u.Hostname()
+}
+
+// RewriteRemote is wrap --remote and unwrap's second pass over a config:
+// Streamable HTTP entries become `mcpshim --url` entries (with flags), and
+// back. Its results replace the first pass's entries for those it rewrote.
+func RewriteRemote(file string, data []byte, entries []Entry, shim string, flags []string, sc Scope, unwrap bool) ([]byte, []Entry, error) {
+	var out []byte
+	var mine []Entry
+	var err error
+	if unwrap {
+		out, mine, err = UnwrapRemote(file, data, sc)
+	} else {
+		out, mine, err = WrapRemote(file, data, shim, flags, sc)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range mine {
+		for i := range entries {
+			if entries[i].Server == m.Server && entries[i].Project == m.Project {
+				entries[i].Result, entries[i].Reason = m.Result, m.Reason
+			}
+		}
+	}
+	return out, entries, nil
 }

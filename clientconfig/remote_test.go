@@ -128,3 +128,19 @@ func FuzzOneLine(f *testing.F) {
 		}
 	})
 }
+
+// TestRemoteName: a remote server is named after its host, past the
+// generic labels.
+func TestRemoteName(t *testing.T) {
+	for raw, want := range map[string]string{
+		"https://mcp.linear.app/mcp":      "linear",
+		"https://api.example.com/v1/mcp":  "example",
+		"http://127.0.0.1:8080/mcp":       "127",
+		"https://www.mcp.api.example/mcp": "example",
+		"not a url":                       "remote",
+	} {
+		if got := RemoteName(raw); got != want {
+			t.Errorf("RemoteName(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -317,44 +317,43 @@ func skipString(data []byte, pos int) int {
 // document nest deeper than maxDepth, or -1: the decoder recurses, and a file
 // nested millions deep overflowed the stack.
 func tooDeep(data []byte) int {
-	depth := 0
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '"', '\'':
-			i = skipString(data, i) - 1
-		case '#':
-			i = lineEnd(data, i) - 1
-		case '[', '{':
-			if depth++; depth > maxDepth {
-				return i
-			}
-		case ']', '}':
-			depth--
-		}
-	}
-	return -1
+	return brackets(data, 0, func(depth int) bool { return depth > maxDepth })
 }
 
 // skipNested returns the end of the array or inline table at pos, stepping
 // over strings and comments inside it.
 func skipNested(data []byte, pos int) int {
+	if i := brackets(data, pos, func(depth int) bool { return depth == 0 }); i >= 0 {
+		return i + 1
+	}
+	return len(data)
+}
+
+// brackets walks data from pos, stepping over strings and comments, and asks
+// stop at each bracket with the depth it leaves: the offset of the first
+// bracket stop is true for, or -1.
+func brackets(data []byte, pos int, stop func(depth int) bool) int {
 	depth := 0
 	for i := pos; i < len(data); i++ {
 		switch data[i] {
 		case '"', '\'':
 			i = skipString(data, i) - 1
+			continue
 		case '#':
 			i = lineEnd(data, i) - 1
+			continue
 		case '[', '{':
 			depth++
 		case ']', '}':
 			depth--
-			if depth == 0 {
-				return i + 1
-			}
+		default:
+			continue
+		}
+		if stop(depth) {
+			return i
 		}
 	}
-	return len(data)
+	return -1
 }
 
 // scanArray returns the spans of the top-level elements of the array

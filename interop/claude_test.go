@@ -79,7 +79,7 @@ func TestClaudeCode(t *testing.T) {
 	root := filepath.Join(work, "root")
 	os.MkdirAll(root, 0o755)
 	lock := filepath.Join(work, "mcp-tools.lock.json")
-	// seed 003: the report server without its token lists no tools.
+	// The report server without its token lists no tools.
 	os.WriteFile(lock, []byte(`{"version":1,"servers":{"locked":{
 		"fetch_daily_report":{"digest":"sha256/v1:00","shape":"sha256/v1:00"},
 		"list_report_dates":{"digest":"sha256/v1:11","shape":"sha256/v1:11"}}}}`), 0o600)

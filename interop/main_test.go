@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // teeArg, as the test binary's first argument, makes it a recording tee
@@ -37,12 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 func setUp(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "mcpshim-interop-")
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "interop: %v\n", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
+	defer testkit.Cleanup()
 	for _, b := range []struct {
 		dst *string
 		pkg string
@@ -51,13 +48,13 @@ func setUp(m *testing.M) int {
 		{&bins.gosdkServer, "./testdata/gosdk-server"},
 		{&bins.mcpgoServer, "./testdata/mcpgo-server"},
 	} {
-		*b.dst = filepath.Join(dir, filepath.Base(b.pkg))
-		out, err := exec.Command("go", "build", "-o", *b.dst, b.pkg).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "interop: go build %s: %v\n%s", b.pkg, err, out)
+		var err error
+		if *b.dst, err = testkit.Build(b.pkg); err != nil {
+			fmt.Fprintf(os.Stderr, "interop: %v\n", err)
 			return 1
 		}
 	}
+	var err error
 	if bins.self, err = os.Executable(); err != nil {
 		fmt.Fprintf(os.Stderr, "interop: %v\n", err)
 		return 1

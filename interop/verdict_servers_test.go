@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // The servers of the verdict table that are not fixtures: real runtimes
@@ -64,17 +66,7 @@ var node22 = sync.OnceValues(func() (string, error) {
 const node22Version = "22.23.5"
 
 // goCrash is a Go server that panics at start, built once.
-var goCrash = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "mcpshim-gocrash-")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "gocrash")
-	if out, err := exec.Command("go", "build", "-o", bin, "./testdata/verdict/gocrash").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build gocrash: %v\n%s", err, out)
-	}
-	return bin, nil
-})
+func goCrash() (string, error) { return testkit.Build("./testdata/verdict/gocrash") }
 
 func testdataPath(t *testing.T, name string) string {
 	t.Helper()

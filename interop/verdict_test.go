@@ -16,11 +16,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
@@ -400,7 +400,7 @@ func play(t *testing.T, sc verdictScenario, lock, base string) *played {
 	defer cancel()
 	cmd := exec.Command(bins.shim, args...)
 	cmd.Env = verdictEnv(t)
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -425,24 +425,6 @@ func verdictEnv(t *testing.T) []string {
 		}
 	}
 	return []string{"PATH=" + strings.Join(path, ":"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
-}
-
-// syncBuffer is a bytes.Buffer safe for the process writing it and the test reading it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // normalize takes out of a verdict's words what changes from run to run:

@@ -9,8 +9,8 @@ import (
 const crockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 // NewID returns prefix + "_" + a ULID: 48 bits of milliseconds then 80 random
-// bits in Crockford base32, so ids sort by creation time (seed 002: "Use a run
-// ID that survives only for one child process").
+// bits in Crockford base32, so ids sort by creation time. A run id lives as
+// long as one child process (or one connection).
 func NewID(prefix string, now time.Time) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], uint64(now.UnixMilli())<<16)

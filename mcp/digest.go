@@ -91,3 +91,23 @@ func Sha256(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// DiffTools compares two tool lists, each a map of name to ToolDigest: the
+// tools added and removed, sorted, and whether a tool in both was redefined.
+func DiffTools(before, after map[string]string) (added, removed []string, redefined bool) {
+	for n, d := range after {
+		if old, ok := before[n]; !ok {
+			added = append(added, n)
+		} else if old != d {
+			redefined = true
+		}
+	}
+	for n := range before {
+		if _, ok := after[n]; !ok {
+			removed = append(removed, n)
+		}
+	}
+	sort.Strings(added)
+	sort.Strings(removed)
+	return added, removed, redefined
+}

@@ -9,9 +9,10 @@ const (
 	OutcomeTaskCreated   = "task_created"
 )
 
-// Outcome names how a response ended its request. Seed 004: "A protocol
-// error ... arrives as a JSON-RPC error; a tool execution error ... arrives
-// as a result with isError set". 2026-07-28: a result whose resultType is
+// Outcome names how a response ended its request. 2025-11-25 server/tools:
+// "Tools use two error reporting mechanisms: Protocol Errors: Standard
+// JSON-RPC errors ... Tool Execution Errors: Reported in tool results with
+// isError: true". 2026-07-28: a result whose resultType is
 // "input_required" is not an end ("the request is incomplete and more
 // information is needed"), and the answer to a task-augmented request is a
 // CreateTaskResult ({"task": …}): the work goes on, its outcome comes with

@@ -81,9 +81,6 @@ func (s *Scanner) Reset() {
 	}
 }
 
-// Fed is how many bytes were fed since Reset.
-func (s *Scanner) Fed() int64 { return s.pos }
-
 // Write feeds the next bytes of the line. A newline is whitespace to it.
 func (s *Scanner) Write(p []byte) {
 	base := s.pos

@@ -21,6 +21,26 @@ const maxDocument = 1 << 20
 // next location in the spec's order is tried.
 var errNotFound = errors.New("no document there")
 
+// firstDocument reads the first of urls that exists (any 4xx moves on to
+// the next, in the spec's order) into a new T, and says where it was found;
+// when none exists, the URLs tried. A document found is returned whatever it
+// says: its checks stop the search, never skip to the next URL.
+func firstDocument[T any](ctx context.Context, s *Session, urls []string) (doc *T, at string, tried []string, err error) {
+	for _, u := range urls {
+		var m T
+		err := s.getJSON(ctx, u, &m)
+		if errors.Is(err, errNotFound) {
+			tried = append(tried, u)
+			continue
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return &m, u, nil, nil
+	}
+	return nil, "", tried, nil
+}
+
 // getJSON fetches a metadata document into v. A 4xx is errNotFound; a 5xx,
 // a transport error or a body that is not a JSON object is an error that
 // names the URL.

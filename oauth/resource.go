@@ -57,27 +57,21 @@ func (s *Session) resourceMetadata(ctx context.Context, challengeURL string) (*R
 		urls = append(urls, challengeURL)
 	}
 	urls = append(urls, resourceMetadataURLs(s.cfg.Server)...)
-	var tried []string
-	for _, u := range urls {
-		var m ResourceMetadata
-		err := s.getJSON(ctx, u, &m)
-		if errors.Is(err, errNotFound) {
-			tried = append(tried, u)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		m.URL = u
-		if err := checkResource(s.cfg.Server, m.Resource); err != nil {
-			return nil, fmt.Errorf("the protected resource metadata at %s: %w", u, err)
-		}
-		if len(m.AuthorizationServers) == 0 {
-			return nil, fmt.Errorf("the protected resource metadata at %s names no authorization_servers", u)
-		}
-		return &m, nil
+	m, u, tried, err := firstDocument[ResourceMetadata](ctx, s, urls)
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w (tried %s)", errNoResourceMetadata, strings.Join(tried, ", "))
+	if m == nil {
+		return nil, fmt.Errorf("%w (tried %s)", errNoResourceMetadata, strings.Join(tried, ", "))
+	}
+	m.URL = u
+	if err := checkResource(s.cfg.Server, m.Resource); err != nil {
+		return nil, fmt.Errorf("the protected resource metadata at %s: %w", u, err)
+	}
+	if len(m.AuthorizationServers) == 0 {
+		return nil, fmt.Errorf("the protected resource metadata at %s names no authorization_servers", u)
+	}
+	return m, nil
 }
 
 // checkResource refuses metadata published for another resource. The

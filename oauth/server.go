@@ -65,24 +65,18 @@ func (s *Session) serverMetadata(ctx context.Context, issuer string) (*ServerMet
 		return nil, err
 	}
 	iu, _ := url.Parse(issuer)
-	var tried []string
-	for _, u := range serverMetadataURLs(iu) {
-		var m ServerMetadata
-		err := s.getJSON(ctx, u, &m)
-		if errors.Is(err, errNotFound) {
-			tried = append(tried, u)
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		m.URL = u
-		if m.Issuer != issuer {
-			return nil, fmt.Errorf("the authorization server metadata at %s says issuer %q, not %q: refusing it (RFC 8414 §3.3)", u, m.Issuer, issuer)
-		}
-		return &m, s.checkServerMetadata(&m)
+	m, u, tried, err := firstDocument[ServerMetadata](ctx, s, serverMetadataURLs(iu))
+	if err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("%w for %s (tried %s)", errNoServerMetadata, issuer, strings.Join(tried, ", "))
+	if m == nil {
+		return nil, fmt.Errorf("%w for %s (tried %s)", errNoServerMetadata, issuer, strings.Join(tried, ", "))
+	}
+	m.URL = u
+	if m.Issuer != issuer {
+		return nil, fmt.Errorf("the authorization server metadata at %s says issuer %q, not %q: refusing it (RFC 8414 §3.3)", u, m.Issuer, issuer)
+	}
+	return m, s.checkServerMetadata(m)
 }
 
 // checkServerMetadata refuses endpoints that are not http(s) URLs.

@@ -28,6 +28,30 @@ func State(r *Record, now time.Time) string {
 // File is where a record is kept.
 func (s *Store) File(r *Record) string { return s.name(r.Server, r.ClientKey) + ".json" }
 
+// Logout forgets the sign-ins kept for server (its URL, a trailing slash
+// aside), revoking their tokens where the authorization server allows, and
+// tells done of each (what revoking did) once it is forgotten. secret is as
+// Revoke's. It returns how many it forgot.
+func (s *Store) Logout(ctx context.Context, server, secret string, done func(r *Record, how string)) (int, error) {
+	recs, err := s.List()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") {
+			continue
+		}
+		n++
+		how := Revoke(ctx, r, secret)
+		if err := s.Remove(r); err != nil {
+			return n, err
+		}
+		done(r, how)
+	}
+	return n, nil
+}
+
 // Revoke asks the authorization server to revoke a record's tokens (RFC
 // 7009), the refresh token first, and says what happened. secret is a
 // pre-registered client's secret, which the store does not keep.
@@ -79,4 +103,82 @@ func (s *Session) revoke(ctx context.Context, endpoint string, c *Client, m *Ser
 		return fmt.Errorf("%s answered HTTP %d", endpoint, resp.StatusCode)
 	}
 	return nil
+}
+
+// Status is one kept sign-in as mcpshim auth status shows it: never a token.
+type Status struct {
+	Server    string    `json:"server"`
+	Client    string    `json:"client"`
+	ClientID  string    `json:"client_id,omitempty"`
+	Issuer    string    `json:"issuer,omitempty"`
+	Grant     string    `json:"grant,omitempty"`
+	Scope     string    `json:"scope,omitempty"`
+	State     string    `json:"state"`
+	Expiry    time.Time `json:"expiry,omitzero"`
+	Refresh   bool      `json:"refresh_token"`
+	Updated   time.Time `json:"updated"`
+	TokenFile string    `json:"file"`
+}
+
+// Statuses are the kept sign-ins recs of store as of now.
+func Statuses(store *Store, recs []*Record, now time.Time) []Status {
+	out := []Status{}
+	for _, r := range recs {
+		e := Status{Server: r.Server, Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: State(r, now), TokenFile: store.File(r)}
+		if cl := r.Clients[r.Issuer]; cl != nil {
+			e.ClientID = cl.ID
+		}
+		if r.Token != nil {
+			e.Scope, e.Expiry, e.Refresh = r.Token.Scope, r.Token.Expiry, r.Token.RefreshToken != ""
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// Facts are the step's text facts that are set, in the order they are
+// shown and recorded.
+func (st Step) Facts() [][2]string {
+	var out [][2]string
+	for _, kv := range [][2]string{{"stage", st.Stage}, {"issuer", st.Issuer}, {"resource", st.Resource}, {"scope", st.Scope},
+		{"grant", st.Grant}, {"client", st.ClientKind}, {"client_id", st.ClientID}, {"error", st.Error}, {"error_description", st.Description}} {
+		if kv[1] != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// Line is the step on one line: the event and its facts, but the grant (the
+// person signing in chose it).
+func (st Step) Line() string {
+	var b strings.Builder
+	b.WriteString(st.Event)
+	kv := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, " %s=%s", k, quoteIfSpace(v))
+		}
+	}
+	if st.Status != 0 {
+		kv("status", fmt.Sprint(st.Status))
+	}
+	for _, f := range st.Facts() {
+		if f[0] != "grant" {
+			kv(f[0], f[1])
+		}
+	}
+	if st.ExpiresIn > 0 {
+		kv("expires_in", st.ExpiresIn.String())
+	}
+	if st.Event == StepFailed {
+		kv("message", st.Message)
+	}
+	return b.String()
+}
+
+func quoteIfSpace(v string) string {
+	if strings.ContainsAny(v, " \t\"") {
+		return fmt.Sprintf("%q", v)
+	}
+	return v
 }

@@ -100,6 +100,8 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 		}
 		return nil
 	}
+	// The exporter: maps and sends records until Close stops it, after one
+	// last export; Close waits for it.
 	go l.loop()
 	return l
 }

@@ -3,9 +3,9 @@
 // record format alone: views that only read events need nothing else. Turning
 // traffic into events is tap's; judging a run is verdict's.
 //
-// Seed 002: "Build one ledger entry per run and append immutable phase events.
-// You do not need a complicated rules engine. You need stable names,
-// timestamps, and enough correlation fields to reconstruct what happened."
+// One ledger entry per run, phase events appended and never changed: stable
+// names, timestamps, and enough correlation fields to reconstruct what
+// happened, not a rules engine.
 package phases
 
 import "github.com/mcpshim-dev/mcpshim/ledger"
@@ -123,7 +123,7 @@ const (
 	ProbeResult = "probe_result" // the outcome of one mcpshim probe of a server
 )
 
-// Last confirmed handshake states named by handshake_timeout (seed 002).
+// Last confirmed handshake states named by handshake_timeout.
 const (
 	SpawnedNoInitialize          = "spawned_no_initialize"
 	InitializeReceivedNoResponse = "initialize_received_no_response"

@@ -51,7 +51,7 @@ func BenchmarkFleet100(b *testing.B) {
 	}
 }
 
-// Seed 000's fleet of 14: nine healthy at 0.2s, two at 2.5s, three silent,
+// A fleet of 14: nine healthy at 0.2s, two at 2.5s, three silent,
 // a 5s deadline, one at a time and sixteen at a time.
 func BenchmarkSeedFleet(b *testing.B) {
 	var targets []Target

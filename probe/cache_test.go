@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/safefile"
 )
 
@@ -67,7 +68,7 @@ func TestCacheKeysOnDefinition(t *testing.T) {
 	if _, hit := c.Lookup(other, Options{}, now); hit {
 		t.Errorf("Lookup with another token: got a hit, want a re-probe")
 	}
-	if _, hit := c.Lookup(withToken, Options{Protocol: LegacyVersion}, now); hit {
+	if _, hit := c.Lookup(withToken, Options{Protocol: mcp.LegacyVersion}, now); hit {
 		t.Errorf("Lookup with another forced protocol: got a hit, want a re-probe")
 	}
 	cn, _ := ParseCanary(`report:x:{}:.`)

@@ -37,7 +37,7 @@ func TestParseCanary(t *testing.T) {
 	}
 }
 
-// Seed 004: a JSON-RPC error, isError and an answer that fails the check are
+// A JSON-RPC error, isError and an answer that fails the check are
 // three failures, each reported differently.
 func TestCanaries(t *testing.T) {
 	cases := []struct {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/remote"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // deleteTimeout bounds the courtesy DELETE that ends a legacy HTTP session.
@@ -67,6 +67,8 @@ func (h *httpTransport) session() string {
 func (h *httpTransport) send(ctx context.Context, req request) <-chan answer {
 	ch := make(chan answer, 1)
 	h.flight.Add(1)
+	// One exchange: returns when post does (every wait bounded by ctx);
+	// stop waits for it through flight.
 	go func() {
 		defer h.flight.Done()
 		ch <- h.post(ctx, req)
@@ -102,7 +104,7 @@ func (h *httpTransport) post(ctx context.Context, req request) answer {
 	if req.Version != "" {
 		hreq.Header.Set("Mcp-Protocol-Version", req.Version)
 	}
-	if req.Version >= ModernVersion {
+	if req.Version >= mcp.ModernVersion {
 		// The modern era's standard headers, checked against the body by servers.
 		hreq.Header.Set("Mcp-Method", req.Method)
 		if name := toolName(req); name != "" {
@@ -163,7 +165,7 @@ func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Respo
 	}
 	if resp.StatusCode/100 == 3 { // not followed (sameOriginOnly)
 		loc, _ := resp.Location()
-		return answer{err: &statusError{code: resp.StatusCode, status: resp.Status, location: remote.SafeURL(loc)}}
+		return answer{err: &statusError{code: resp.StatusCode, status: resp.Status, location: redact.URL(loc)}}
 	}
 	ok := resp.StatusCode/100 == 2
 	if req.ID == 0 {

@@ -16,7 +16,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-// httpFixture is seed 003's report server over Streamable HTTP: tools only
+// httpFixture is a report server over Streamable HTTP: tools only
 // for the right bearer token, in either era, replying as JSON or as an event
 // stream. It checks what the transport demands of a client.
 type httpFixture struct {
@@ -74,8 +74,8 @@ func (f *httpFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	modernReq := m.Params.Meta[mcp.MetaProtocolVersion] == ModernVersion
-	if modernReq && (r.Header.Get("Mcp-Protocol-Version") != ModernVersion || r.Header.Get("Mcp-Method") != m.Method) {
+	modernReq := m.Params.Meta[mcp.MetaProtocolVersion] == mcp.ModernVersion
+	if modernReq && (r.Header.Get("Mcp-Protocol-Version") != mcp.ModernVersion || r.Header.Get("Mcp-Method") != m.Method) {
 		f.violation("%s: modern request with headers %v", m.Method, r.Header)
 	}
 	if !modernReq && m.Method != "initialize" && r.Header.Get("Mcp-Session-Id") != fixtureSession {
@@ -94,7 +94,7 @@ func (f *httpFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.reply(w, http.StatusOK, m.ID, map[string]any{
-			"supportedVersions": []string{ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
+			"supportedVersions": []string{mcp.ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
 			"_meta": map[string]any{mcp.MetaServerInfo: map[string]any{"name": "report-remote", "version": "2.0.0"}},
 		}, nil)
 	case "initialize":
@@ -104,7 +104,7 @@ func (f *httpFixture) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Mcp-Session-Id", fixtureSession)
 		f.reply(w, http.StatusOK, m.ID, map[string]any{
-			"protocolVersion": LegacyVersion, "capabilities": map[string]any{"tools": map[string]any{}},
+			"protocolVersion": mcp.LegacyVersion, "capabilities": map[string]any{"tools": map[string]any{}},
 			"serverInfo": map[string]any{"name": "report-remote", "version": "2.0.0"},
 		}, nil)
 	case "tools/list":
@@ -159,14 +159,14 @@ func TestHTTP(t *testing.T) {
 		tools    []string
 		detail   string
 	}{
-		{"modern JSON", &httpFixture{modern: true, legacy: true}, nil, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, "report-remote 2.0.0"},
-		{"modern event stream", &httpFixture{modern: true, sse: true}, nil, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
-		{"legacy session, event stream", &httpFixture{legacy: true, sse: true}, nil, Ready, LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
-		{"token present", &httpFixture{modern: true, token: "test-token"}, map[string]string{"Authorization": "Bearer test-token"}, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
-		{"token missing: zero tools, no error", &httpFixture{modern: true, token: "test-token"}, nil, Ready, ModernVersion, []string{}, ""},
+		{"modern JSON", &httpFixture{modern: true, legacy: true}, nil, Ready, mcp.ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, "report-remote 2.0.0"},
+		{"modern event stream", &httpFixture{modern: true, sse: true}, nil, Ready, mcp.ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
+		{"legacy session, event stream", &httpFixture{legacy: true, sse: true}, nil, Ready, mcp.LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
+		{"token present", &httpFixture{modern: true, token: "test-token"}, map[string]string{"Authorization": "Bearer test-token"}, Ready, mcp.ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
+		{"token missing: zero tools, no error", &httpFixture{modern: true, token: "test-token"}, nil, Ready, mcp.ModernVersion, []string{}, ""},
 		{"auth required", &httpFixture{modern: true, token: "test-token", realm: "reports"}, nil, AuthRequired, "", []string{}, `HTTP 401 Unauthorized at server/discover; WWW-Authenticate: Bearer realm="reports"`},
-		{"modern only server", &httpFixture{modern: true}, nil, Ready, ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
-		{"legacy only server", &httpFixture{legacy: true}, nil, Ready, LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
+		{"modern only server", &httpFixture{modern: true}, nil, Ready, mcp.ModernVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
+		{"legacy only server", &httpFixture{legacy: true}, nil, Ready, mcp.LegacyVersion, []string{"fetch_daily_report", "list_report_dates"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,180 +1,43 @@
 package probe
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"sort"
-	"strings"
 
-	"github.com/mcpshim-dev/mcpshim/safefile"
+	"github.com/mcpshim-dev/mcpshim/lock"
 )
-
-// LockVersion is the lock file format written and accepted.
-const LockVersion = 1
-
-// Lock pins the tool surface an agent is meant to have: per server, each
-// tool's digests. It is meant to be read in code review, so it is indented
-// and every key sorted.
-type Lock struct {
-	Version int                              `json:"version"`
-	Servers map[string]map[string]LockedTool `json:"servers"`
-}
-
-// LockedTool is what the lock remembers of one tool.
-type LockedTool struct {
-	Digest string `json:"digest"` // Tool.Digest
-	Shape  string `json:"shape"`  // Tool.ShapeDigest, to recognise the tool under a new name
-}
-
-// Refusal is a server whose probe must not become an expectation.
-type Refusal struct {
-	Server string
-	Reason string
-}
 
 // NewLock builds a lock from a probe of the fleet. It refuses, naming each
 // server, when any probe failed or a server offered zero tools (unless
 // allowEmpty names it): a failed observation must never become the expectation.
-func NewLock(results []Result, allowEmpty []string) (*Lock, []Refusal) {
-	l := &Lock{Version: LockVersion, Servers: map[string]map[string]LockedTool{}}
-	var refused []Refusal
+func NewLock(results []Result, allowEmpty []string) (*lock.Lock, []lock.Refusal) {
+	l := &lock.Lock{Version: lock.Version, Servers: map[string]map[string]lock.LockedTool{}}
+	var refused []lock.Refusal
 	for _, r := range results {
 		switch {
 		case r.Outcome != Ready:
-			refused = append(refused, Refusal{r.Server, fmt.Sprintf("%s: %s", r.Outcome, r.Detail)})
+			refused = append(refused, lock.Refusal{Server: r.Server, Reason: fmt.Sprintf("%s: %s", r.Outcome, r.Detail)})
 			continue
 		case r.CanaryFailed():
-			refused = append(refused, Refusal{r.Server, "its canary failed"})
+			refused = append(refused, lock.Refusal{Server: r.Server, Reason: "its canary failed"})
 			continue
 		case len(r.Tools) == 0 && !slices.Contains(allowEmpty, r.Server):
-			refused = append(refused, Refusal{r.Server, "READY with zero tools (--allow-empty " + r.Server + " if it really has none)"})
+			refused = append(refused, lock.Refusal{Server: r.Server, Reason: "READY with zero tools (--allow-empty " + r.Server + " if it really has none)"})
 			continue
 		}
-		tools := map[string]LockedTool{}
+		tools := map[string]lock.LockedTool{}
 		for _, t := range r.Tools {
-			tools[t.Name] = LockedTool{Digest: t.Digest, Shape: t.ShapeDigest}
+			tools[t.Name] = lock.LockedTool{Digest: t.Digest, Shape: t.ShapeDigest}
 		}
 		l.Servers[r.Server] = tools
 	}
 	return l, refused
 }
 
-// ReadLock reads a lock file. Anything it cannot vouch for (an unknown
-// version or member, a digest of an unknown kind) is an error: a lock that
-// cannot be read must fail closed, not pass.
-func ReadLock(path string) (*Lock, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read lock %s: %w", path, err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var l Lock
-	if err := dec.Decode(&l); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrLockMalformed, path, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%w: %s: data after the lock object", ErrLockMalformed, path)
-	}
-	if l.Version != LockVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrLockMalformed, path, l.Version, LockVersion)
-	}
-	if l.Servers == nil {
-		return nil, fmt.Errorf("%w: %s: no servers", ErrLockMalformed, path)
-	}
-	for server, tools := range l.Servers {
-		for name, t := range tools {
-			if !strings.HasPrefix(t.Digest, DigestPrefix) || !strings.HasPrefix(t.Shape, DigestPrefix) {
-				return nil, fmt.Errorf("%w: %s: %s/%s: digest is not %s", ErrLockMalformed, path, server, name, DigestPrefix)
-			}
-		}
-	}
-	return &l, nil
-}
-
-// Write writes the lock atomically: a reader sees the old file or the new one.
-func (l *Lock) Write(path string) error {
-	data, err := json.MarshalIndent(l, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode lock: %w", err)
-	}
-	// Replaced by a rename, never written through a symlink at path.
-	if err := safefile.Write(path, append(data, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-// Rename is a locked tool that is missing while a new tool has its exact shape.
-type Rename struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
-// Drift is how one locked server's observed surface differs from its lock.
-type Drift struct {
-	Server  string   `json:"server"`
-	Locked  int      `json:"locked"`            // tools the lock names
-	Missing []string `json:"missing,omitempty"` // locked, not offered: always a failure
-	Changed []string `json:"changed,omitempty"` // offered with another definition
-	Extra   []string `json:"extra,omitempty"`   // offered, not locked: passes
-	Renamed []Rename `json:"renamed,omitempty"` // probable renames among Missing and Extra
-	// Unverified says why the surface was not observed: the probe's outcome,
-	// or that the server is no longer configured.
-	Unverified string `json:"unverified,omitempty"`
-}
-
-// Failed reports whether the drift breaks the lock; a changed definition
-// does only when strict.
-func (d Drift) Failed(strict bool) bool {
-	return d.Unverified != "" || len(d.Missing) > 0 || (strict && len(d.Changed) > 0)
-}
-
-// Check compares one server's listed tools with the lock. A server the lock
-// does not name has nothing to drift from.
-func (l *Lock) Check(server string, tools []Tool) Drift {
-	locked := l.Servers[server]
-	d := Drift{Server: server, Locked: len(locked)}
-	offered := map[string]Tool{}
-	for _, t := range tools {
-		offered[t.Name] = t
-	}
-	for name, want := range locked {
-		got, ok := offered[name]
-		switch {
-		case !ok:
-			d.Missing = append(d.Missing, name)
-		case got.Digest != want.Digest:
-			d.Changed = append(d.Changed, name)
-		}
-	}
-	for _, t := range tools {
-		if _, ok := locked[t.Name]; !ok {
-			d.Extra = append(d.Extra, t.Name)
-		}
-	}
-	sort.Strings(d.Missing)
-	sort.Strings(d.Changed)
-	sort.Strings(d.Extra)
-	taken := map[string]bool{}
-	for _, m := range d.Missing {
-		for _, e := range d.Extra {
-			if !taken[e] && offered[e].ShapeDigest == locked[m].Shape {
-				d.Renamed = append(d.Renamed, Rename{From: m, To: e})
-				taken[e] = true
-				break
-			}
-		}
-	}
-	return d
-}
-
-// Verify checks every locked server against a probe of the fleet, in the
-// lock's order. Servers the lock does not name are not checked.
-func (l *Lock) Verify(results []Result) []Drift {
+// Verify checks every locked server of l against a probe of the fleet, in
+// the lock's order. Servers the lock does not name are not checked.
+func Verify(l *lock.Lock, results []Result) []lock.Drift {
 	byName := map[string]*Result{}
 	for i := range results {
 		byName[results[i].Server] = &results[i]
@@ -184,14 +47,14 @@ func (l *Lock) Verify(results []Result) []Drift {
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var drifts []Drift
+	var drifts []lock.Drift
 	for _, name := range names {
 		r, ok := byName[name]
 		switch {
 		case !ok:
-			drifts = append(drifts, Drift{Server: name, Locked: len(l.Servers[name]), Unverified: "not in the probed config"})
+			drifts = append(drifts, lock.Drift{Server: name, Locked: len(l.Servers[name]), Unverified: "not in the probed config"})
 		case r.Outcome != Ready:
-			drifts = append(drifts, Drift{Server: name, Locked: len(l.Servers[name]), Unverified: string(r.Outcome)})
+			drifts = append(drifts, lock.Drift{Server: name, Locked: len(l.Servers[name]), Unverified: string(r.Outcome)})
 		default:
 			drifts = append(drifts, l.Check(name, r.Tools))
 		}

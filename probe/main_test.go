@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -109,7 +110,7 @@ func edge(name string, args []string, in io.Reader, out io.Writer) int {
 				}
 			}
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
-				"protocolVersion": LegacyVersion, "capabilities": caps,
+				"protocolVersion": mcp.LegacyVersion, "capabilities": caps,
 				"serverInfo": map[string]any{"name": name, "version": "0.1"},
 			}})
 			listed = name == "list-silent"

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
@@ -29,7 +30,8 @@ import (
 type Outcome string
 
 // The outcomes are the verdict's words (package verdict judges the probe's
-// records as it judges the shim's): seed 000's four, and a remote server's.
+// records as it judges the shim's): the four a startup can have (ready, no
+// answer in time, exited, refused), and a remote server's.
 const (
 	// Ready: the handshake completed and tools were listed.
 	Ready Outcome = verdict.Ready
@@ -52,14 +54,6 @@ const (
 // waiting fixes a timeout or a server that is not up yet.
 func (o Outcome) Retryable() bool { return o == Timeout || o == Unreachable }
 
-// Protocol versions the probe speaks.
-const (
-	// ModernVersion is the stateless era, negotiated by server/discover.
-	ModernVersion = "2026-07-28"
-	// LegacyVersion is the initialize era the fallback declares.
-	LegacyVersion = "2025-11-25"
-)
-
 // Last confirmed events of a TIMEOUT: how far the probe got before the
 // deadline. The handshake states are the ledger's words.
 const (
@@ -76,10 +70,6 @@ const (
 var (
 	// ErrBadCanary is returned by ParseCanary for a spec it cannot read.
 	ErrBadCanary = errors.New("canary must be SERVER:TOOL:{json args}:REGEX")
-	// ErrLockMalformed is returned for a lock file that cannot be trusted.
-	ErrLockMalformed = errors.New("malformed lock file")
-	// ErrBadTool is returned for a tool definition without a string name.
-	ErrBadTool = errors.New("tool definition has no name")
 
 	// errClosed: the server closed stdout, or exited, before answering.
 	errClosed = errors.New("server closed stdout")
@@ -104,7 +94,7 @@ type Options struct {
 	Timeout  time.Duration // the whole probe of one server, every read included; default 5s
 	Parallel int           // servers alive at once; 0 starts them all, as a client does; Adaptive as the CPU allows
 	Retries  int           // further attempts after a retryable outcome
-	Protocol string        // "" speaks both eras; ModernVersion or an older version forces one
+	Protocol string        // "" speaks both eras; mcp.ModernVersion or an older version forces one
 	Env      []string      // the environment stdio servers start from
 	Canaries []Canary      // run against the servers they name, after listing
 	// OnDone is called once per server with its final result, never concurrently.
@@ -139,7 +129,7 @@ type Result struct {
 	Attempts   int                 `json:"attempts"`
 	Protocol   string              `json:"protocol,omitempty"`
 	ServerInfo *mcp.Implementation `json:"server_info,omitempty"`
-	Tools      []Tool              `json:"tools"`
+	Tools      []lock.Tool         `json:"tools"`
 	Warnings   []string            `json:"warnings,omitempty"`
 	Canaries   []CanaryResult      `json:"canaries,omitempty"`
 

@@ -19,14 +19,14 @@ import (
 
 // timelineEvents maps a step and its method to the ledger's event.
 var timelineEvents = map[string][2]string{
-	"request_sent initialize":                     {string(phases.Handshake), phases.InitializeReceived},
-	"response_received initialize":                {string(phases.Handshake), phases.InitializeResponded},
-	"request_sent server/discover":                {string(phases.Handshake), phases.DiscoverReceived},
-	"response_received server/discover":           {string(phases.Handshake), phases.DiscoverResponded},
-	"request_sent tools/list":                     {string(phases.Discovery), phases.ToolsListReceived},
-	"request_sent tools/call":                     {string(phases.Execution), phases.ToolCallReceived},
-	"response_received tools/call":                {string(phases.Execution), phases.ToolCallResponded},
-	"notification_sent notifications/initialized": {string(phases.Handshake), phases.InitializedReceived},
+	"request_sent " + mcp.MethodInitialize:             {string(phases.Handshake), phases.InitializeReceived},
+	"response_received " + mcp.MethodInitialize:        {string(phases.Handshake), phases.InitializeResponded},
+	"request_sent " + mcp.MethodDiscover:               {string(phases.Handshake), phases.DiscoverReceived},
+	"response_received " + mcp.MethodDiscover:          {string(phases.Handshake), phases.DiscoverResponded},
+	"request_sent " + mcp.MethodListTools:              {string(phases.Discovery), phases.ToolsListReceived},
+	"request_sent " + mcp.MethodCallTool:               {string(phases.Execution), phases.ToolCallReceived},
+	"response_received " + mcp.MethodCallTool:          {string(phases.Execution), phases.ToolCallResponded},
+	"notification_sent " + mcp.NotificationInitialized: {string(phases.Handshake), phases.InitializedReceived},
 }
 
 // failedEvents name a request that was answered with an error, or whose
@@ -54,47 +54,47 @@ func (r *Result) Records() []ledger.Record {
 		}
 	}
 	if remote && !r.connectFailed() {
-		add(r.Started, phases.Launch, phases.Connected, ledger.F("url", r.url), ledger.F("transport", "streamable-http"))
+		add(r.Started, phases.Launch, phases.Connected, ledger.F(phases.FieldURL, r.url), ledger.F(phases.FieldTransport, "streamable-http"))
 	}
 	for _, st := range r.Timeline {
 		switch st.Event {
 		case "spawned":
 			add(st.At, phases.Launch, phases.Spawned, ledger.F("pid", r.PID))
 		case "spawn_failed":
-			add(st.At, phases.Launch, phases.SpawnFailed, ledger.F("error_class", st.Class), ledger.F("error", st.Detail), ledger.F("hint", st.Hint))
+			add(st.At, phases.Launch, phases.SpawnFailed, ledger.F(phases.FieldErrorClass, st.Class), ledger.F(phases.FieldError, st.Detail), ledger.F(phases.FieldHint, st.Hint))
 		case "connect_failed":
-			add(st.At, phases.Launch, phases.ConnectFailed, ledger.F("url", r.url), ledger.F("error_class", st.Class), ledger.F("error", st.Detail))
+			add(st.At, phases.Launch, phases.ConnectFailed, ledger.F(phases.FieldURL, r.url), ledger.F(phases.FieldErrorClass, st.Class), ledger.F(phases.FieldError, st.Detail))
 		case "tools_listed":
-			add(st.At, phases.Discovery, phases.ToolsListResponded, ledger.F("complete", true),
-				ledger.F("tool_count", len(r.Tools)), ledger.F("tools", r.ToolNames()))
+			add(st.At, phases.Discovery, phases.ToolsListResponded, ledger.F(phases.FieldComplete, true),
+				ledger.F(phases.FieldToolCount, len(r.Tools)), ledger.F("tools", r.ToolNames()))
 		case "stdout_noise":
-			add(st.At, phases.Transport, phases.StdoutNoise, ledger.F("preview", st.Detail))
+			add(st.At, phases.Transport, phases.StdoutNoise, ledger.F(phases.FieldPreview, st.Detail))
 		case "protocol_error":
 			if event, ok := failedEvents[st.Method]; ok {
-				add(st.At, phases.Handshake, event, ledger.F("message", strings.TrimPrefix(st.Detail, st.Method+": ")))
+				add(st.At, phases.Handshake, event, ledger.F(phases.FieldMessage, strings.TrimPrefix(st.Detail, st.Method+": ")))
 			}
 		case "http_status":
-			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F("http_method", "POST"), ledger.F("method", st.Method), ledger.F("status", st.Code))
+			add(st.At, phases.Transport, phases.HTTPExchange, ledger.F(phases.FieldHTTPMethod, "POST"), ledger.F(phases.FieldMethod, st.Method), ledger.F(phases.FieldStatus, st.Code))
 			if st.Code/100 == 3 {
-				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F("status", st.Code), ledger.F("location", st.Detail), ledger.F("method", st.Method))
+				add(st.At, phases.Transport, phases.RedirectRefused, ledger.F(phases.FieldStatus, st.Code), ledger.F(phases.FieldLocation, st.Detail), ledger.F(phases.FieldMethod, st.Method))
 			}
 			if st.Code == 401 || st.Code == 403 {
-				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F("status", st.Code), ledger.F("www_authenticate", st.Detail), ledger.F("realm", r.Realm))
+				add(st.At, phases.Handshake, phases.AuthFailed, ledger.F(phases.FieldStatus, st.Code), ledger.F(phases.FieldWWWAuthenticate, st.Detail), ledger.F("realm", r.Realm))
 			}
 		case "deadline":
-			add(st.At, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", r.LastEvent), ledger.F("waiting", st.Method),
-				ledger.F("timeout_ms", r.timeout))
+			add(st.At, phases.Handshake, phases.HandshakeTimeout, ledger.F(phases.FieldLastEvent, r.LastEvent), ledger.F(phases.FieldWaiting, st.Method),
+				ledger.F(phases.FieldTimeoutMS, r.timeout))
 		case "stopped", "exited":
 			if remote {
-				add(st.At, phases.Launch, phases.Disconnected, ledger.F("reason", st.Detail), ledger.F("requested_by_shim", true))
+				add(st.At, phases.Launch, phases.Disconnected, ledger.F(phases.FieldReason, st.Detail), ledger.F(phases.FieldRequestedByShim, true))
 				continue
 			}
-			fields := []ledger.Field{ledger.F("requested_by_shim", st.Event == "stopped"), ledger.F("stderr_tail", r.StderrTail)}
+			fields := []ledger.Field{ledger.F(phases.FieldRequestedByShim, st.Event == "stopped"), ledger.F(phases.FieldStderrTail, r.StderrTail)}
 			if r.ExitCode != nil {
-				fields = append(fields, ledger.F("exit_code", *r.ExitCode))
+				fields = append(fields, ledger.F(phases.FieldExitCode, *r.ExitCode))
 			}
 			if r.Signal != "" {
-				fields = append(fields, ledger.F("signal", r.Signal))
+				fields = append(fields, ledger.F(phases.FieldSignal, r.Signal))
 			}
 			add(st.At, phases.Launch, phases.Exited, fields...)
 		default:
@@ -108,14 +108,14 @@ func (r *Result) Records() []ledger.Record {
 				if failed, known := failedEvents[st.Method]; known {
 					event = failed
 				} else {
-					fields = append(fields, ledger.F("outcome", "rpc_error"))
+					fields = append(fields, ledger.F(phases.FieldOutcome, "rpc_error"))
 				}
-				fields = append(fields, ledger.F("code", st.Code), ledger.F("message", msg))
+				fields = append(fields, ledger.F(phases.FieldCode, st.Code), ledger.F(phases.FieldMessage, msg))
 			}
 			if event == phases.InitializeResponded || event == phases.DiscoverResponded {
-				fields = append(fields, ledger.F("protocol_version", r.Protocol))
+				fields = append(fields, ledger.F(phases.FieldProtocolVersion, r.Protocol))
 				if r.ServerInfo != nil {
-					fields = append(fields, ledger.F("server_name", r.ServerInfo.Name), ledger.F("server_version", r.ServerInfo.Version))
+					fields = append(fields, ledger.F(phases.FieldServerName, r.ServerInfo.Name), ledger.F(phases.FieldServerVersion, r.ServerInfo.Version))
 				}
 			}
 			add(st.At, phases.Phase(pe[0]), event, fields...)
@@ -155,4 +155,27 @@ func (r *Result) judge(timeout time.Duration) {
 	}
 	v := verdict.Judge(&fold, r.Started.Add(r.Elapsed), false)
 	r.Outcome, r.Detail, r.Cause, r.Advice = Outcome(v.Outcome), v.Reason, v.Cause, v.Advice
+}
+
+// Record appends one probe of a server to that server's ledger in dir with
+// origin probe, so `mcpshim ledger` shows probe history beside the shim's
+// runs: the records the probe's verdict was judged from, and the result.
+// dir "" and a result from the cache record nothing.
+func Record(dir, shimID string, r Result) {
+	if dir == "" || r.Cached {
+		return
+	}
+	l, err := ledger.Open(ledger.Options{Path: ledger.PathIn(dir, r.Server), Shim: shimID, Server: r.Server})
+	if err != nil {
+		return // the probe's own report is what the user reads; the ledger is a bonus
+	}
+	defer l.Close()
+	run := ledger.NewID("run", r.Started)
+	for _, rec := range r.Records() {
+		rec.Run = run
+		l.Write(&rec)
+	}
+	l.Write(&ledger.Record{Time: r.Started.Add(r.Elapsed), Run: run, PID: r.PID, Origin: phases.OriginProbe, Phase: phases.LedgerPhase,
+		Event: phases.ProbeResult, Fields: []ledger.Field{ledger.F(phases.FieldOutcome, string(r.Outcome)), ledger.F("detail", r.Detail),
+			ledger.F("elapsed_ms", r.Elapsed), ledger.F(phases.FieldAttempts, r.Attempts), ledger.F(phases.FieldTransport, r.Transport)}})
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
 )
@@ -120,7 +121,7 @@ type attempt struct {
 // starts now, so a caller that begins every attempt before finishing any
 // gives every server its whole deadline from the probe's start.
 func begin(ctx context.Context, t Target, opts Options) *attempt {
-	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []Tool{}}, pid: new(atomic.Int64)}
+	a := &attempt{t: t, opts: opts, r: Result{Server: t.Name, Transport: "stdio", Started: time.Now(), Tools: []lock.Tool{}}, pid: new(atomic.Int64)}
 	a.ctx, a.cancel = context.WithTimeout(ctx, opts.Timeout)
 	if t.Remote() {
 		a.r.Transport, a.r.url = "http", endpoint(t.URL)
@@ -238,7 +239,7 @@ func (s *session) call(ctx context.Context, method string, params map[string]any
 
 func (s *session) version() string {
 	if s.modern {
-		return ModernVersion
+		return mcp.ModernVersion
 	}
 	return s.r.Protocol
 }
@@ -260,7 +261,7 @@ func (s *session) withMeta(params map[string]any) map[string]any {
 	if !s.modern {
 		return params
 	}
-	return era(ModernVersion).Params(params)
+	return era(mcp.ModernVersion).Params(params)
 }
 
 // modernRefusal is a server/discover answer that shows a modern server
@@ -281,7 +282,7 @@ func modernRefusal(a answer) error {
 		return &protocolError{fmt.Sprintf("server/discover: a modern server refused it (error %d: %s)", a.rpcErr.Code, a.rpcErr.Message)}
 	}
 	return &protocolError{fmt.Sprintf("server/discover: the server is modern but supports %s, not %s (error %d: %s)",
-		strings.Join(d.Supported, ", "), ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
+		strings.Join(d.Supported, ", "), mcp.ModernVersion, a.rpcErr.Code, a.rpcErr.Message)}
 }
 
 // handshake negotiates an era: server/discover first, then initialize on an
@@ -290,8 +291,8 @@ func modernRefusal(a answer) error {
 func (s *session) handshake(ctx context.Context) error {
 	forced := s.opts.Protocol
 	var disc <-chan answer
-	if forced == "" || forced >= ModernVersion {
-		version := ModernVersion
+	if forced == "" || forced >= mcp.ModernVersion {
+		version := mcp.ModernVersion
 		if forced != "" {
 			version = forced
 		}
@@ -326,7 +327,7 @@ func (s *session) handshake(ctx context.Context) error {
 			}
 			if a.err == nil && a.rpcErr == nil {
 				// A DiscoverResult: the server is modern whatever it lists.
-				return s.acceptDiscover(a, ModernVersion)
+				return s.acceptDiscover(a, mcp.ModernVersion)
 			}
 			disc = nil
 		case <-timer.C:
@@ -336,7 +337,7 @@ func (s *session) handshake(ctx context.Context) error {
 		}
 	}
 
-	version := LegacyVersion
+	version := mcp.LegacyVersion
 	if forced != "" {
 		version = forced
 	}
@@ -368,7 +369,7 @@ func (s *session) handshake(ctx context.Context) error {
 				return err
 			}
 			if a.err == nil && a.rpcErr == nil {
-				return s.acceptDiscover(a, ModernVersion)
+				return s.acceptDiscover(a, mcp.ModernVersion)
 			}
 		case <-ctx.Done():
 			return ctx.Err()
@@ -444,7 +445,7 @@ func (s *session) listTools(ctx context.Context) error {
 			return &protocolError{err.Error()}
 		}
 		for _, raw := range pager.Tools[n:] {
-			t, err := NewTool(raw)
+			t, err := lock.NewTool(raw)
 			if err != nil {
 				return &protocolError{fmt.Sprintf("tools/list: %v", err)}
 			}

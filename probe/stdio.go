@@ -90,19 +90,13 @@ func startStdio(t Target, baseEnv []string, deadline time.Time, r *Result) (*std
 	}
 	r.PID = child.Pid
 	r.Timeline = append(r.Timeline, Step{At: time.Now(), Event: "spawned", Detail: "pid " + strconv.Itoa(child.Pid)})
+	// The readers return at their pipe's end (stop closes both after killing
+	// the group); wait returns when the server has exited. stop waits for all
+	// three.
 	go p.readStdout()
 	go p.readStderr()
 	go p.wait()
 	return p, nil
-}
-
-func cutEnv(kv string) (string, string, bool) {
-	for i := 1; i < len(kv); i++ { // from 1: Windows-style "=C:" names are not ours
-		if kv[i] == '=' {
-			return kv[:i], kv[i+1:], true
-		}
-	}
-	return "", "", false
 }
 
 func (p *stdioProc) delivered() bool { return p.wrote.Load() }

@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-// Seed 000's six counterparts, each with the seed's outcome and detail.
+// Six counterparts (instant, delayed, silent, crash on launch, protocol
+// rejection, a missing command), each with its outcome and detail.
 func TestSeedCounterparts(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -53,7 +56,7 @@ func TestCrashReportsExitStatus(t *testing.T) {
 	}
 }
 
-// A mistyped command is a verdict, never a crash of the probe (seed 003).
+// A mistyped command is a verdict, never a crash of the probe.
 func TestMissingCommandIsExited(t *testing.T) {
 	cases := []struct{ command, detail string }{
 		{"./no-such-binary", noSuchFile},
@@ -86,13 +89,13 @@ func TestEras(t *testing.T) {
 		version  string
 		detail   string
 	}{
-		{"both eras prefer modern", fixture("healthy"), "", Ready, ModernVersion, ""},
-		{"modern only", fixture("modern-only"), "", Ready, ModernVersion, ""},
-		{"legacy only falls back", fixture("legacy-only"), "", Ready, LegacyVersion, ""},
-		{"forced legacy", fixture("healthy"), LegacyVersion, Ready, LegacyVersion, ""},
-		{"forced legacy on modern only", fixture("modern-only"), LegacyVersion, ProtocolError, "", "Method not found"},
-		{"forced modern on legacy only", fixture("legacy-only"), ModernVersion, ProtocolError, "", "Method not found"},
-		{"server pings first", edgeTarget("ping-first"), "", Ready, LegacyVersion, ""},
+		{"both eras prefer modern", fixture("healthy"), "", Ready, mcp.ModernVersion, ""},
+		{"modern only", fixture("modern-only"), "", Ready, mcp.ModernVersion, ""},
+		{"legacy only falls back", fixture("legacy-only"), "", Ready, mcp.LegacyVersion, ""},
+		{"forced legacy", fixture("healthy"), mcp.LegacyVersion, Ready, mcp.LegacyVersion, ""},
+		{"forced legacy on modern only", fixture("modern-only"), mcp.LegacyVersion, ProtocolError, "", "Method not found"},
+		{"forced modern on legacy only", fixture("legacy-only"), mcp.ModernVersion, ProtocolError, "", "Method not found"},
+		{"server pings first", edgeTarget("ping-first"), "", Ready, mcp.LegacyVersion, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -137,7 +140,7 @@ func TestTools(t *testing.T) {
 		protocol string
 	}{
 		{"paged", fixture("healthy", "--tools", "a,b,c,d,e", "--page-size", "2"), []string{"a", "b", "c", "d", "e"}, "", ""},
-		{"paged legacy", fixture("healthy", "--tools", "a,b,c", "--page-size", "1"), []string{"a", "b", "c"}, "", LegacyVersion},
+		{"paged legacy", fixture("healthy", "--tools", "a,b,c", "--page-size", "1"), []string{"a", "b", "c"}, "", mcp.LegacyVersion},
 		{"zero tools", fixture("zero-tools"), []string{}, "zero tools listed", ""},
 		{"no tools capability", edgeTarget("no-tools-cap"), []string{}, "declares no tools capability", ""},
 		{"banner on stdout", fixture("banner"), []string{"add", "echo"}, `warning: stdout noise before the handshake, which the client skipped: "Starting Acme MCP server"`, ""},
@@ -157,7 +160,7 @@ func TestTools(t *testing.T) {
 	}
 }
 
-// Seed 003's report server: the tool surface shrinks with the credential.
+// A report server: the tool surface shrinks with the credential.
 func TestReportServerSurface(t *testing.T) {
 	cases := []struct {
 		env  map[string]string

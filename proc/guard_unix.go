@@ -3,7 +3,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -20,28 +19,14 @@ import (
 // The returned file is the shim's end; closing it releases the guard. A
 // grace above zero is for a package runner: see RunGuard.
 func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
 	args := append(argv[1:len(argv):len(argv)], strconv.Itoa(p.Pid))
 	if grace > 0 {
 		args = append(args, grace.String())
 	}
 	cmd := exec.Command(argv[0], args...)
-	cmd.Stdin = r
 	// Its own group: a client that kills the shim's group must not take the guard with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	r.Close()
-	// Reaps the guard; nobody waits on its status. Returns when the guard
-	// exits: after the shim closed its pipe (or died) and it killed the group.
-	go cmd.Wait()
-	return w, nil
+	return startGuard(cmd)
 }
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
@@ -56,15 +41,7 @@ func RunGuard(stdin io.Reader, pgid int, grace time.Duration) int {
 	if pgid <= 1 {
 		return 2
 	}
-	ready := false
-	buf := make([]byte, 64)
-	for {
-		n, err := stdin.Read(buf)
-		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
-		if err != nil {
-			break
-		}
-	}
+	ready := waitRelease(stdin)
 	if grace > 0 && !ready {
 		if groupGone(pgid, grace) {
 			return 0

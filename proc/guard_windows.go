@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -41,13 +40,8 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 		return nil, fmt.Errorf("share the job with the guard: %w", err)
 	}
 	defer windows.CloseHandle(dup) // the guard has its own copy once started
-	r, w, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
 	args := append(argv[1:len(argv):len(argv)], strconv.FormatUint(uint64(dup), 10), grace.String())
 	cmd := exec.Command(argv[0], args...)
-	cmd.Stdin = r
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		AdditionalInheritedHandles: []syscall.Handle{syscall.Handle(dup)},
 		// Its own group: a Ctrl-C typed at the shim's console is not for it.
@@ -56,15 +50,7 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 	if !hasConsole() {
 		cmd.SysProcAttr.CreationFlags |= windows.CREATE_NO_WINDOW
 	}
-	if err := cmd.Start(); err != nil {
-		r.Close()
-		w.Close()
-		return nil, err
-	}
-	r.Close()
-	// Reap it when it is done; nobody waits on its status.
-	go cmd.Wait()
-	return w, nil
+	return startGuard(cmd)
 }
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
@@ -79,15 +65,7 @@ func RunGuard(stdin io.Reader, job int, grace time.Duration) int {
 	// The console's Ctrl-C and Ctrl-Break are for the shim, which is gone
 	// or stopping its server its own way.
 	signal.Ignore(os.Interrupt)
-	ready := false
-	buf := make([]byte, 64)
-	for {
-		n, err := stdin.Read(buf)
-		ready = ready || bytes.IndexByte(buf[:n], GuardReady) >= 0
-		if err != nil {
-			break
-		}
-	}
+	ready := waitRelease(stdin)
 	if grace > 0 && !ready && jobEmpty(h, grace) {
 		return 0
 	}

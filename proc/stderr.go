@@ -52,16 +52,6 @@ func (t *Tail) Cause() (line string, stated bool) {
 	return t.cause.Cause()
 }
 
-// Last is the last kept line, or "".
-func (t *Tail) Last() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.lines) == 0 {
-		return ""
-	}
-	return t.lines[len(t.lines)-1]
-}
-
 // Log is the client's log (the shim's stderr), shared by the child's stderr
 // and the shim's own lines. Write is for the shim's lines; each is written
 // whole, between the server's lines, never inside one: while a server line

@@ -9,6 +9,7 @@ package redact
 import (
 	"bytes"
 	"encoding/base64"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -429,3 +430,32 @@ func Preview(b []byte, n int) string {
 // previewSlack is longer than any token a rule knows but a PEM block, which
 // its rule takes to the end of the text.
 const previewSlack = 512
+
+// URL is u as it may be shown: no userinfo, no fragment, and each query
+// value replaced by Marker (an OAuth code, an api_key).
+func URL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	c := *u
+	c.User, c.Fragment, c.RawFragment = nil, "", ""
+	if c.RawQuery != "" {
+		var parts []string
+		for _, kv := range strings.Split(c.RawQuery, "&") {
+			k, _, _ := strings.Cut(kv, "=")
+			parts = append(parts, k+"="+Marker)
+		}
+		c.RawQuery = strings.Join(parts, "&")
+	}
+	return c.String()
+}
+
+// RawURL is URL for a URL as typed, which may not parse: what does not parse
+// is not shown at all, as it may hold a password.
+func RawURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	return URL(u)
+}

@@ -61,8 +61,8 @@ const (
 func (b *bridge) fromServer(data []byte) {
 	line, ok := oneLine(data)
 	if !ok {
-		b.emit(phases.Transport, phases.StdoutNoise, ledger.F("direction", "server"), ledger.F("bytes", len(data)),
-			ledger.F("preview", redact.Preview(data, 120)), ledger.F("action", "dropped"))
+		b.emit(phases.Transport, phases.StdoutNoise, ledger.F(phases.FieldDirection, "server"), ledger.F("bytes", len(data)),
+			ledger.F(phases.FieldPreview, redact.Preview(data, 120)), ledger.F("action", "dropped"))
 		b.say("the server sent a body that is not JSON (%d bytes); dropped", len(data))
 		return
 	}
@@ -85,7 +85,7 @@ func (b *bridge) fromServer(data []byte) {
 			if c.method == mcp.MethodListTools && m.isResult() && !msg.isBatch() {
 				b.listed(m.id, m.result)
 			}
-			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && modern(c.version)
+			listed = listed || !msg.isBatch() && c.method == mcp.MethodListTools && m.isResult() && mcp.IsModern(c.version)
 			if b.pending[m.id].method == mcp.MethodInitialize && m.isResult() {
 				if ver := m.negotiated(); ver != "" {
 					b.version = ver
@@ -104,16 +104,16 @@ func (b *bridge) fromServer(data []byte) {
 		case pass:
 			kept++
 		case duplicate:
-			b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", ids[i]))
+			b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, ids[i]))
 		case unknown:
 			id := ids[i]
 			if id == "" {
 				id = "none"
 			}
-			b.emit(phases.Transport, phases.UnknownResponse, ledger.F("request_id", id), ledger.F("direction", "server"), ledger.F("action", "dropped"))
+			b.emit(phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldDirection, "server"), ledger.F("action", "dropped"))
 		case noise:
-			b.emit(phases.Transport, phases.StdoutNoise, ledger.F("direction", "server"), ledger.F("bytes", len(line)),
-				ledger.F("preview", redact.Preview(line, 120)), ledger.F("action", "dropped"))
+			b.emit(phases.Transport, phases.StdoutNoise, ledger.F(phases.FieldDirection, "server"), ledger.F("bytes", len(line)),
+				ledger.F(phases.FieldPreview, redact.Preview(line, 120)), ledger.F("action", "dropped"))
 		}
 	}
 	if kept == 0 {

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -52,7 +53,7 @@ func (b *bridge) challenged(ctx context.Context, resp *http.Response, tries int)
 	defer cancel()
 	err := b.cfg.Auth.Challenged(wait, resp.StatusCode, resp.Header, resp.Request.Header.Get("Authorization"))
 	if err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", SafeURL(b.cfg.URL))
+		return fmt.Errorf("signing in is waiting for the browser (the URL is on mcpshim's stderr): finish it there, or run mcpshim auth login --url %s, then reconnect", redact.URL(b.cfg.URL))
 	}
 	return err
 }
@@ -80,9 +81,9 @@ func (b *bridge) denied(ctx context.Context, resp *http.Response, tries int) *de
 		}
 		return de // the session recorded auth_failed, with its stage
 	}
-	fields := []ledger.Field{ledger.F("status", resp.StatusCode), ledger.F("www_authenticate", ch)}
+	fields := []ledger.Field{ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F(phases.FieldWWWAuthenticate, ch)}
 	if cs := oauth.ParseChallenges(ch); len(cs) > 0 {
-		fields = append(fields, ledger.F("scheme", cs[0].Scheme))
+		fields = append(fields, ledger.F(phases.FieldScheme, cs[0].Scheme))
 		for _, k := range []string{"realm", "resource_metadata", "error", "scope"} {
 			if v := cs[0].Param(k); v != "" {
 				fields = append(fields, ledger.F(k, v))
@@ -134,7 +135,7 @@ func (b *bridge) authFailed(msg message, de *deniedError) {
 	var fe *oauth.FlowError
 	if errors.As(de.err, &fe) && (fe.Stage == oauth.StageAuthorization || fe.Stage == oauth.StageToken || fe.Stage == oauth.StageRefresh) &&
 		!strings.Contains(text, "mcpshim auth login") {
-		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", SafeURL(b.cfg.URL))
+		text += fmt.Sprintf("; to sign in by hand: mcpshim auth login --url %s", redact.URL(b.cfg.URL))
 	}
 	if b.cfg.Auth == nil {
 		text = fmt.Sprintf("mcpshim: server %s: the server refused the credentials (%s)", b.cfg.Name, describeStatus(de.status, nil))
@@ -160,19 +161,13 @@ func (b *bridge) authStep(st oauth.Step) {
 		}
 	}
 	if st.Status != 0 {
-		fields = append(fields, ledger.F("status", st.Status))
+		fields = append(fields, ledger.F(phases.FieldStatus, st.Status))
 	}
-	add("stage", st.Stage)
-	add("issuer", st.Issuer)
-	add("resource", st.Resource)
-	add("scope", st.Scope)
-	add("grant", st.Grant)
-	add("client", st.ClientKind)
-	add("client_id", st.ClientID)
-	add("error", st.Error)
-	add("error_description", st.Description)
+	for _, f := range st.Facts() {
+		add(f[0], f[1])
+	}
 	if st.Event == oauth.StepFailed {
-		add("message", st.Message)
+		add(phases.FieldMessage, st.Message)
 	}
 	if st.ExpiresIn > 0 {
 		fields = append(fields, ledger.F("expires_in_s", int64(st.ExpiresIn/time.Second)))

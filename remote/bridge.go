@@ -2,8 +2,8 @@
 // over Streamable HTTP, or the 2024-11-05 HTTP+SSE transport (`mcpshim
 // --url`): each client line is POSTed as the body, each answer reaches the
 // client as one line, the exchanges are recorded in the same phase ledger as
-// a child process's, and the failures of a remote session get seed 004's
-// reconnect policy.
+// a child process's, and the failures of a remote session get the reconnect
+// policy (policy.go).
 //
 // It never spawns a process nor reads a client config (supervisor, proc and
 // clientconfig own those); the HTTP exchange, the session and the reconnect
@@ -26,6 +26,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/tap"
@@ -76,10 +77,6 @@ type Config struct {
 	// credential to --header.
 	Auth *oauth.Session
 }
-
-// modern reports whether version is 2026-07-28 or later: no session, no GET
-// stream, and the standard Mcp-Method and Mcp-Name headers.
-func modern(version string) bool { return version >= "2026-07-28" }
 
 type bridge struct {
 	cfg     Config
@@ -135,7 +132,7 @@ type bridge struct {
 	gone     chan struct{} // closed when writing to the client failed
 	goneOnce sync.Once
 
-	pages        []json.RawMessage        // tools of the tools/list being answered (lock.go)
+	pages        lock.Pages               // tools of the tools/list being answered (lock.go)
 	paramHeaders map[string][]paramHeader // a 2026-07-28 tool's Mcp-Param-* headers (params.go)
 	lockBroken   chan struct{}            // closed when an enforced lock broke
 	lockOnce     sync.Once
@@ -291,13 +288,13 @@ func (b *bridge) loop(ctx context.Context) int {
 			b.mu.Lock()
 			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
 			b.mu.Unlock()
-			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F("failures", d.Failures), ledger.F("delay_ms", d.Delay), ledger.F("reason", d.Reason))
+			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldDelayMS, d.Delay), ledger.F(phases.FieldReason, d.Reason))
 			switch {
 			case d.Page:
-				// Seed 004: "a page on the third consecutive failure": a signal
-				// to a person; the bridge goes on trying.
-				b.emit(phases.Supervision, phases.OutagePaged, ledger.F("failures", d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
-					ledger.F("reason", b.reasonNow(d.Reason)))
+				// A page on the third consecutive failure: a signal to a
+				// person; the bridge goes on trying.
+				b.emit(phases.Supervision, phases.OutagePaged, ledger.F(phases.FieldFailures, d.Failures), ledger.F("since", d.Since.UTC().Format(time.RFC3339Nano)),
+					ledger.F(phases.FieldReason, b.reasonNow(d.Reason)))
 				b.say("server unreachable for %v (%d failures: %s); still retrying, up to every %v", time.Since(d.Since).Round(time.Millisecond),
 					d.Failures, b.reasonNow(d.Reason), b.cfg.Policy.BackoffMax)
 			case d.Failures == 1:
@@ -322,9 +319,9 @@ func (b *bridge) loop(ctx context.Context) int {
 			return 0
 		case <-b.lockBroken:
 			b.shutdown("lock_broken", fmt.Sprintf("mcpshim: server %s broke the tool surface lock; stopped", b.cfg.Name))
-			return ExitConfig
+			return lock.ExitConfig
 		case sig := <-b.cfg.Signals:
-			b.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sig.String()), ledger.F("forwarded", false))
+			b.emit(phases.Interruption, phases.SignalReceived, ledger.F(phases.FieldSignal, sig.String()), ledger.F(phases.FieldForwarded, false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 				b.leave("signal")
 				return 0
@@ -348,7 +345,7 @@ func (b *bridge) reasonNow(reason string) string {
 // leave ends the session when the client is gone: requests in flight get
 // Grace to be answered, then the legacy session is deleted.
 func (b *bridge) leave(reason string) {
-	b.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
+	b.emit(phases.Interruption, phases.ClientDisconnected, ledger.F(phases.FieldReason, reason))
 	b.shutdown(reason, "mcpshim: the client left before the server answered")
 }
 
@@ -391,7 +388,7 @@ func (b *bridge) shutdown(reason, text string) {
 }
 
 func (b *bridge) giveUp(d Decision) {
-	b.emit(phases.Supervision, phases.ReconnectsExhausted, ledger.F("failures", d.Failures), ledger.F("reason", b.reasonNow(d.Reason)))
+	b.emit(phases.Supervision, phases.ReconnectsExhausted, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldReason, b.reasonNow(d.Reason)))
 	b.say("giving up: %s", b.reasonNow(d.Reason))
 	for _, c := range b.takeAll() {
 		b.answer(c, fmt.Sprintf("mcpshim: gave up on server %s: %s", b.cfg.Name, d.Reason), nil)
@@ -415,9 +412,9 @@ func (b *bridge) endRun(reason string, failed bool) {
 	if !open {
 		return
 	}
-	fields := []ledger.Field{ledger.F("reason", reason)}
+	fields := []ledger.Field{ledger.F(phases.FieldReason, reason)}
 	if failed {
-		fields = append(fields, ledger.F("exit_code", ExitUnavailable))
+		fields = append(fields, ledger.F(phases.FieldExitCode, ExitUnavailable))
 	}
 	b.emit(phases.Launch, phases.Disconnected, fields...)
 }
@@ -471,11 +468,11 @@ func (b *bridge) answer(c *call, text string, data map[string]any) {
 		b.clientGone()
 		return
 	}
-	fields := []ledger.Field{ledger.F("request_id", string(c.rawID)), ledger.F("method", c.method), ledger.F("direction", "client")}
+	fields := []ledger.Field{ledger.F(phases.FieldRequestID, string(c.rawID)), ledger.F(phases.FieldMethod, c.method), ledger.F(phases.FieldDirection, "client")}
 	if c.tool != "" {
-		fields = append(fields, ledger.F("tool", c.tool))
+		fields = append(fields, ledger.F(phases.FieldTool, c.tool))
 	}
-	b.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F("message", text))...)
+	b.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F(phases.FieldMessage, text))...)
 }
 
 func (b *bridge) takeAll() []*call {
@@ -489,7 +486,7 @@ func (b *bridge) takeAll() []*call {
 }
 
 // failInFlight answers every request in flight and cancels its exchange:
-// seed 004, "requests in flight get errors at once".
+// in an outage, requests in flight get errors at once.
 func (b *bridge) failInFlight(text string) {
 	for _, c := range b.stopInFlight() {
 		c.cancel()

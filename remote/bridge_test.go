@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -35,21 +36,13 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 4 && os.Args[1] == serveArg {
 		os.Exit(serveProcess(os.Args[2], os.Args[3]))
 	}
-	dir, err := os.MkdirTemp("", "mcpshim-remote-")
-	if err != nil {
+	var err error
+	if shim, err = testkit.Build("github.com/mcpshim-dev/mcpshim/cmd/mcpshim", buildFlags...); err != nil {
 		fmt.Fprintln(os.Stderr, err)
+		testkit.Cleanup()
 		os.Exit(1)
 	}
-	shim = filepath.Join(dir, "mcpshim")
-	if bin := os.Getenv("MCPSHIM_TEST_BIN"); bin != "" {
-		shim = bin // built beforehand: under wine there is no go tool (.ci/windows.sh)
-	} else if out, err := exec.Command("go", append(append([]string{"build"}, buildFlags...), "-o", shim, "github.com/mcpshim-dev/mcpshim/cmd/mcpshim")...).CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build mcpshim: %v\n%s", err, out)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(testkit.Main(m))
 }
 
 func serveProcess(addr, countFile string) int {
@@ -162,28 +155,11 @@ func (s *httpServer) url() string { return "http://" + s.addr + "/mcp" }
 func shimCommand(t *testing.T, ledger string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(shim, append([]string{"--name", "remote-test", "--ledger", ledger}, args...)...)
-	cmd.Stderr = &lockedBuffer{}
+	cmd.Stderr = &testkit.Buffer{}
 	return cmd
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func stderrOf(cmd *exec.Cmd) string { return cmd.Stderr.(*lockedBuffer).String() }
+func stderrOf(cmd *exec.Cmd) string { return cmd.Stderr.(*testkit.Buffer).String() }
 
 type record map[string]any
 

@@ -58,7 +58,7 @@ func (b *bridge) fromClient(line []byte) {
 	msg := inspect(line)
 	b.observe(phases.FromClient, line, false)
 	if msg.isNoise() || !json.Valid(line) {
-		b.emit(phases.Supervision, phases.MessageRejected, ledger.F("direction", "client"), ledger.F("reason", "not a JSON-RPC message"), ledger.F("bytes", len(line)))
+		b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldDirection, "client"), ledger.F(phases.FieldReason, "not a JSON-RPC message"), ledger.F("bytes", len(line)))
 		b.say("a client line is not JSON-RPC; not sent (%d bytes)", len(line))
 		return
 	}
@@ -88,7 +88,7 @@ func (b *bridge) fromClient(line []byte) {
 			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); not sent; reconnecting, next attempt in %v", b.cfg.Name, reason, max(retryIn, 0)), nil)
 		}
 		if len(calls) == 0 {
-			b.emit(phases.Supervision, phases.MessageRejected, ledger.F("method", msg.method), ledger.F("reason", "server unreachable"))
+			b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldReason, "server unreachable"))
 		}
 		return
 	}

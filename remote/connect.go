@@ -44,24 +44,24 @@ func (b *bridge) connect() bool {
 		transport = legacyName
 	}
 	// shim_pid: a run without a process is alive while its shim is.
-	fields := []ledger.Field{ledger.F("url", b.endpoint()), ledger.F("transport", transport),
-		ledger.F("header_names", headerNames(b.cfg.Headers)), ledger.F("generation", gen), ledger.F("shim_pid", os.Getpid())}
+	fields := []ledger.Field{ledger.F(phases.FieldURL, b.endpoint()), ledger.F(phases.FieldTransport, transport),
+		ledger.F(phases.FieldHeaderNames, headerNames(b.cfg.Headers)), ledger.F(phases.FieldGeneration, gen), ledger.F(phases.FieldShimPID, os.Getpid())}
 	if prev != "" {
-		fields = append(fields, ledger.F("previous_run", prev))
+		fields = append(fields, ledger.F(phases.FieldPreviousRun, prev))
 	}
 	if err != nil {
 		b.setDown(describeErr(err))
-		b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F("error_class", errClass(err)), ledger.F("error", b.scrub(err.Error())))...)
+		b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(err.Error())))...)
 		return false
 	}
 	addr := conn.RemoteAddr().String()
-	fields = append(fields, ledger.F("address", addr), ledger.F("connect_ms", time.Since(start)))
+	fields = append(fields, ledger.F(phases.FieldAddress, addr), ledger.F("connect_ms", time.Since(start)))
 	if u.Scheme == "https" {
 		tc := tlsClient(conn, host)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
 			b.setDown(describeErr(err))
-			b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F("error_class", "tls"), ledger.F("error", b.scrub(err.Error())))...)
+			b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F(phases.FieldErrorClass, "tls"), ledger.F(phases.FieldError, b.scrub(err.Error())))...)
 			return false
 		}
 		fields = append(fields, tlsFacts(tc.ConnectionState())...)
@@ -144,7 +144,7 @@ func (b *bridge) attempt() {
 	b.recon.Next(time.Now(), Answered, false, 0)
 	b.down, b.downReason = false, ""
 	b.mu.Unlock()
-	b.emit(phases.Supervision, phases.OutageEnded, ledger.F("failures", failures), ledger.F("duration_ms", time.Since(since)))
+	b.emit(phases.Supervision, phases.OutageEnded, ledger.F(phases.FieldFailures, failures), ledger.F(phases.FieldDurationMS, time.Since(since)))
 	b.say("reconnected to %s after %d failed attempts (%v)", b.endpoint(), failures, time.Since(since).Round(time.Millisecond))
 	b.startGET()
 }

@@ -64,7 +64,7 @@ func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent b
 		drain(resp)
 		dl.stop()
 		if err := b.openLegacy(); err == nil {
-			b.emit(phases.Transport, phases.TransportFallback, ledger.F("status", status), ledger.F("from", "streamable-http"), ledger.F("to", legacyName))
+			b.emit(phases.Transport, phases.TransportFallback, ledger.F(phases.FieldStatus, status), ledger.F("from", "streamable-http"), ledger.F(phases.FieldTo, legacyName))
 			b.say("the server answered HTTP %d to a Streamable HTTP initialize and speaks the 2024-11-05 HTTP+SSE transport; using it", status)
 			b.send(ctx, line, msg, resent)
 			return
@@ -112,8 +112,8 @@ func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent b
 			return
 		}
 		if ok {
-			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F("request_id", string(msg.rawID)), ledger.F("method", msg.method),
-				ledger.F("tool", msg.name), ledger.F("status", status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
+			b.emit(phases.Supervision, phases.ResentAfterReinit, ledger.F(phases.FieldRequestID, string(msg.rawID)), ledger.F(phases.FieldMethod, msg.method),
+				ledger.F(phases.FieldTool, msg.name), ledger.F(phases.FieldStatus, status), ledger.F("rule", rule), ledger.F("old_session", digest(session)))
 			b.observe(phases.FromClient, line, false) // the new run sees the request it is sent
 			b.send(ctx, line, msg, true)
 			return
@@ -323,7 +323,7 @@ func (b *bridge) setHeaders(req *http.Request, msg message, session string) {
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
 	}
-	if modern(version) && msg.isRequest() {
+	if mcp.IsModern(version) && msg.isRequest() {
 		// 2026-07-28 standard headers: the server checks them against the body.
 		req.Header.Set("Mcp-Method", msg.method)
 		if msg.name != "" {
@@ -442,7 +442,7 @@ func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadl
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: no answer within the request timeout (--request-timeout %v); not re-sent, as it may have run", b.cfg.Name, b.cfg.Timeout))
 		return
 	case err == errTooLarge:
-		b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("method", msg.method), ledger.F("request_id", string(msg.rawID)), ledger.F("max_bytes", b.cfg.MaxMessage))
+		b.emit(phases.Transport, phases.MessageTooLarge, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldRequestID, string(msg.rawID)), ledger.F("max_bytes", b.cfg.MaxMessage))
 		b.say("an answer to %s is over --max-message (%d bytes); its request gets an error", msg.method, b.cfg.MaxMessage)
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the answer is over --max-message (%d bytes); not re-sent, as it may have run", b.cfg.Name, b.cfg.MaxMessage))
 		return
@@ -507,17 +507,17 @@ func readAnswer(resp *http.Response, id idKey, max int64) ([]byte, error) {
 	}
 }
 
-// recordExchange writes the http_exchange record of one request (seed 002:
-// "the request method, endpoint path, status, session identifier when
-// present, and whether the response contained JSON or began an event
-// stream").
+// recordExchange writes the http_exchange record of one request: the request
+// method, endpoint path, status, session identifier when present, and
+// whether the response contained JSON or began an event stream, as HTTP
+// evidence kept apart from MCP state.
 func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err error, start time.Time, sent, got int64, msg message, session string) {
-	fields := []ledger.Field{ledger.F("http_method", req.Method), ledger.F("path", req.URL.Path)}
+	fields := []ledger.Field{ledger.F(phases.FieldHTTPMethod, req.Method), ledger.F("path", req.URL.Path)}
 	if msg.method != "" {
-		fields = append(fields, ledger.F("method", msg.method))
+		fields = append(fields, ledger.F(phases.FieldMethod, msg.method))
 	}
 	if len(msg.rawID) > 0 {
-		fields = append(fields, ledger.F("request_id", string(msg.rawID)))
+		fields = append(fields, ledger.F(phases.FieldRequestID, string(msg.rawID)))
 	}
 	if resp != nil {
 		ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
@@ -525,9 +525,9 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 		if body == "" {
 			body = ctype
 		}
-		fields = append(fields, ledger.F("status", resp.StatusCode), ledger.F("body", body))
+		fields = append(fields, ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F("body", body))
 		if resp.StatusCode/100 == 3 {
-			fields = append(fields, ledger.F("location", location(resp, false)))
+			fields = append(fields, ledger.F(phases.FieldLocation, location(resp, false)))
 		}
 		if got > 0 {
 			fields = append(fields, ledger.F("response_bytes", got))
@@ -536,7 +536,7 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 			fields = append(fields, ledger.F("new_session", digest(sid)))
 		}
 	} else if err != nil {
-		fields = append(fields, ledger.F("error_class", errClass(err)), ledger.F("error", b.scrub(err.Error())))
+		fields = append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(err.Error())))
 	}
 	if sent > 0 {
 		fields = append(fields, ledger.F("request_bytes", sent))
@@ -544,7 +544,7 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 	if session != "" {
 		fields = append(fields, ledger.F("session", digest(session)))
 	}
-	fields = append(fields, ledger.F("latency_ms", time.Since(start)))
+	fields = append(fields, ledger.F(phases.FieldLatencyMS, time.Since(start)))
 	b.emit(phases.Transport, phases.HTTPExchange, fields...)
 }
 

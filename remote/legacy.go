@@ -22,6 +22,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // Transports, as --transport names them.
@@ -121,7 +122,7 @@ func (b *bridge) openLegacy() error {
 		endpoint, err = b.cfg.URL.Parse(strings.TrimSpace(string(ev.data)))
 	}
 	if err == nil && !sameOrigin(endpoint, b.cfg.URL) {
-		err = fmt.Errorf("the server named an endpoint on another origin (%s); not followed", SafeURL(endpoint))
+		err = fmt.Errorf("the server named an endpoint on another origin (%s); not followed", redact.URL(endpoint))
 	}
 	if err != nil {
 		resp.Body.Close()
@@ -133,7 +134,7 @@ func (b *bridge) openLegacy() error {
 	b.mu.Lock()
 	b.endpointURL, b.legacyOn = endpoint, true
 	b.mu.Unlock()
-	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F("transport", legacyName), ledger.F("endpoint", SafeURL(endpoint)))
+	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F(phases.FieldTransport, legacyName), ledger.F("endpoint", redact.URL(endpoint)))
 	b.goBG(func() { b.legacyStream(ctx, resp, sse) })
 	return nil
 }

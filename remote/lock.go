@@ -1,55 +1,35 @@
 package remote
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
-
-// ExitConfig is EX_CONFIG: an enforced lock broke, a wiring problem a person
-// must fix.
-const ExitConfig = 78
 
 // checkLock checks the tools of a tools/list answer against the lock, as the
 // stdio supervisor does: pages are gathered until the one without a
 // nextCursor, and a complete list that lacks locked tools is recorded and
 // said. In enforce mode its answer is an error instead of the list (a client
 // must not carry on believing the surface is complete) and the bridge stops
-// with exit 78. It reports whether the answer may be forwarded.
+// with exit 78 (lock.ExitConfig). It reports whether the answer may be
+// forwarded.
 func (b *bridge) checkLock(m message) bool {
-	page, err := mcp.ParseToolsPage(m.result)
 	b.mu.Lock()
-	if err != nil {
-		b.pages = nil
-		b.mu.Unlock()
-		return true
-	}
-	b.pages = append(b.pages, page.Tools...)
-	if page.More {
-		b.mu.Unlock()
-		return true
-	}
-	tools := b.pages
-	b.pages = nil
+	tools, complete := b.pages.Add(m.result)
 	b.mu.Unlock()
-	missing := b.cfg.CheckTools(tools)
-	if len(missing) == 0 {
+	if !complete {
 		return true
 	}
-	mode := "warn"
-	if b.cfg.EnforceLock {
-		mode = "enforce"
+	missing := lock.Missing{Server: b.cfg.Name, Tools: b.cfg.CheckTools(tools), Enforce: b.cfg.EnforceLock}
+	if len(missing.Tools) == 0 {
+		return true
 	}
-	b.emit(phases.Discovery, phases.ToolsMissing, ledger.F("missing", missing), ledger.F("mode", mode))
-	b.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
+	b.emit(phases.Discovery, phases.ToolsMissing, missing.Fields()...)
+	b.say("%s", missing.Notice())
 	if !b.cfg.EnforceLock {
 		return true
 	}
-	text := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", b.cfg.Name, strings.Join(missing, ", "))
-	if _, err := b.wire.WriteMessage(errorAnswer(m.rawID, text, map[string]any{"missing": missing})); err != nil {
+	if _, err := b.wire.WriteMessage(errorAnswer(m.rawID, missing.Error(), map[string]any{"missing": missing.Tools})); err != nil {
 		b.clientGone()
 	}
 	b.lockOnce.Do(func() { close(b.lockBroken) })

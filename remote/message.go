@@ -10,9 +10,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-// protocolVersionMeta is the _meta key of a 2026-07-28 request's version.
-const protocolVersionMeta = "io.modelcontextprotocol/protocolVersion"
-
 // message is what the bridge needs to know about one line.
 type message struct {
 	kind   mcp.Kind
@@ -49,7 +46,7 @@ func fromMsg(m mcp.Msg) message {
 	if msg.method == mcp.MethodInitialize {
 		msg.version = mcp.String(mcp.Member(m.Params, "protocolVersion"))
 	} else if meta := mcp.Member(m.Params, "_meta"); meta != nil {
-		msg.version = mcp.String(mcp.Member(meta, protocolVersionMeta))
+		msg.version = mcp.String(mcp.Member(meta, mcp.MetaProtocolVersion))
 	}
 	return msg
 }

@@ -93,7 +93,7 @@ func (b *bridge) filterTools(result []byte) []byte {
 		if reason != "" {
 			dropped = append(dropped, name)
 			b.mu.Unlock()
-			b.emit(phases.Discovery, phases.ToolDropped, ledger.F("tool", name), ledger.F("reason", reason))
+			b.emit(phases.Discovery, phases.ToolDropped, ledger.F(phases.FieldTool, name), ledger.F(phases.FieldReason, reason))
 			b.mu.Lock()
 			continue
 		}

@@ -14,7 +14,7 @@ import (
 )
 
 // Class is what one HTTP exchange came to, as far as the reconnect policy
-// cares. Seed 004: "the right [next step] depends on why".
+// cares: the right next step depends on why it failed.
 type Class int
 
 const (
@@ -120,8 +120,8 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout() && !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, wsaeConnRefused)
 }
 
-// Policy is the reconnect policy of seed 004: "500 milliseconds doubling to
-// a cap, and a page on the third consecutive failure". A page is a signal
+// Policy is the reconnect policy: 500 milliseconds doubling to a cap, and a
+// page on the third consecutive failure. A page is a signal
 // to a person, not an exit: the client (Claude Code, Cursor) cannot restart
 // the shim, so it keeps trying until the client leaves or GiveUpAfter.
 type Policy struct {
@@ -139,8 +139,8 @@ type Policy struct {
 	Jitter func() float64
 }
 
-// DefaultPolicy is seed 004's: 500 ms doubling to 30 s, give up on the third
-// consecutive failure.
+// DefaultPolicy: 500 ms doubling to 30 s, a page on the third consecutive
+// failure, no giving up.
 func DefaultPolicy() Policy {
 	return Policy{Backoff: 500 * time.Millisecond, BackoffMax: 30 * time.Second, MaxRetries: 2}
 }
@@ -199,8 +199,7 @@ func NewReconnector(p Policy) *Reconnector { return &Reconnector{p: p} }
 
 // Next decides what follows one exchange of class c. resent says the request
 // was already re-sent after a re-initialization; retryAfter is the server's
-// Retry-After on a 429 or 503 (0 when none). The rules, from seed 004 and
-// issues 17 and 23:
+// Retry-After on a 429 or 503 (0 when none). The rules (issues 17 and 23):
 //   - Any answer resets the count of consecutive failures.
 //   - A 404 for a forgotten session is housekeeping, not an outage: "it earns
 //     no backoff and no alert": re-initialize at once, count nothing.

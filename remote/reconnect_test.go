@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -101,7 +102,7 @@ func serverProcess(t *testing.T, addr, countFile string) *exec.Cmd {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cmd.Stderr = &lockedBuffer{}
+		cmd.Stderr = &testkit.Buffer{}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

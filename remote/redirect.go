@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // maxRedirects bounds a chain of same-origin redirects.
@@ -28,8 +29,8 @@ func (b *bridge) checkRedirect(req *http.Request, via []*http.Request) error {
 		return http.ErrUseLastResponse // the caller refuses it
 	}
 	prev := via[len(via)-1]
-	b.emit(phases.Transport, phases.HTTPExchange, ledger.F("http_method", prev.Method), ledger.F("path", prev.URL.Path),
-		ledger.F("status", resp.StatusCode), ledger.F("location", location(resp, false)), ledger.F("redirect", "followed"))
+	b.emit(phases.Transport, phases.HTTPExchange, ledger.F(phases.FieldHTTPMethod, prev.Method), ledger.F("path", prev.URL.Path),
+		ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F(phases.FieldLocation, location(resp, false)), ledger.F("redirect", "followed"))
 	return nil
 }
 
@@ -45,7 +46,7 @@ func location(resp *http.Response, absolute bool) string {
 	if absolute && resp.Request != nil {
 		loc = resp.Request.URL.ResolveReference(loc)
 	}
-	return SafeURL(loc)
+	return redact.URL(loc)
 }
 
 // refuseRedirect answers the requests of msg with an error naming the
@@ -54,8 +55,8 @@ func location(resp *http.Response, absolute bool) string {
 func (b *bridge) refuseRedirect(resp *http.Response, msg message) {
 	drain(resp)
 	loc := location(resp, true)
-	b.emit(phases.Transport, phases.RedirectRefused, ledger.F("status", resp.StatusCode), ledger.F("location", loc),
-		ledger.F("method", msg.method), ledger.F("request_id", string(msg.rawID)))
+	b.emit(phases.Transport, phases.RedirectRefused, ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F(phases.FieldLocation, loc),
+		ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldRequestID, string(msg.rawID)))
 	b.say("the server redirected %s to %s (HTTP %d); not followed", msg.method, loc, resp.StatusCode)
 	b.failOpen(msg, fmt.Sprintf("mcpshim: server %s redirected the request to %s (HTTP %d %s); mcpshim follows only a 307 or 308 to the same origin, so that credentials never go elsewhere: if the new address is the server's, put it in --url",
 		b.cfg.Name, loc, resp.StatusCode, http.StatusText(resp.StatusCode)))

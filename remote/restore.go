@@ -8,7 +8,6 @@ package remote
 
 import (
 	"encoding/json"
-	"sort"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
@@ -86,26 +85,6 @@ func (b *bridge) serverTools(session string) (map[string]string, error) {
 	}
 }
 
-// toolsDiff names the tools added to and removed from a list, and reports
-// whether anything changed.
-func toolsDiff(before, after map[string]string) (added, removed []string, changed bool) {
-	for n, d := range after {
-		if old, ok := before[n]; !ok {
-			added = append(added, n)
-		} else if old != d {
-			changed = true
-		}
-	}
-	for n := range before {
-		if _, ok := after[n]; !ok {
-			removed = append(removed, n)
-		}
-	}
-	sort.Strings(added)
-	sort.Strings(removed)
-	return added, removed, changed || len(added) > 0 || len(removed) > 0
-}
-
 // restore replays the log level and the subscriptions into session, then
 // compares the server's tools with the ones the client saw. initResult is
 // the new session's initialize result: the notification goes only to a
@@ -131,9 +110,11 @@ func (b *bridge) restore(session string, initResult []byte) {
 	changed := false
 	if seen != nil && string(mcp.Member(mcp.Member(mcp.Member(initResult, "capabilities"), "tools"), "listChanged")) == "true" {
 		if now, err := b.serverTools(session); err == nil {
-			added, removed, changed = toolsDiff(seen, now)
+			var redefined bool
+			added, removed, redefined = mcp.DiffTools(seen, now)
+			changed = redefined || len(added) > 0 || len(removed) > 0
 		} else {
-			b.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", b.scrub(err.Error())))
+			b.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, b.scrub(err.Error())))
 		}
 	}
 	b.emit(phases.Supervision, phases.SessionRestored, ledger.F("restored", restored), ledger.F("of", len(lines)), ledger.F("tools_changed", changed))

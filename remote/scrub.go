@@ -27,7 +27,7 @@ type scrubber struct {
 }
 
 func newScrubber(u *url.URL, headers []Header) *scrubber {
-	s := &scrubber{safe: SafeURL(u)}
+	s := &scrubber{safe: redact.URL(u)}
 	if u != nil {
 		s.urls = []string{u.String(), u.Redacted()}
 		if pw, ok := u.User.Password(); ok {
@@ -94,33 +94,4 @@ func (s *scrubber) String(text string) string {
 		}
 	}
 	return redact.String(text)
-}
-
-// SafeURL is u as the bridge shows it: no userinfo, no fragment, and each
-// query value replaced by redact.Marker (an OAuth code, an api_key).
-func SafeURL(u *url.URL) string {
-	if u == nil {
-		return ""
-	}
-	c := *u
-	c.User, c.Fragment, c.RawFragment = nil, "", ""
-	if c.RawQuery != "" {
-		var parts []string
-		for _, kv := range strings.Split(c.RawQuery, "&") {
-			k, _, _ := strings.Cut(kv, "=")
-			parts = append(parts, k+"="+redact.Marker)
-		}
-		c.RawQuery = strings.Join(parts, "&")
-	}
-	return c.String()
-}
-
-// SafeRawURL is SafeURL for a --url that may not parse: what does not parse
-// is not shown at all, as it may hold a password.
-func SafeRawURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "(a URL that does not parse)"
-	}
-	return SafeURL(u)
 }

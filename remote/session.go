@@ -42,7 +42,7 @@ func (b *bridge) reinitialize(old string, status int, rule string) (bool, *denie
 	}
 	class, err := b.replay()
 	if err != nil {
-		b.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", b.scrub(describeStatus(0, err))), ledger.F("class", class.String()))
+		b.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldError, b.scrub(describeStatus(0, err))), ledger.F("class", class.String()))
 		var de *deniedError
 		errors.As(err, &de)
 		return false, de
@@ -51,7 +51,7 @@ func (b *bridge) reinitialize(old string, status int, rule string) (bool, *denie
 	session := b.session
 	b.mu.Unlock()
 	b.emit(phases.Supervision, phases.SessionReinitialized, ledger.F("old_session", digest(old)), ledger.F("new_session", digest(session)),
-		ledger.F("status", status), ledger.F("rule", rule), ledger.F("duration_ms", time.Since(start)), ledger.F("failures", b.failures()))
+		ledger.F(phases.FieldStatus, status), ledger.F("rule", rule), ledger.F(phases.FieldDurationMS, time.Since(start)), ledger.F(phases.FieldFailures, b.failures()))
 	b.say("the server forgot the session (HTTP %d); re-initialized at once", status)
 	b.startGET()
 	return true, nil
@@ -80,7 +80,7 @@ func (b *bridge) replay() (Class, error) {
 	}
 	session := b.session
 	b.mu.Unlock()
-	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("request_id", string(am.rawID)), ledger.F("new_session", digest(session)))
+	b.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F(phases.FieldRequestID, string(am.rawID)), ledger.F("new_session", digest(session)))
 	if initialized == nil {
 		initialized = []byte(`{"jsonrpc":"2.0","method":"` + mcp.NotificationInitialized + `"}`)
 	}
@@ -168,7 +168,7 @@ func (b *bridge) ownRequest(kind string, clientLine []byte, session string) ([]b
 func (b *bridge) startGET() {
 	b.mu.Lock()
 	session, version := b.session, b.version
-	if session == "" || modern(version) || (b.getCancel != nil && b.getSession == session) {
+	if session == "" || mcp.IsModern(version) || (b.getCancel != nil && b.getSession == session) {
 		b.mu.Unlock()
 		return
 	}
@@ -185,7 +185,7 @@ func (b *bridge) startGET() {
 // a redirect, no event stream), forgot the session, the session changes, or
 // the bridge stops; then the next session may open its own. A failure time
 // may fix (refused, reset, a 5xx or 429, a stream that ends before its first
-// event) is asked again after the reconnect policy's backoff (seed 004) or
+// event) is asked again after the reconnect policy's backoff or
 // the server's Retry-After: a server restarting behind a proxy ends streams
 // for a while, and the stream gave up after three such tries until the next
 // session. It pages nobody and fails no request: the requests' own exchanges
@@ -286,7 +286,7 @@ func (b *bridge) readGET(sse *sseReader, resp *http.Response) int {
 		}
 		if err != nil {
 			if err == errTooLarge {
-				b.emit(phases.Transport, phases.MessageTooLarge, ledger.F("http_method", "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
+				b.emit(phases.Transport, phases.MessageTooLarge, ledger.F(phases.FieldHTTPMethod, "GET"), ledger.F("max_bytes", b.cfg.MaxMessage))
 			}
 			return n
 		}

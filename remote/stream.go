@@ -107,7 +107,7 @@ func (b *bridge) settle(m message, size int64) {
 	if c == nil {
 		// Its id came after its first MiB: it was on the wire before the
 		// bridge could know it answers no pending request.
-		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", string(m.rawID)),
+		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, string(m.rawID)),
 			ledger.F("action", "forwarded"), ledger.F("bytes", size))
 	}
 }
@@ -119,12 +119,12 @@ func (b *bridge) discard(head []byte, rest io.Reader, v verdict, id string) erro
 	size := int64(len(head)) + n
 	switch v {
 	case duplicate:
-		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id), ledger.F("bytes", size))
+		b.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, id), ledger.F("bytes", size))
 	case unknown:
-		b.emit(phases.Transport, phases.UnknownResponse, ledger.F("request_id", id), ledger.F("direction", "server"), ledger.F("action", "dropped"))
+		b.emit(phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldDirection, "server"), ledger.F("action", "dropped"))
 	default:
-		b.emit(phases.Transport, phases.StdoutNoise, ledger.F("direction", "server"), ledger.F("bytes", size),
-			ledger.F("preview", redact.Preview(head, 120)), ledger.F("action", "dropped"))
+		b.emit(phases.Transport, phases.StdoutNoise, ledger.F(phases.FieldDirection, "server"), ledger.F("bytes", size),
+			ledger.F(phases.FieldPreview, redact.Preview(head, 120)), ledger.F("action", "dropped"))
 	}
 	return err
 }

@@ -233,7 +233,7 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 	}
 	for i := range es {
 		e := &es[i]
-		id := e.Str("request_id")
+		id := e.Str(phases.FieldRequestID)
 		switch e.Event {
 		case phases.SpawnRequested:
 			launchAt = e
@@ -249,8 +249,8 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 			if launchAt != nil {
 				from = launchAt
 			}
-			add(svgRow{Label: "launch", Bars: []svgBar{bar(from.Time, e.Time, "failed", e.Str("error"))},
-				Marks: []svgMark{{X: x(e.Time) + markGap, Class: "marker-failed", Glyph: "✕", Title: e.Str("error_class") + ": " + e.Str("error")}}})
+			add(svgRow{Label: "launch", Bars: []svgBar{bar(from.Time, e.Time, "failed", e.Str(phases.FieldError))},
+				Marks: []svgMark{{X: x(e.Time) + markGap, Class: "marker-failed", Glyph: "✕", Title: e.Str(phases.FieldErrorClass) + ": " + e.Str(phases.FieldError)}}})
 		case phases.InitializeReceived, phases.DiscoverReceived:
 			if hsStart == nil {
 				hsStart = e
@@ -261,9 +261,9 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 			class, title := "ok", e.Event+" "+latencyText(e)
 			switch e.Event {
 			case phases.InitializeFailed, phases.DiscoverFailed:
-				class, title = "failed", fmt.Sprintf("%s: %s", e.Event, e.Str("message"))
+				class, title = "failed", fmt.Sprintf("%s: %s", e.Event, e.Str(phases.FieldMessage))
 			case phases.HandshakeTimeout:
-				class, title = "timeout", "handshake_timeout: "+e.Str("last_event")
+				class, title = "timeout", "handshake_timeout: "+e.Str(phases.FieldLastEvent)
 			}
 			from := e.Time
 			switch {
@@ -288,9 +288,9 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 			label := mcp.MethodListTools
 			switch e.Event {
 			case phases.ToolCallReceived:
-				label = "call " + e.Str("tool")
+				label = "call " + e.Str(phases.FieldTool)
 			case phases.RequestReceived:
-				label = e.Str("method")
+				label = e.Str(phases.FieldMethod)
 			}
 			if n := add(svgRow{Label: label + " #" + id, Bars: []svgBar{bar(e.Time, end, "pending", "no answer recorded")}}); n >= 0 {
 				pending[id] = open{e, n}
@@ -304,19 +304,19 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 			class, title := callClass(e), e.Event+" "+latencyText(e)
 			switch e.Event {
 			case phases.ToolsListResponded:
-				if n, ok := e.Int("tool_count"); ok {
+				if n, ok := e.Int(phases.FieldToolCount); ok {
 					title = fmt.Sprintf("%d tools, %s", n, latencyText(e))
 					if n == 0 {
 						class = "warn"
 					}
 				}
 			case phases.PendingFailed:
-				title = e.Str("message")
+				title = e.Str(phases.FieldMessage)
 				rows[o.row].Marks = append(rows[o.row].Marks, svgMark{X: x(e.Time) + markGap, Class: "marker-failed", Glyph: "✕", Title: title})
 			}
 			rows[o.row].Bars[0] = bar(o.e.Time, e.Time, class, title)
 		case phases.StdoutNoise, phases.ClientNoise:
-			noise.Marks = append(noise.Marks, svgMark{X: x(e.Time), Class: "noise", Glyph: "▲", Title: e.Event + ": " + e.Str("preview")})
+			noise.Marks = append(noise.Marks, svgMark{X: x(e.Time), Class: "noise", Glyph: "▲", Title: e.Event + ": " + e.Str(phases.FieldPreview)})
 		case phases.ExternalAttempt, phases.ExternalResult, phases.ExternalDenied:
 			class := "external"
 			if e.Event == phases.ExternalDenied {
@@ -334,7 +334,7 @@ func runRows(r *Run, es []ledger.Entry, x func(time.Time) float64) (rows []svgRo
 }
 
 func latencyText(e *ledger.Entry) string {
-	if ms, ok := e.Float("latency_ms"); ok {
+	if ms, ok := e.Float(phases.FieldLatencyMS); ok {
 		return verdict.FormatMS(ms)
 	}
 	return ""
@@ -345,7 +345,7 @@ func callClass(e *ledger.Entry) string {
 	case phases.ToolsListFailed, phases.PendingFailed:
 		return "failed"
 	}
-	switch e.Str("outcome") {
+	switch e.Str(phases.FieldOutcome) {
 	case "is_error":
 		return "warn"
 	case "rpc_error":

@@ -46,14 +46,14 @@ func (s *Summary) server(name string) *serverAgg {
 func (g *serverAgg) add(e *ledger.Entry) {
 	switch e.Event {
 	case phases.ToolsListResponded:
-		if n, _ := e.Int("tool_count"); n == 0 && !e.False("complete") {
+		if n, _ := e.Int(phases.FieldToolCount); n == 0 && !e.False(phases.FieldComplete) {
 			g.zeroTools++
 		}
 	case phases.ToolCallResponded:
-		ms, hasLatency := e.Float("latency_ms")
-		g.call(e.Str("tool"), e.Str("outcome"), ms, hasLatency)
+		ms, hasLatency := e.Float(phases.FieldLatencyMS)
+		g.call(e.Str(phases.FieldTool), e.Str(phases.FieldOutcome), ms, hasLatency)
 	case phases.PendingFailed:
-		if tool := e.Str("tool"); tool != "" || e.Str("method") == mcp.MethodCallTool {
+		if tool := e.Str(phases.FieldTool); tool != "" || e.Str(phases.FieldMethod) == mcp.MethodCallTool {
 			g.call(tool, "rpc_error", 0, false)
 		}
 	case phases.RestartScheduled:

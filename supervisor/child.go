@@ -1,12 +1,12 @@
 package supervisor
 
 import (
-	"encoding/json"
 	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
 )
@@ -45,7 +45,7 @@ type child struct {
 	own chan []byte
 	// pages are the tools of the tools/list being answered (lock.go); only
 	// its stdout relay touches them.
-	pages []json.RawMessage
+	pages lock.Pages
 }
 
 // pid is the process id, 0 when no process runs.

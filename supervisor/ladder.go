@@ -39,14 +39,14 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			if err := p.Signal(syscall.SIGTERM); err != nil {
 				// No polite step to take (Windows without a console): end it.
 				step = 3
-				s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.KillName), ledger.F("reason", reason+"; "+err.Error()))
+				s.emit(phases.Interruption, phases.KillRequested, ledger.F(phases.FieldSignal, proc.KillName), ledger.F(phases.FieldReason, reason+"; "+err.Error()))
 				_ = p.Signal(syscall.SIGKILL)
 				break
 			}
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.StopName), ledger.F("reason", reason))
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F(phases.FieldSignal, proc.StopName), ledger.F(phases.FieldReason, reason))
 		case 2:
 			step = 3
-			s.emit(phases.Interruption, phases.KillRequested, ledger.F("signal", proc.KillName), ledger.F("reason", reason))
+			s.emit(phases.Interruption, phases.KillRequested, ledger.F(phases.FieldSignal, proc.KillName), ledger.F(phases.FieldReason, reason))
 			_ = p.Signal(syscall.SIGKILL)
 		default:
 			return
@@ -86,7 +86,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 			stop := ok && (ss == syscall.SIGINT || ss == syscall.SIGTERM)
 			if ok && stop && c.installing() {
 				// No signal is safe for an install (runner.go): let it finish.
-				s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", false))
+				s.emit(phases.Interruption, phases.SignalReceived, ledger.F(phases.FieldSignal, name), ledger.F(phases.FieldForwarded, false))
 				s.stopping = true
 				stopFor("on " + name)
 				if step == 0 {
@@ -95,7 +95,7 @@ func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan 
 				continue
 			}
 			forwarded := ok && p.Signal(ss) == nil
-			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", name), ledger.F("forwarded", forwarded))
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F(phases.FieldSignal, name), ledger.F(phases.FieldForwarded, forwarded))
 			if stop {
 				s.stopping = true
 				stopFor("on " + name)

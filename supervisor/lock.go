@@ -1,11 +1,8 @@
 package supervisor
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
-	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -15,34 +12,27 @@ import (
 // not carry on believing the surface is complete — and the shim stops the
 // server and exits 78. It reports whether the line may be forwarded.
 func (s *Supervisor) checkLock(c *child, l *jsonrpc.Line) bool {
-	page, err := mcp.ParseToolsPage(l.Msg.Result)
-	if l.Truncated || l.Msg.Kind != mcp.Response || err != nil {
-		c.pages = nil
+	if l.Truncated || l.Msg.Kind != mcp.Response {
+		c.pages.Reset()
 		return true
 	}
-	c.pages = append(c.pages, page.Tools...)
-	if page.More {
+	tools, complete := c.pages.Add(l.Msg.Result)
+	if !complete {
 		return true
 	}
-	missing := s.cfg.CheckTools(c.pages)
-	c.pages = nil
-	if len(missing) == 0 {
+	missing := lock.Missing{Server: s.cfg.Name, Tools: s.cfg.CheckTools(tools), Enforce: s.cfg.EnforceLock}
+	if len(missing.Tools) == 0 {
 		return true
 	}
-	mode := "warn"
-	if s.cfg.EnforceLock {
-		mode = "enforce"
-	}
-	s.emit(phases.Discovery, phases.ToolsMissing, ledger.F("missing", missing), ledger.F("mode", mode))
-	s.say("tool surface lock: %d locked tool(s) missing: %s", len(missing), strings.Join(missing, ", "))
+	s.emit(phases.Discovery, phases.ToolsMissing, missing.Fields()...)
+	s.say("%s", missing.Notice())
 	if !s.cfg.EnforceLock {
 		return true
 	}
 	// Over the hold, the list is already on the wire: it stays the answer,
 	// but the server is stopped all the same.
 	if l.Held {
-		msg := fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", s.cfg.Name, strings.Join(missing, ", "))
-		s.writeOwedError(l.Msg.RawID, msg, map[string]any{"run": c.run, "missing": missing})
+		s.writeOwedError(l.Msg.RawID, missing.Error(), map[string]any{"run": c.run, "missing": missing.Tools})
 	}
 	// The decision is kept before the loop is told, and the loop is told
 	// once: this relay never waits on it (the loop may be draining, reading
@@ -53,6 +43,3 @@ func (s *Supervisor) checkLock(c *child, l *jsonrpc.Line) bool {
 	}
 	return !l.Held
 }
-
-// exitConfig is EX_CONFIG: a wiring problem a person must fix.
-const exitConfig = 78

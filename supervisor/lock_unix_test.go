@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/tap"
@@ -83,8 +84,8 @@ exit 0`, n, n)
 	}
 	<-read
 	inW.Close()
-	if status != exitConfig {
-		t.Errorf("exit status %d, want %d", status, exitConfig)
+	if status != lock.ExitConfig {
+		t.Errorf("exit status %d, want %d", status, lock.ExitConfig)
 	}
 	for i := 1; i <= n; i++ {
 		if id := fmt.Sprint(i); seen[id] != 1 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
@@ -28,14 +29,14 @@ func (s *Supervisor) loop(ctx context.Context) int {
 	for {
 		status, exit, err := s.runChild(ctx)
 		if err != nil {
-			// The child never started: nothing time can fix (seed 000).
+			// The child never started: a restart would fail the same way.
 			var se *proc.SpawnError
 			errors.As(err, &se)
 			s.giveUp(Decision{Reason: "spawn failed: " + err.Error(), GiveUp: true}, exit)
 			return se.ExitStatus()
 		}
 		if s.lockBroken.Load() {
-			return exitConfig
+			return lock.ExitConfig
 		}
 		if s.stopping {
 			return status
@@ -47,8 +48,8 @@ func (s *Supervisor) loop(ctx context.Context) int {
 			}
 			return status
 		}
-		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F("delay_ms", d.Delay),
-			ledger.F("reason", d.Reason), ledger.F("previous_run", s.cur.Load().run))
+		s.emit(phases.Supervision, phases.RestartScheduled, ledger.F("attempt", d.Attempt), ledger.F(phases.FieldDelayMS, d.Delay),
+			ledger.F(phases.FieldReason, d.Reason), ledger.F(phases.FieldPreviousRun, s.cur.Load().run))
 		s.say("restarting in %v (attempt %d: %s)", d.Delay, d.Attempt, d.Reason)
 		if !s.wait(ctx, d.Delay, nil) {
 			return status
@@ -74,7 +75,7 @@ func (s *Supervisor) wait(ctx context.Context, d time.Duration, done <-chan stru
 				return false
 			}
 		case sig := <-s.cfg.Signals:
-			s.emit(phases.Interruption, phases.SignalReceived, ledger.F("signal", sigName(sig)), ledger.F("forwarded", false))
+			s.emit(phases.Interruption, phases.SignalReceived, ledger.F(phases.FieldSignal, sigName(sig)), ledger.F(phases.FieldForwarded, false))
 			if sig == syscall.SIGINT || sig == syscall.SIGTERM {
 				s.stopping = true // told to stop: no restart
 				return false
@@ -87,13 +88,13 @@ func (s *Supervisor) wait(ctx context.Context, d time.Duration, done <-chan stru
 }
 
 func (s *Supervisor) giveUp(d Decision, e Exit) {
-	fields := []ledger.Field{ledger.F("attempts", d.Attempt), ledger.F("reason", d.Reason), ledger.F("exit_code", e.Code)}
+	fields := []ledger.Field{ledger.F(phases.FieldAttempts, d.Attempt), ledger.F(phases.FieldReason, d.Reason), ledger.F(phases.FieldExitCode, e.Code)}
 	if e.Signal != "" {
-		fields = append(fields, ledger.F("signal", e.Signal))
+		fields = append(fields, ledger.F(phases.FieldSignal, e.Signal))
 	}
 	tail := s.cur.Load().tail
 	if tail != nil {
-		fields = append(fields, ledger.F("stderr_tail", tail.Lines()))
+		fields = append(fields, ledger.F(phases.FieldStderrTail, tail.Lines()))
 	}
 	s.emit(phases.Supervision, phases.RestartsExhausted, fields...)
 	last := ""
@@ -114,7 +115,7 @@ func (s *Supervisor) clientLeft(ev loopEvent) {
 	} else if ev.err != nil {
 		reason = "stdin_error: " + ev.err.Error()
 	}
-	s.emit(phases.Interruption, phases.ClientDisconnected, ledger.F("reason", reason))
+	s.emit(phases.Interruption, phases.ClientDisconnected, ledger.F(phases.FieldReason, reason))
 	s.stopping = true
 }
 
@@ -131,10 +132,10 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	fields := []ledger.Field{
 		ledger.F("command", redact.String(spec.Path)), ledger.F("argv", redact.Args(spec.Args)),
 		ledger.F("cwd", cwd(spec.Dir)), ledger.F("env_names", envNames(spec.Env)), ledger.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
-		ledger.F("generation", gen), ledger.F("egress", egressWord(s.cfg.Witnessed)),
+		ledger.F(phases.FieldGeneration, gen), ledger.F(phases.FieldEgress, egressWord(s.cfg.Witnessed)),
 	}
 	if prev.run != "" {
-		fields = append(fields, ledger.F("previous_run", prev.run))
+		fields = append(fields, ledger.F(phases.FieldPreviousRun, prev.run))
 	}
 	s.emit(phases.Launch, phases.SpawnRequested, fields...)
 	exit = Exit{Started: now, EverHandshook: s.everHS}
@@ -145,7 +146,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 			se = proc.Classify(err, spec.Dir)
 			err = se
 		}
-		s.emit(phases.Launch, phases.SpawnFailed, ledger.F("error_class", se.Class), ledger.F("error", se.Error()), ledger.F("hint", se.Hint))
+		s.emit(phases.Launch, phases.SpawnFailed, ledger.F(phases.FieldErrorClass, se.Class), ledger.F(phases.FieldError, se.Error()), ledger.F(phases.FieldHint, se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
 		s.causeMu.Lock()
 		s.spawnErr, s.cause, s.death = se, "cannot start: "+proc.SpawnCause(se), nil
@@ -168,7 +169,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.causeMu.Lock()
 	s.spawnErr, s.cause, s.death = nil, "", nil
 	s.causeMu.Unlock()
-	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F("generation", gen))
+	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F(phases.FieldGeneration, gen))
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -199,7 +200,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if gen > 1 {
 		if err := s.replay(ctx, c); err != nil {
 			s.say("the restarted server did not take the session back: %v", err)
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldError, err.Error()))
 			_ = p.Signal(syscall.SIGKILL)
 		}
 	}
@@ -215,7 +216,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.answer(pc, "could not be reached")
 	}
 	for _, id := range late {
-		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, id))
 	}
 
 	stopped, stdoutOpen := s.supervise(ctx, c, stdoutDone)
@@ -252,13 +253,13 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	p.Release()
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)
-	exitFields := []ledger.Field{ledger.F("exit_code", code), ledger.F("duration_ms", time.Since(p.Started)),
-		ledger.F("stderr_tail", c.tail.Lines()), ledger.F("requested_by_shim", requested)}
+	exitFields := []ledger.Field{ledger.F(phases.FieldExitCode, code), ledger.F(phases.FieldDurationMS, time.Since(p.Started)),
+		ledger.F(phases.FieldStderrTail, c.tail.Lines()), ledger.F(phases.FieldRequestedByShim, requested)}
 	if said != "" {
-		exitFields = append(exitFields, ledger.F("stderr_cause", said))
+		exitFields = append(exitFields, ledger.F(phases.FieldStderrCause, said))
 	}
 	if sig != "" {
-		exitFields = append(exitFields, ledger.F("signal", sig))
+		exitFields = append(exitFields, ledger.F(phases.FieldSignal, sig))
 	}
 	s.emit(phases.Launch, phases.Exited, exitFields...) // the recorder's teller says the run's verdict after it
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()

@@ -38,11 +38,11 @@ func (s *Supervisor) writeOwed(p pendingCall, msg string, data map[string]any) {
 	if id, ok := mcp.ParseID(p.id); ok {
 		s.mem.endListen(id) // an answered subscription stream is over
 	}
-	fields := []ledger.Field{ledger.F("request_id", string(p.id)), ledger.F("method", p.method), ledger.F("direction", "client")}
+	fields := []ledger.Field{ledger.F(phases.FieldRequestID, string(p.id)), ledger.F(phases.FieldMethod, p.method), ledger.F(phases.FieldDirection, "client")}
 	if p.tool != "" {
-		fields = append(fields, ledger.F("tool", p.tool))
+		fields = append(fields, ledger.F(phases.FieldTool, p.tool))
 	}
-	s.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F("message", msg))...)
+	s.emit(phases.Interruption, phases.PendingFailed, append(fields, ledger.F(phases.FieldMessage, msg))...)
 }
 
 // errorResponse is the JSON-RPC error the shim owes the client for a request
@@ -138,8 +138,8 @@ func (s *Supervisor) withdraw(requests []pendingCall, how string) {
 		if err != nil {
 			return
 		}
-		s.emit(phases.Interruption, phases.PendingFailed, ledger.F("request_id", string(p.id)), ledger.F("method", p.method),
-			ledger.F("direction", "server"), ledger.F("message", "cancelled: the server is gone"))
+		s.emit(phases.Interruption, phases.PendingFailed, ledger.F(phases.FieldRequestID, string(p.id)), ledger.F(phases.FieldMethod, p.method),
+			ledger.F(phases.FieldDirection, "server"), ledger.F(phases.FieldMessage, "cancelled: the server is gone"))
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"sort"
 	"sync"
 	"time"
 
@@ -231,8 +230,8 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 		}
 		replayed = append(replayed, mcp.MethodListen)
 	}
-	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F("protocol_version", version), ledger.F("modern", modern),
-		ledger.F("replayed", replayed), ledger.F("latency_ms", time.Since(start)))
+	s.emit(phases.Supervision, phases.HandshakeReplayed, ledger.F(phases.FieldProtocolVersion, version), ledger.F("modern", modern),
+		ledger.F("replayed", replayed), ledger.F(phases.FieldLatencyMS, time.Since(start)))
 	if before != nil {
 		s.compareTools(ctx, c, before, era)
 	}
@@ -256,12 +255,12 @@ func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[stri
 			return era.Request(id, mcp.MethodListTools, mcp.CursorParams(cursor, first))
 		})
 		if err != nil || rpcErr != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", ownError(err, rpcErr)))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, ownError(err, rpcErr)))
 			return
 		}
 		next, more, err := pager.Add(res)
 		if err != nil {
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F("method", mcp.MethodListTools), ledger.F("error", err.Error()))
+			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldMethod, mcp.MethodListTools), ledger.F(phases.FieldError, err.Error()))
 			return
 		}
 		if !more {
@@ -274,25 +273,10 @@ func (s *Supervisor) compareTools(ctx context.Context, c *child, before map[stri
 			after[name] = digest
 		}
 	}
-	var added, removed []string
-	changed := false
-	for n, d := range after {
-		if old, ok := before[n]; !ok {
-			added = append(added, n)
-		} else if old != d {
-			changed = true
-		}
-	}
-	for n := range before {
-		if _, ok := after[n]; !ok {
-			removed = append(removed, n)
-		}
-	}
+	added, removed, changed := mcp.DiffTools(before, after)
 	if len(added) == 0 && len(removed) == 0 && !changed {
 		return
 	}
-	sort.Strings(added)
-	sort.Strings(removed)
 	s.mem.mu.Lock()
 	s.mem.surface = after
 	note := s.mem.listChangedNote(era.Modern)

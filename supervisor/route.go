@@ -50,11 +50,11 @@ func (s *Supervisor) routeClient(l *jsonrpc.Line) bool {
 		s.answer(p, notRunning)
 	}
 	if r.dropped {
-		s.emit(phases.Supervision, phases.MessageRejected, ledger.F("method", l.Msg.Method), ledger.F("kind", l.Msg.Kind.String()),
-			ledger.F("bytes", l.Size), ledger.F("reason", "no server running"))
+		s.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldMethod, l.Msg.Method), ledger.F("kind", l.Msg.Kind.String()),
+			ledger.F("bytes", l.Size), ledger.F(phases.FieldReason, "no server running"))
 	}
 	for _, id := range r.late {
-		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", id))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, id))
 	}
 	if forward {
 		each(&l.Msg, s.mem.noteClient)
@@ -87,13 +87,13 @@ func (s *Supervisor) routeServer(c *child, l *jsonrpc.Line) bool {
 		}
 		// Over a MiB, its start is already with the client, under an id it never
 		// used (clients ignore those): say so rather than pretend.
-		s.emit(phases.Transport, phases.OwnAnswerForwarded, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("bytes", l.Size))
+		s.emit(phases.Transport, phases.OwnAnswerForwarded, ledger.F(phases.FieldRequestID, string(l.Msg.RawID)), ledger.F("bytes", l.Size))
 		return true
 	}
 	answered, late := s.sess.fromServer(&l.Msg)
 	if late && l.Held {
 		// The shim answered this request itself when the child died: one answer only.
-		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F("request_id", string(l.Msg.RawID)), ledger.F("direction", "server"))
+		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, string(l.Msg.RawID)), ledger.F(phases.FieldDirection, "server"))
 		return false
 	}
 	if l.Msg.Kind == mcp.Notification && l.Msg.Method == mcp.NotificationCancelled {

@@ -84,6 +84,8 @@ func NewRecorder(l *ledger.Ledger, t *Tracker, opts RecorderOptions) *Recorder {
 		opts.MaxBytes = 32 << 20
 	}
 	r := &Recorder{ledger: l, tracker: t, queue: make(chan item, opts.Queue), wake: make(chan struct{}, 1), maxBytes: opts.MaxBytes, done: make(chan struct{}), notices: opts.Notices, tell: opts.Tell}
+	// The writer: returns once Close has closed the queue and what it held is
+	// written; Close waits for it.
 	go r.loop()
 	return r
 }
@@ -288,7 +290,7 @@ func (r *Recorder) fold(at time.Time, now bool) {
 			c.mu.Unlock()
 			window := time.Duration(max(at.UnixNano()-first, 0))
 			r.write([]ledger.Record{{Time: at, Run: r.tracker.Run(), PID: r.tracker.PID(), Phase: phases.Transport, Event: phases.NotificationsFolded,
-				Fields: []ledger.Field{ledger.F("direction", phases.Dir(dir).String()), ledger.F("method", Folded[i]), ledger.F("count", n), ledger.F("window_ms", window)}}})
+				Fields: []ledger.Field{ledger.F(phases.FieldDirection, phases.Dir(dir).String()), ledger.F(phases.FieldMethod, Folded[i]), ledger.F(phases.FieldCount, n), ledger.F("window_ms", window)}}})
 		}
 	}
 }
@@ -342,7 +344,7 @@ func (r *Recorder) handle(it item) {
 			r.tracker.Begin(rec.Run, rec.PID, rec.Time, rec.Event)
 		case phases.Exited, phases.Disconnected:
 			r.fold(rec.Time, true)
-			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()), ledger.F("handshake", r.tracker.HandshakeDone()))
+			rec.Fields = append(rec.Fields, ledger.F(phases.FieldLastEvent, r.tracker.LastEvent()), ledger.F(phases.FieldHandshake, r.tracker.HandshakeDone()))
 			if lost := r.tracker.Stop(); len(lost) > 0 {
 				rec.Fields = append(rec.Fields, ledger.F("tasks_lost", lost)) // a restarted server does not know them
 			}
@@ -358,7 +360,7 @@ func (r *Recorder) handle(it item) {
 		case phases.HandshakeReplayed:
 			r.tracker.Replayed()
 		case phases.KillRequested:
-			rec.Fields = append(rec.Fields, ledger.F("last_event", r.tracker.LastEvent()))
+			rec.Fields = append(rec.Fields, ledger.F(phases.FieldLastEvent, r.tracker.LastEvent()))
 		}
 		r.write([]ledger.Record{*rec})
 	default:

@@ -106,7 +106,7 @@ func (t *Tracker) Expire(now time.Time) []ledger.Record {
 	case hsResponded:
 		last = phases.ResponseSentNoInitialized
 	}
-	return []ledger.Record{t.rec(now, phases.Handshake, phases.HandshakeTimeout, ledger.F("last_event", last), ledger.F("timeout_ms", t.HandshakeTimeout))}
+	return []ledger.Record{t.rec(now, phases.Handshake, phases.HandshakeTimeout, ledger.F(phases.FieldLastEvent, last), ledger.F(phases.FieldTimeoutMS, t.HandshakeTimeout))}
 }
 
 // Context describes where the run is, for evidence that arrives from
@@ -134,7 +134,7 @@ func (t *Tracker) Context() []ledger.Field {
 	sort.Strings(ids)
 	fields := []ledger.Field{ledger.F("run_phase", string(phase)), ledger.F("before_handshake", t.hs != hsDone), ledger.F("in_flight", ids)}
 	if len(ids) == 1 {
-		fields = append(fields, ledger.F("request_id", ids[0]), ledger.F("tool", tools[0]))
+		fields = append(fields, ledger.F(phases.FieldRequestID, ids[0]), ledger.F(phases.FieldTool, tools[0]))
 	}
 	return fields
 }
@@ -175,12 +175,12 @@ func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 	}
 	now := l.End
 	if l.Unterminated && !l.Forwarded {
-		return []ledger.Record{t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size),
-			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120)))}
+		return []ledger.Record{t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F(phases.FieldDirection, dir.String()), ledger.F("bytes", l.Size),
+			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F(phases.FieldPreview, redact.Preview(l.Data, 120)))}
 	}
 	var out []ledger.Record
 	if l.Truncated {
-		out = append(out, t.rec(now, phases.Transport, phases.MessageTruncated, ledger.F("direction", dir.String()), ledger.F("bytes", l.Size), ledger.F("observed", len(l.Data))))
+		out = append(out, t.rec(now, phases.Transport, phases.MessageTruncated, ledger.F(phases.FieldDirection, dir.String()), ledger.F("bytes", l.Size), ledger.F("observed", len(l.Data))))
 	}
 	m := l.Msg
 	if m.Kind != mcp.Noise && !l.Truncated && !mcp.Valid(l.Data) {
@@ -206,12 +206,12 @@ func (t *Tracker) noise(now time.Time, dir phases.Dir, l *Observation) ledger.Re
 	if dir == phases.FromClient {
 		ev = phases.ClientNoise
 	}
-	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F("preview", redact.Preview(l.Data, 120))}
+	fields := []ledger.Field{ledger.F("bytes", l.Size), ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F(phases.FieldPreview, redact.Preview(l.Data, 120))}
 	if !t.HandshakeDone() && dir == phases.FromServer {
 		fields = append(fields, ledger.F("before_handshake", true))
 	}
 	if !l.Forwarded {
-		fields = append(fields, ledger.F("diverted", true)) // --divert-noise: the client never saw it
+		fields = append(fields, ledger.F(phases.FieldDiverted, true)) // --divert-noise: the client never saw it
 	}
 	return t.rec(now, phases.Transport, ev, fields...)
 }
@@ -244,20 +244,20 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 		case mcp.MethodInitialize:
 			ver, client := mcp.InitializeParams(m.Params)
 			t.hs = hsInitReceived
-			out = append(out, t.rec(now, phases.Handshake, phases.InitializeReceived, append([]ledger.Field{ledger.F("request_id", id),
-				ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name)),
+			out = append(out, t.rec(now, phases.Handshake, phases.InitializeReceived, append([]ledger.Field{ledger.F(phases.FieldRequestID, id),
+				ledger.F(phases.FieldProtocolVersion, ver), ledger.F("client_name", redact.String(client.Name)),
 				ledger.F("client_version", redact.String(client.Version))}, t.body(l)...)...))
 		case mcp.MethodDiscover:
 			ver, client := mcp.RequestMeta(m.Params)
 			if t.hs != hsDone {
 				t.hs = hsInitReceived
 			}
-			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F("request_id", id), ledger.F("protocol_version", ver), ledger.F("client_name", redact.String(client.Name))))
+			out = append(out, t.rec(now, phases.Handshake, phases.DiscoverReceived, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldProtocolVersion, ver), ledger.F("client_name", redact.String(client.Name))))
 		case mcp.MethodListTools:
 			if t.modern(now, m, &out); mcp.IsFirstPage(m.Params) {
 				t.listTools = map[string]string{}
 			}
-			out = append(out, t.rec(now, phases.Discovery, phases.ToolsListReceived, ledger.F("request_id", id)))
+			out = append(out, t.rec(now, phases.Discovery, phases.ToolsListReceived, ledger.F(phases.FieldRequestID, id)))
 		case mcp.MethodCallTool:
 			t.modern(now, m, &out)
 			p.tool = mcp.String(mcp.Member(m.Params, "name"))
@@ -268,7 +268,7 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 				// asked for; the rounds are one call.
 				ev = phases.ToolCallContinued
 			}
-			fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", mcp.Sha256(args))}
+			fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", mcp.Sha256(args))}
 			if mcp.Member(m.Params, "task") != nil {
 				fields = append(fields, ledger.F("task", true))
 			}
@@ -276,15 +276,15 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 		case mcp.MethodTaskResult:
 			t.modern(now, m, &out)
 			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
-			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
-				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method),
+				ledger.F(phases.FieldDirection, dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
-			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method),
-				ledger.F("direction", dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method),
+				ledger.F(phases.FieldDirection, dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		}
 	} else {
-		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", m.Method), ledger.F("direction", dir.String())}, t.body(l)...)...))
+		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldDirection, dir.String())}, t.body(l)...)...))
 	}
 	t.pending[dir][m.ID] = p
 	return out
@@ -302,7 +302,7 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	}
 	t.hs = hsDone
 	t.deadline = time.Time{}
-	*out = append(*out, t.rec(now, phases.Handshake, phases.ModernRequest, ledger.F("method", m.Method), ledger.F("protocol_version", ver)))
+	*out = append(*out, t.rec(now, phases.Handshake, phases.ModernRequest, ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldProtocolVersion, ver)))
 }
 
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
@@ -336,8 +336,8 @@ func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledg
 			return nil
 		}
 		delete(t.pending[dir], reqID)
-		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestCancelled, ledger.F("request_id", p.id), ledger.F("method", p.method),
-			ledger.F("reason", mcp.String(mcp.Member(m.Params, "reason"))), ledger.F("latency_ms", now.Sub(p.at)))}
+		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestCancelled, ledger.F(phases.FieldRequestID, p.id), ledger.F(phases.FieldMethod, p.method),
+			ledger.F(phases.FieldReason, mcp.String(mcp.Member(m.Params, "reason"))), ledger.F(phases.FieldLatencyMS, now.Sub(p.at)))}
 	}
 	return nil
 }
@@ -354,11 +354,11 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 	}
 	p, ok := t.pending[reqDir][m.ID]
 	if !ok {
-		return []ledger.Record{t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F("request_id", string(m.RawID)), ledger.F("direction", dir.String()))}
+		return []ledger.Record{t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, string(m.RawID)), ledger.F(phases.FieldDirection, dir.String()))}
 	}
 	delete(t.pending[reqDir], m.ID)
 	id := p.id // the request's spelling: the answer may re-spell the same id
-	latency := ledger.F("latency_ms", now.Sub(p.at))
+	latency := ledger.F(phases.FieldLatencyMS, now.Sub(p.at))
 	var e rpcError
 	failed := m.Kind == mcp.ErrorResponse
 	if failed {
@@ -366,13 +366,13 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 	}
 	body := t.body(l)
 	if reqDir == phases.FromServer {
-		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method),
-			ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), ledger.F("code", e.Code), latency}, body...)...)}
+		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method),
+			ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldCode, e.Code), latency}, body...)...)}
 	}
 	switch p.method {
 	case mcp.MethodInitialize:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
 		}
 		r, _ := mcp.ParseInitializeResult(m.Result)
 		server := r.Server()
@@ -381,29 +381,29 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 			t.hs = hsDone
 			t.deadline = time.Time{}
 		}
-		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F("request_id", id), ledger.F("protocol_version", r.ProtocolVersion),
-			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
+		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldProtocolVersion, r.ProtocolVersion),
+			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
 	case mcp.MethodDiscover:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
 		}
 		r, _ := mcp.ParseDiscoverResult(m.Result)
 		server := r.Server()
 		t.hs = hsDone
 		t.deadline = time.Time{}
-		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F("request_id", id), ledger.F("supported_versions", r.SupportedVersions),
-			ledger.F("server_name", redact.String(server.Name)), ledger.F("server_version", redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
+		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F(phases.FieldRequestID, id), ledger.F("supported_versions", r.SupportedVersions),
+			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
 	case mcp.MethodListTools:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F("request_id", id), ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)), latency)}
+			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
 		}
 		return []ledger.Record{t.toolsListed(now, id, m.Result, l, latency)}
 	case mcp.MethodCallTool:
 		// The outcome comes from the scanner, which read the whole line however long.
 		oc := mcp.Outcome(m)
-		fields := []ledger.Field{ledger.F("request_id", id), ledger.F("tool", p.tool), ledger.F("outcome", oc), latency, ledger.F("result_bytes", l.Size)}
+		fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F(phases.FieldOutcome, oc), latency, ledger.F("result_bytes", l.Size)}
 		if failed {
-			fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
+			fields = append(fields, ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)))
 		}
 		ev := phases.ToolCallResponded
 		switch oc {
@@ -417,7 +417,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 					t.tasks = map[string]taskCall{}
 				}
 				t.tasks[task] = taskCall{id: id, tool: p.tool, at: p.at}
-				fields = append(fields, ledger.F("task_id", task))
+				fields = append(fields, ledger.F(phases.FieldTaskID, task))
 			}
 		}
 		return []ledger.Record{t.rec(now, phases.Execution, ev, append(fields, body...)...)}
@@ -425,17 +425,17 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		if c, ok := t.tasks[p.task]; ok {
 			// The task's outcome is the call's: the record links back to it.
 			delete(t.tasks, p.task)
-			fields := []ledger.Field{ledger.F("request_id", c.id), ledger.F("tool", c.tool), ledger.F("outcome", mcp.Outcome(m)), ledger.F("latency_ms", now.Sub(c.at)),
-				ledger.F("result_bytes", l.Size), ledger.F("task_id", p.task), ledger.F("via_request_id", id)}
+			fields := []ledger.Field{ledger.F(phases.FieldRequestID, c.id), ledger.F(phases.FieldTool, c.tool), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldLatencyMS, now.Sub(c.at)),
+				ledger.F("result_bytes", l.Size), ledger.F(phases.FieldTaskID, p.task), ledger.F(phases.FieldViaRequestID, id)}
 			if failed {
-				fields = append(fields, ledger.F("code", e.Code), ledger.F("message", redact.String(e.Message)))
+				fields = append(fields, ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)))
 			}
 			return []ledger.Record{t.rec(now, phases.Execution, phases.ToolCallResponded, append(fields, body...)...)}
 		}
 	}
-	fields := []ledger.Field{ledger.F("request_id", id), ledger.F("method", p.method), ledger.F("direction", reqDir.String()), ledger.F("outcome", mcp.Outcome(m)), latency}
+	fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method), ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), latency}
 	if failed {
-		fields = append(fields, ledger.F("code", e.Code))
+		fields = append(fields, ledger.F(phases.FieldCode, e.Code))
 	}
 	return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...)}
 }
@@ -443,7 +443,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observation, latency ledger.Field) ledger.Record {
 	r, err := mcp.ParseToolsPage(result)
 	if l.Truncated || err != nil {
-		return t.rec(now, phases.Discovery, phases.ToolsListResponded, ledger.F("request_id", id), ledger.F("complete", false), ledger.F("unparsed", true), latency)
+		return t.rec(now, phases.Discovery, phases.ToolsListResponded, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldComplete, false), ledger.F(phases.FieldUnparsed, true), latency)
 	}
 	if t.listTools == nil {
 		t.listTools = map[string]string{}
@@ -457,12 +457,12 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observ
 		}
 		t.listTools[name] = digest
 	}
-	fields := []ledger.Field{ledger.F("request_id", id), ledger.F("page_tools", len(r.Tools))}
+	fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F("page_tools", len(r.Tools))}
 	if invalid > 0 {
 		fields = append(fields, ledger.F("invalid_tools", invalid))
 	}
 	if r.More {
-		return t.rec(now, phases.Discovery, phases.ToolsListResponded, append(fields, ledger.F("complete", false), latency)...)
+		return t.rec(now, phases.Discovery, phases.ToolsListResponded, append(fields, ledger.F(phases.FieldComplete, false), latency)...)
 	}
 	names := make([]string, 0, len(t.listTools))
 	for n := range t.listTools {
@@ -473,7 +473,7 @@ func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observ
 	for _, n := range names {
 		digests = append(digests, ledger.F(n, t.listTools[n]))
 	}
-	fields = append(fields, ledger.F("complete", true), ledger.F("tool_count", len(names)), ledger.F("tools", names),
+	fields = append(fields, ledger.F(phases.FieldComplete, true), ledger.F(phases.FieldToolCount, len(names)), ledger.F("tools", names),
 		ledger.F("tool_digests", digests), ledger.F("surface_sha256", mcp.SurfaceDigest(t.listTools)), latency)
 	if len(names) == 0 {
 		fields = append(fields, ledger.F("warning", "zero tools: the server is connected but offers nothing to call"))

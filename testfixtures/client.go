@@ -33,6 +33,11 @@ const defaultReadTimeout = 10 * time.Second
 // Send may be called from any goroutine; reads (ReadLine, Call, Handshake) from one
 // at a time.
 type Client struct {
+	// OnNoise, when set, is given each line that is not JSON while a call
+	// waits, and the call goes on, as a lenient client (Claude Code) skips a
+	// banner. Unset, such a line fails the call with ErrNotJSON.
+	OnNoise func(line []byte)
+
 	mu    sync.Mutex // serialises writes
 	w     io.Writer
 	lines <-chan lineResult
@@ -102,25 +107,42 @@ func (c *Client) ReadLine(ctx context.Context) ([]byte, error) {
 
 // Call sends a request and returns the whole line of its response (a result or an
 // error). id is a raw JSON token, e.g. `1` or `"a"`; params is raw JSON or "" for
-// none. Notifications and responses to other ids are skipped. A line that is not
-// JSON fails with ErrNotJSON and a server request with ErrServerRequest, both
-// returning the line. ctx bounds the whole wait, as in ReadLine.
+// none. It is Request, Send and Await; ctx bounds the whole wait, as in ReadLine.
 func (c *Client) Call(ctx context.Context, id, method, params string) (json.RawMessage, error) {
+	msg, err := Request(id, method, params)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Send(msg); err != nil {
+		return nil, fmt.Errorf("call %s: %w", method, err)
+	}
+	return c.Await(ctx, id, method)
+}
+
+// Request builds a request line (without its newline); id and params are as
+// in Call.
+func Request(id, method, params string) (string, error) {
 	id = string(bytes.TrimSpace([]byte(id)))
 	if !json.Valid([]byte(id)) {
-		return nil, fmt.Errorf("call %s: id %q is not a JSON value", method, id)
+		return "", fmt.Errorf("call %s: id %q is not a JSON value", method, id)
 	}
 	if params != "" && !json.Valid([]byte(params)) {
-		return nil, fmt.Errorf("call %s: params are not JSON: %q", method, params)
+		return "", fmt.Errorf("call %s: params are not JSON: %q", method, params)
 	}
 	name, _ := json.Marshal(method) // a string always marshals
 	msg := `{"jsonrpc":"2.0","id":` + id + `,"method":` + string(name)
 	if params != "" {
 		msg += `,"params":` + params
 	}
-	if err := c.Send(msg + "}"); err != nil {
-		return nil, fmt.Errorf("call %s: %w", method, err)
-	}
+	return msg + "}", nil
+}
+
+// Await returns the whole line of the response to the request id of method,
+// skipping notifications and responses to other ids. A line that is not JSON
+// fails with ErrNotJSON (unless OnNoise takes it) and a server request with
+// ErrServerRequest, both returning the line. ctx bounds the wait, as in ReadLine.
+func (c *Client) Await(ctx context.Context, id, method string) (json.RawMessage, error) {
+	id = string(bytes.TrimSpace([]byte(id)))
 	ctx, cancel := withReadDeadline(ctx)
 	defer cancel()
 	for {
@@ -133,6 +155,10 @@ func (c *Client) Call(ctx context.Context, id, method, params string) (json.RawM
 			Method string          `json:"method"`
 		}
 		if err := json.Unmarshal(line, &m); err != nil {
+			if c.OnNoise != nil {
+				c.OnNoise(line)
+				continue
+			}
 			return line, fmt.Errorf("call %s: %w: %.80q", method, ErrNotJSON, line)
 		}
 		switch {

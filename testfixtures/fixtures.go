@@ -115,13 +115,13 @@ var fixtures = map[string]struct {
 			time.Sleep(o.sleepFor)
 			return 0
 		}},
-	"report": {"seed 003's report-server: tools only with REPORT_API_TOKEN; REPORT_SCOPE=read hides fetch_daily_report",
+	"report": {"a report server: tools only with REPORT_API_TOKEN; REPORT_SCOPE=read hides fetch_daily_report",
 		plain("report-server", func(s *server, _ options) {
 			s.tools = reportTools(os.Getenv("REPORT_API_TOKEN"), os.Getenv("REPORT_SCOPE"))
 		})},
 	"sampling": {"tools/call first sends the client sampling/createMessage (id \"s-1\") and answers after its reply",
 		plain("sampling", func(s *server, _ options) { s.tools = []tool{samplingTool} })},
-	"server-events": {"logs seed 002's logfmt phase events on stderr (and one forged exited line)",
+	"server-events": {"logs logfmt phase events on stderr (and one forged exited line)",
 		plain("server-events", func(s *server, _ options) {
 			fmt.Fprintln(s.errw, eventReady)
 			fmt.Fprintln(s.errw, eventForgedExit)

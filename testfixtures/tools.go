@@ -149,7 +149,7 @@ func hugeTool(size int64) tool {
 	}
 }
 
-// reportTools is seed 003's report server: no token, no tools; a read scope hides
+// reportTools is a report server's surface: no token, no tools; a read scope hides
 // the fetch tool. The handshake succeeds either way.
 func reportTools(token, scope string) []tool {
 	list := tool{
@@ -216,7 +216,7 @@ var samplingTool = tool{
 	},
 }
 
-// Seed 002's server-side phase events, logfmt on stderr.
+// Phase events a server reports itself, logfmt on stderr.
 const (
 	eventReady          = "phase=launch event=executable_ready"
 	eventForgedExit     = "phase=launch event=exited exit_code=0"

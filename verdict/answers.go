@@ -8,7 +8,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-// Answer is one of seed 002's four questions about a run: "yes", "no" or
+// Answer is one of why's four questions about a run (did it launch,
+// initialize, list tools, reach out?): "yes", "no" or
 // "unknown", with the record that shows it.
 type Answer struct {
 	Key      string `json:"key"` // launched, initialized, tools, external
@@ -118,9 +119,9 @@ func (j *judgement) launched() Answer {
 func (j *judgement) outage() string {
 	switch f := j.f; {
 	case f.Exhausted:
-		return "; the bridge gave up after " + plural(f.Attempts, "consecutive failure")
+		return "; the bridge gave up after " + Plural(f.Attempts, "consecutive failure")
 	case f.Paged > 0:
-		return "; an outage: paged after " + plural(f.Paged, "consecutive failure") + ", the bridge keeps retrying"
+		return "; an outage: paged after " + Plural(f.Paged, "consecutive failure") + ", the bridge keeps retrying"
 	}
 	return ""
 }

@@ -4,7 +4,8 @@
 // Fold, and Judge turns the Fold into a Verdict: the outcome, whether it
 // failed, the last confirmed event, the cause (the stderr line the cause
 // package chooses, a spawn error, a refusal, an HTTP status), the reason in
-// one line, the advice, and seed 002's four answers with their evidence.
+// one line, the advice, and the four answers of why (did it launch,
+// initialize, list tools, reach out?) with their evidence.
 //
 // Every view renders a Verdict and derives nothing of its own: the ledger's
 // table, show, why, stats and HTML report, probe and lock, the OTLP export,

@@ -228,7 +228,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.SpawnRequested:
 		f.At.Spawn, f.At.SpawnRequested = m, m
 		f.start(e)
-		f.Egress = e.Str("egress")
+		f.Egress = e.Str(phases.FieldEgress)
 	case phases.Spawned:
 		f.At.Spawned = m
 		if e.PID > 0 {
@@ -239,42 +239,42 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.At.Ready.first(m)
 	case phases.SpawnFailed:
 		f.SpawnFailed, f.At.End = true, m
-		f.ErrorClass, f.Error, f.Hint = e.Str("error_class"), e.Str("error"), e.Str("hint")
+		f.ErrorClass, f.Error, f.Hint = e.Str(phases.FieldErrorClass), e.Str(phases.FieldError), e.Str(phases.FieldHint)
 	case phases.Connected, phases.ConnectFailed:
 		f.Remote, f.At.Spawn, f.At.Connected = true, m, m
 		f.start(e)
-		f.URL, f.Address = e.Str("url"), e.Str("address")
-		if t := e.Str("transport"); t != "" && f.Transport == "" {
+		f.URL, f.Address = e.Str(phases.FieldURL), e.Str(phases.FieldAddress)
+		if t := e.Str(phases.FieldTransport); t != "" && f.Transport == "" {
 			f.Transport = t
 		}
-		f.OwnCredential = slices.ContainsFunc(e.Strs("header_names"), func(h string) bool { return strings.EqualFold(h, "Authorization") })
-		if pid, ok := e.Int("shim_pid"); ok && f.PID == 0 {
+		f.OwnCredential = slices.ContainsFunc(e.Strs(phases.FieldHeaderNames), func(h string) bool { return strings.EqualFold(h, "Authorization") })
+		if pid, ok := e.Int(phases.FieldShimPID); ok && f.PID == 0 {
 			f.PID = int(pid) // no process of its own: the run lives as long as its shim
 		}
 		if e.Event == phases.ConnectFailed {
 			f.SpawnFailed, f.At.End = true, m
-			f.ErrorClass, f.Error = e.Str("error_class"), e.Str("error")
+			f.ErrorClass, f.Error = e.Str(phases.FieldErrorClass), e.Str(phases.FieldError)
 		}
 	case phases.Exited, phases.Disconnected:
 		f.Exited, f.At.End = true, m
-		if c, ok := e.Int("exit_code"); ok && c >= 0 {
+		if c, ok := e.Int(phases.FieldExitCode); ok && c >= 0 {
 			code := int(c)
 			f.ExitCode = &code
 		}
-		f.Signal = e.Str("signal")
-		f.Internal.ExitLastEvent = e.Str("last_event")
-		f.Internal.ExitHandshake = e.Bool("handshake")
-		f.RequestedByShim = e.Bool("requested_by_shim")
+		f.Signal = e.Str(phases.FieldSignal)
+		f.Internal.ExitLastEvent = e.Str(phases.FieldLastEvent)
+		f.Internal.ExitHandshake = e.Bool(phases.FieldHandshake)
+		f.RequestedByShim = e.Bool(phases.FieldRequestedByShim)
 		if e.Event == phases.Disconnected {
 			f.Remote = true
-			f.EndReason = e.Str("reason")
+			f.EndReason = e.Str(phases.FieldReason)
 			if f.ExitCode != nil && *f.ExitCode != 0 {
-				f.GaveUp = e.Str("reason")
+				f.GaveUp = e.Str(phases.FieldReason)
 			}
 			break
 		}
-		f.StderrTail = e.Strs("stderr_tail")
-		f.StderrCause = e.Str("stderr_cause")
+		f.StderrTail = e.Strs(phases.FieldStderrTail)
+		f.StderrCause = e.Str(phases.FieldStderrCause)
 	case phases.InitializeReceived:
 		f.At.InitReceived.last(m)
 	case phases.DiscoverReceived:
@@ -282,36 +282,36 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
 		if f.At.Handshake.first(m) {
 			f.Handshake = e.Event
-			f.ProtocolVersion = e.Str("protocol_version")
-			f.ServerName, f.ServerVersion = e.Str("server_name"), e.Str("server_version")
+			f.ProtocolVersion = e.Str(phases.FieldProtocolVersion)
+			f.ServerName, f.ServerVersion = e.Str(phases.FieldServerName), e.Str(phases.FieldServerVersion)
 		}
 	case phases.InitializedReceived:
 		f.Initialized = true
 	case phases.InitializeFailed:
 		if f.At.InitFailed.first(m) {
-			f.Internal.InitFailMsg, f.Internal.InitFailCoded = codeMessage(e), e.Has("code")
+			f.Internal.InitFailMsg, f.Internal.InitFailCoded = codeMessage(e), e.Has(phases.FieldCode)
 		}
 	case phases.DiscoverFailed:
 		if f.At.DiscFailed.first(m) {
-			f.Internal.DiscFailMsg, f.Internal.DiscFailCoded = codeMessage(e), e.Has("code")
+			f.Internal.DiscFailMsg, f.Internal.DiscFailCoded = codeMessage(e), e.Has(phases.FieldCode)
 		}
 	case phases.HandshakeTimeout:
 		f.At.Timeout.first(m)
-		f.TimeoutLast = e.Str("last_event")
-		f.TimeoutMS, _ = e.Float("timeout_ms")
-		f.TimeoutWaiting = e.Str("waiting")
+		f.TimeoutLast = e.Str(phases.FieldLastEvent)
+		f.TimeoutMS, _ = e.Float(phases.FieldTimeoutMS)
+		f.TimeoutWaiting = e.Str(phases.FieldWaiting)
 	case phases.StdoutNoise:
 		f.Noise++
 		// Noise diverted to stderr (--divert-noise) never reached the client.
-		if !e.Bool("diverted") && f.At.Noise.first(m) {
-			f.NoisePreview = e.Str("preview")
+		if !e.Bool(phases.FieldDiverted) && f.At.Noise.first(m) {
+			f.NoisePreview = e.Str(phases.FieldPreview)
 		}
 	case phases.ClientNoise:
 		f.ClientNoise++
 	case phases.ToolsListResponded:
 		// Pages before the last say complete=false; the last carries the total.
-		if !e.False("complete") && f.At.Listed.last(m) {
-			n, _ := e.Int("tool_count")
+		if !e.False(phases.FieldComplete) && f.At.Listed.last(m) {
+			n, _ := e.Int(phases.FieldToolCount)
 			total := int(n)
 			f.Tools = &total
 		}
@@ -322,40 +322,40 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.ToolsMissing:
 		if f.At.Missing.last(m) {
-			f.LockMissing, f.LockMode = e.Strs("missing"), e.Str("mode")
+			f.LockMissing, f.LockMode = e.Strs(phases.FieldMissing), e.Str(phases.FieldMode)
 		}
 	case phases.ToolCallReceived:
 		f.Calls.Received++
 	case phases.ToolCallInputRequired:
 		f.Calls.InputRequired++ // a round that asked for input: the call goes on
 	case phases.ToolCallResponded:
-		f.Calls.Count(e.Str("outcome"))
+		f.Calls.Count(e.Str(phases.FieldOutcome))
 	case phases.PendingFailed:
-		if e.Str("tool") != "" || e.Str("method") == mcp.MethodCallTool {
+		if e.Str(phases.FieldTool) != "" || e.Str(phases.FieldMethod) == mcp.MethodCallTool {
 			f.Calls.Error++
 		}
 	case phases.RestartsExhausted, phases.ReconnectsExhausted:
 		f.Exhausted = true
 		f.At.Exhausted = m
-		if n, ok := e.Int("attempts"); ok {
+		if n, ok := e.Int(phases.FieldAttempts); ok {
 			f.Attempts = int(n)
-		} else if n, ok := e.Int("failures"); ok {
+		} else if n, ok := e.Int(phases.FieldFailures); ok {
 			f.Attempts = int(n)
 		}
 	case phases.RecordsLost:
-		n, _ := e.Int("count")
+		n, _ := e.Int(phases.FieldCount)
 		f.RecordsLost += int(n)
 	case phases.KillRequested:
 		if f.At.Kill.first(m) {
-			f.StopReason = e.Str("reason")
+			f.StopReason = e.Str(phases.FieldReason)
 		}
 	case phases.SignalReceived:
-		if e.Bool("forwarded") && f.At.Kill.first(m) {
-			f.StopReason = e.Str("signal") + " passed on to the server"
+		if e.Bool(phases.FieldForwarded) && f.At.Kill.first(m) {
+			f.StopReason = e.Str(phases.FieldSignal) + " passed on to the server"
 		}
 	case phases.ClientDisconnected:
 		if f.At.Client.first(m) {
-			f.Internal.ClientReason = e.Str("reason")
+			f.Internal.ClientReason = e.Str(phases.FieldReason)
 		}
 	case phases.ExternalAttempt, phases.ExternalResult:
 		f.External++
@@ -368,20 +368,20 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.AuthFailed:
 		if f.At.AuthFailed.last(m) {
-			n, _ := e.Int("status")
-			f.AuthStatus, f.Challenge = int(n), e.Str("www_authenticate")
-			f.AuthStage, f.AuthMessage, f.AuthError = e.Str("stage"), e.Str("message"), e.Str("error")
+			n, _ := e.Int(phases.FieldStatus)
+			f.AuthStatus, f.Challenge = int(n), e.Str(phases.FieldWWWAuthenticate)
+			f.AuthStage, f.AuthMessage, f.AuthError = e.Str(phases.FieldStage), e.Str(phases.FieldMessage), e.Str(phases.FieldError)
 		}
 	case phases.Authorized, phases.TokenRefreshed:
 		// A sign-in or refresh that succeeded answers the failures before it.
 		f.At.Authorized.last(m)
 	case phases.HTTPExchange:
 		f.Remote = true
-		status, _ := e.Int("status")
-		failed := status >= 400 || e.Has("error_class")
-		if failed && e.Str("http_method") != "DELETE" && f.At.Failure.last(m) {
-			f.HTTPStatus, f.HTTPFailMethod = int(status), e.Str("method")
-			f.HTTPFailure = e.Str("error")
+		status, _ := e.Int(phases.FieldStatus)
+		failed := status >= 400 || e.Has(phases.FieldErrorClass)
+		if failed && e.Str(phases.FieldHTTPMethod) != "DELETE" && f.At.Failure.last(m) {
+			f.HTTPStatus, f.HTTPFailMethod = int(status), e.Str(phases.FieldMethod)
+			f.HTTPFailure = e.Str(phases.FieldError)
 			if status > 0 {
 				f.HTTPFailure = httpStatusText(int(status))
 			}
@@ -389,20 +389,20 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.RedirectRefused:
 		f.Remote = true
 		if f.At.Redirect.last(m) {
-			n, _ := e.Int("status")
-			f.Redirect = httpStatusText(int(n)) + " to " + e.Str("location")
+			n, _ := e.Int(phases.FieldStatus)
+			f.Redirect = httpStatusText(int(n)) + " to " + e.Str(phases.FieldLocation)
 		}
 	case phases.OutagePaged:
 		if f.At.Paged.last(m) {
-			n, _ := e.Int("failures")
+			n, _ := e.Int(phases.FieldFailures)
 			f.Paged = int(n)
 		}
 	case phases.OutageEnded:
 		f.Recovered = true
 	case phases.TransportFallback:
-		f.Transport = e.Str("to")
+		f.Transport = e.Str(phases.FieldTo)
 	case phases.ToolDropped:
-		f.ToolsDropped = append(f.ToolsDropped, e.Str("tool"))
+		f.ToolsDropped = append(f.ToolsDropped, e.Str(phases.FieldTool))
 	case phases.MessageTooLarge:
 		f.TooLarge++
 	case phases.ForgedEvent:
@@ -413,10 +413,10 @@ func (f *Fold) Add(e *ledger.Entry) {
 // start takes what a run's first launch record says about its place in the
 // session.
 func (f *Fold) start(e *ledger.Entry) {
-	if g, ok := e.Int("generation"); ok {
+	if g, ok := e.Int(phases.FieldGeneration); ok {
 		f.Generation = int(g)
 	}
-	f.PreviousRun = e.Str("previous_run")
+	f.PreviousRun = e.Str(phases.FieldPreviousRun)
 }
 
 // progress reports whether a record tells how far the run got: not its end,
@@ -434,8 +434,8 @@ func progress(e *ledger.Entry) bool {
 }
 
 func codeMessage(e *ledger.Entry) string {
-	msg := e.Str("message")
-	if c, ok := e.Int("code"); ok {
+	msg := e.Str(phases.FieldMessage)
+	if c, ok := e.Int(phases.FieldCode); ok {
 		return fmt.Sprintf("%d %s", c, msg)
 	}
 	return msg
@@ -443,11 +443,11 @@ func codeMessage(e *ledger.Entry) string {
 
 // target names where an external event went: scheme://host:port.
 func target(e *ledger.Entry) string {
-	s := e.Str("host")
-	if p, ok := e.Int("port"); ok {
+	s := e.Str(phases.FieldHost)
+	if p, ok := e.Int(phases.FieldPort); ok {
 		s = fmt.Sprintf("%s:%d", s, p)
 	}
-	if sc := e.Str("scheme"); sc != "" {
+	if sc := e.Str(phases.FieldScheme); sc != "" {
 		s = sc + "://" + s
 	}
 	if s == "" {

@@ -42,7 +42,7 @@ const RealWait = time.Second
 type Verdict struct {
 	Outcome   string `json:"outcome"`
 	Failed    bool   `json:"failed"`            // the `!` mark: the run did not serve, or broke its lock
-	Fixable   bool   `json:"fixable,omitempty"` // a person can fix it now; a retry fails the same way (seed 000)
+	Fixable   bool   `json:"fixable,omitempty"` // a person can fix it now; a retry fails the same way
 	LastEvent string `json:"last_event"`        // the last confirmed event
 	Cause     string `json:"cause,omitempty"`   // the line that says why: stderr, a spawn error, a refusal, an HTTP status
 	Reason    string `json:"detail,omitempty"`  // one line: the table's WHY
@@ -57,7 +57,8 @@ type Verdict struct {
 	NoiseFirst   bool      `json:"noise_before_handshake,omitempty"`
 	ClientLeftMS float64   `json:"client_left_ms,omitempty"` // the client left before the handshake, this long after the start
 
-	// Answers are seed 002's four questions, from the same facts.
+	// Answers are why's four questions (did it launch, initialize, list
+	// tools, reach out?), from the same facts.
 	Answers []Answer `json:"-"`
 }
 

@@ -120,10 +120,10 @@ func (j *judgement) httpCause() string {
 func (j *judgement) unreachableAdvice() string {
 	if j.f.Paged > 0 && !j.f.Exhausted {
 		// Seed 004's page is a signal to a person, not an exit.
-		return "paged after " + plural(j.f.Paged, "consecutive failure") + ": the bridge keeps retrying, up to every 30 s, and reconnects by itself when the server is back (--give-up-after to stop)"
+		return "paged after " + Plural(j.f.Paged, "consecutive failure") + ": the bridge keeps retrying, up to every 30 s, and reconnects by itself when the server is back (--give-up-after to stop)"
 	}
 	if j.f.Exhausted {
-		return "the bridge gave up after " + plural(j.f.Attempts, "failure") + ": the server is down or unreachable; a retry helps once it is back"
+		return "the bridge gave up after " + Plural(j.f.Attempts, "failure") + ": the server is down or unreachable; a retry helps once it is back"
 	}
 	return "the server is down or unreachable: only time (or its operator) fixes it; the bridge retries with backoff"
 }

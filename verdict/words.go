@@ -99,7 +99,7 @@ func (j *judgement) sinceHandshake() string {
 
 func (j *judgement) crashAdvice() string {
 	if j.f.Exhausted && j.f.Attempts > 0 {
-		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; fix what it says", plural(j.f.Attempts, "restart"))
+		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; fix what it says", Plural(j.f.Attempts, "restart"))
 	}
 	if j.f.Origin == phases.OriginProbe {
 		return "it died after its handshake: fix what it says"
@@ -107,7 +107,7 @@ func (j *judgement) crashAdvice() string {
 	return "the calls in flight got the shim's error; --restart on-failure restarts it unless it keeps crashing: fix what it says"
 }
 
-// state is the handshake's last confirmed state, seed 002's words.
+// state is the handshake's last confirmed state, in handshake_timeout's words.
 func (j *judgement) state() string {
 	f := j.f
 	switch {
@@ -221,7 +221,7 @@ func (j *judgement) readyReason() string {
 	}
 	parts := []string{s}
 	if f.Tools != nil && *f.Tools > 0 {
-		parts = append(parts, plural(*f.Tools, "tool"))
+		parts = append(parts, Plural(*f.Tools, "tool"))
 	}
 	j.v.Advice = j.notesAdvice()
 	return strings.Join(append(parts, j.notes()...), "; ")
@@ -289,7 +289,8 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 func quote(s string) string { return strconv.Quote(s) }
 
-func plural(n int, word string) string {
+// Plural is "1 tool", "2 tools".
+func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}

@@ -107,7 +107,7 @@ func (m *mcpClient) call(method, params string) json.RawMessage {
 }
 
 // TestEgressFixture runs a Python MCP server that connects out during startup
-// and inside a tool call, as seed 002's walkthrough describes, and checks the
+// and inside a tool call, and checks the
 // witness saw each connection by name, in the phase it happened.
 func TestEgressFixture(t *testing.T) {
 	python, err := exec.LookPath("python3")

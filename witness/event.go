@@ -30,7 +30,7 @@ const maxEventLine = 16 << 10
 //   - a JSON object whose "phase" and "event" values are non-empty strings;
 //     other values keep their JSON text (strings unquoted, objects compacted);
 //   - a logfmt line made only of key=value pairs separated by spaces, values
-//     bare or double-quoted with Go/JSON escapes, e.g. seed 002's
+//     bare or double-quoted with Go/JSON escapes, e.g.
 //     `phase=execution event=external_attempt action_id=act_8Qf host=api.example.test`.
 //
 // phase and event must each appear exactly once. Values pass through Redact,

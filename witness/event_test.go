@@ -14,7 +14,7 @@ func TestParseServerEvent(t *testing.T) {
 		wantOK bool
 	}{
 		{
-			name: "seed 002 logfmt",
+			name: "logfmt",
 			line: "run_id=run_01JX phase=execution event=external_attempt action_id=act_8Qf tool=issue_lookup channel=https host=api.example.test\n",
 			want: ServerEvent{Phase: "execution", Event: "external_attempt", Fields: [][2]string{
 				{"run_id", "run_01JX"}, {"action_id", "act_8Qf"}, {"tool", "issue_lookup"},

@@ -115,6 +115,8 @@ func Start(cfg Config) (*Witness, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Witness{cfg: cfg, ln: ln, ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}}
 	w.wg.Add(1)
+	// The accept loop: returns when Close closes the listener; Close waits
+	// for it.
 	go w.accept()
 	return w, nil
 }
@@ -167,6 +169,8 @@ func (w *Witness) accept() {
 			return
 		}
 		w.wg.Add(1)
+		// One client connection: returns when it ends or Close closes it;
+		// Close waits for it.
 		go w.serve(c)
 	}
 }

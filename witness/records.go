@@ -28,21 +28,21 @@ func Record(emit func(ledger.Record), deny []string) (*Witness, error) {
 		Deny: deny,
 		OnAttempt: func(a Attempt) {
 			emit(ledger.Record{Time: a.Start, Origin: "witness", Phase: phases.Execution, Event: phases.ExternalAttempt,
-				Fields: []ledger.Field{ledger.F("action_id", a.ID), ledger.F("host", a.Host), ledger.F("port", a.Port),
-					ledger.F("scheme", a.Scheme), ledger.F("method", a.Method)}})
+				Fields: []ledger.Field{ledger.F("action_id", a.ID), ledger.F(phases.FieldHost, a.Host), ledger.F(phases.FieldPort, a.Port),
+					ledger.F(phases.FieldScheme, a.Scheme), ledger.F(phases.FieldMethod, a.Method)}})
 		},
 		OnResult: func(r Result) {
 			event := phases.ExternalResult
 			if r.Status == StatusDenied {
 				event = phases.ExternalDenied
 			}
-			fields := []ledger.Field{ledger.F("action_id", r.ID), ledger.F("status", r.Status), ledger.F("bytes_out", r.BytesOut),
-				ledger.F("bytes_in", r.BytesIn), ledger.F("duration_ms", r.Duration), ledger.F("tls", r.TLS)}
+			fields := []ledger.Field{ledger.F("action_id", r.ID), ledger.F(phases.FieldStatus, r.Status), ledger.F("bytes_out", r.BytesOut),
+				ledger.F("bytes_in", r.BytesIn), ledger.F(phases.FieldDurationMS, r.Duration), ledger.F("tls", r.TLS)}
 			if r.HTTPStatus != 0 {
 				fields = append(fields, ledger.F("http_status", r.HTTPStatus))
 			}
 			if r.Err != "" {
-				fields = append(fields, ledger.F("error", redact.String(r.Err)))
+				fields = append(fields, ledger.F(phases.FieldError, redact.String(r.Err)))
 			}
 			emit(ledger.Record{Time: time.Now(), Origin: "witness", Phase: phases.Execution, Event: event, Fields: fields})
 		},

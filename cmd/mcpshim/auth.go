@@ -1,22 +1,19 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
-	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/remote"
 )
 
 const authUsage = `usage: mcpshim auth login --url URL [--oauth-... flags]
@@ -84,93 +81,19 @@ func runAuthLogin(ctx context.Context, c *cli, args []string) int {
 		}
 		return redact.String(text)
 	}
-	cfg.Notify = func(st oauth.Step) { fmt.Fprintln(c.stderr, "mcpshim auth: "+hide(stepLine(st))) }
+	cfg.Notify = func(st oauth.Step) { fmt.Fprintln(c.stderr, "mcpshim auth: "+hide(st.Line())) }
 	s, err = oauth.New(cfg)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim auth login: %v\n", err)
 		return exitUsage
 	}
-	status, challenge := challengeOf(ctx, u)
+	status, challenge := remote.Challenge(ctx, u)
 	if err := s.Login(ctx, status, challenge); err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim auth login: %s\n", hide(err.Error()))
 		return exitConfig
 	}
 	fmt.Fprintf(c.stdout, "signed in to %s; mcpshim --url %s%s will use the kept token\n", u.String(), u.String(), of.args())
 	return 0
-}
-
-// challengeOf asks the server, unauthenticated, for its challenge: a
-// legacy initialize, which every server takes before anything else. A
-// server that answers without one is signed in to from its metadata.
-func challengeOf(ctx context.Context, u *url.URL) (int, []string) {
-	body, _ := mcp.Era{}.Request(mcp.StringID("mcpshim-auth"), "initialize", map[string]any{
-		"protocolVersion": mcp.LegacyVersion, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcpshim", "version": "auth"}})
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(body))
-	if err != nil {
-		return 0, nil
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, nil
-	}
-	io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	return resp.StatusCode, resp.Header.Values("Www-Authenticate")
-}
-
-// stepLine is one sign-in step as a line: the event and its facts.
-func stepLine(st oauth.Step) string {
-	var b strings.Builder
-	b.WriteString(st.Event)
-	kv := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, " %s=%s", k, quoteIfSpace(v))
-		}
-	}
-	if st.Status != 0 {
-		kv("status", fmt.Sprint(st.Status))
-	}
-	kv("stage", st.Stage)
-	kv("issuer", st.Issuer)
-	kv("resource", st.Resource)
-	kv("scope", st.Scope)
-	kv("client", st.ClientKind)
-	kv("client_id", st.ClientID)
-	kv("error", st.Error)
-	kv("error_description", st.Description)
-	if st.ExpiresIn > 0 {
-		kv("expires_in", st.ExpiresIn.String())
-	}
-	if st.Event == oauth.StepFailed {
-		kv("message", st.Message)
-	}
-	return b.String()
-}
-
-func quoteIfSpace(v string) string {
-	if strings.ContainsAny(v, " \t\"") {
-		return fmt.Sprintf("%q", v)
-	}
-	return v
-}
-
-// authEntry is one kept sign-in in auth status --json: never a token.
-type authEntry struct {
-	Server    string    `json:"server"`
-	Client    string    `json:"client"`
-	ClientID  string    `json:"client_id,omitempty"`
-	Issuer    string    `json:"issuer,omitempty"`
-	Grant     string    `json:"grant,omitempty"`
-	Scope     string    `json:"scope,omitempty"`
-	State     string    `json:"state"`
-	Expiry    time.Time `json:"expiry,omitzero"`
-	Refresh   bool      `json:"refresh_token"`
-	Updated   time.Time `json:"updated"`
-	TokenFile string    `json:"file"`
 }
 
 func runAuthStatus(c *cli, args []string) int {
@@ -190,21 +113,9 @@ func runAuthStatus(c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim auth status: %v\n", err)
 		return exitConfig
 	}
-	entries := []authEntry{}
-	now := time.Now()
-	for _, r := range recs {
-		e := authEntry{Server: r.Server, Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: oauth.State(r, now), TokenFile: store.File(r)}
-		if cl := r.Clients[r.Issuer]; cl != nil {
-			e.ClientID = cl.ID
-		}
-		if r.Token != nil {
-			e.Scope, e.Expiry, e.Refresh = r.Token.Scope, r.Token.Expiry, r.Token.RefreshToken != ""
-		}
-		entries = append(entries, e)
-	}
+	entries := oauth.Statuses(store, recs, time.Now())
 	if asJSON {
-		printJSON(c.stdout, map[string]any{"dir": store.Dir, "servers": entries})
-		return 0
+		return c.emitJSON("auth status", map[string]any{"dir": store.Dir, "servers": entries}, 0)
 	}
 	if len(entries) == 0 {
 		fmt.Fprintf(c.stdout, "no sign-ins kept in %s; sign in with mcpshim auth login --url URL\n", store.Dir)
@@ -249,29 +160,18 @@ func runAuthLogout(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
 		return exitConfig
 	}
-	recs, err := store.List()
-	if err != nil {
-		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
-		return exitConfig
-	}
 	secret := ""
-	if u, err := url.Parse(rest[0]); err == nil && of.clientSecret != "" {
+	if u, err := url.Parse(rest[0]); err == nil && of.ClientSecret != "" {
 		if cfg, err := of.config(c, u); err == nil {
 			secret = cfg.ClientSecret
 		}
 	}
-	n := 0
-	for _, r := range recs {
-		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(rest[0], "/") {
-			continue
-		}
-		n++
-		how := oauth.Revoke(ctx, r, secret)
-		if err := store.Remove(r); err != nil {
-			fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
-			return exitConfig
-		}
+	n, err := store.Logout(ctx, rest[0], secret, func(r *oauth.Record, how string) {
 		fmt.Fprintf(c.stdout, "signed out of %s (%s): %s\n", r.Server, r.ClientKey, how)
+	})
+	if err != nil {
+		fmt.Fprintf(c.stderr, "mcpshim auth logout: %v\n", err)
+		return exitConfig
 	}
 	if n == 0 {
 		fmt.Fprintf(c.stderr, "mcpshim auth logout: no sign-in kept for %s (mcpshim auth status lists them)\n", rest[0])

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/oauth/oauthtest"
 )
 
@@ -52,8 +53,8 @@ func TestAuthLoginStatusLogout(t *testing.T) {
 
 	code, out, errs = authRun(t, config, nil, "auth", "status", "--json")
 	var st struct {
-		Dir     string      `json:"dir"`
-		Servers []authEntry `json:"servers"`
+		Dir     string         `json:"dir"`
+		Servers []oauth.Status `json:"servers"`
 	}
 	if err := json.Unmarshal([]byte(out), &st); err != nil || code != 0 || len(st.Servers) != 1 {
 		t.Fatalf("auth status --json: exit %d, %v\n%s%s", code, err, out, errs)

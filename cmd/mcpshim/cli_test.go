@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -99,7 +100,7 @@ func TestProbeOneServer(t *testing.T) {
 		"broken": map[string]any{"command": 7}})
 	env := probeEnv(t.TempDir(), "HOME="+dir)
 	code, stdout, stderr := runBuilt(t, dir, env, "probe", "--json", "--config", cfg, "--server", "healthy")
-	var rep probeReport
+	var rep probe.Report
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil || code != 0 || len(rep.Results) != 1 || rep.Results[0].Server != "healthy" || len(rep.Problems) != 0 {
 		t.Errorf("probe --server healthy: exit %d, %v, %+v\n%s; want 0 and healthy alone (not broken's config problem)", code, err, rep, stderr)
 	}

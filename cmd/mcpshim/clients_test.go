@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 // copyTree copies the directory src to dst.
@@ -48,7 +50,7 @@ func TestEveryClientsConfig(t *testing.T) {
 			// On Windows the fixture's .config stands for %APPDATA%.
 			env := []string{"HOME=" + home, "USERPROFILE=" + home, "APPDATA=" + filepath.Join(home, ".config"), "PATH=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 			_, stdout, stderr := runBuilt(t, project, env, "probe", "--json", "--timeout", "10s")
-			var rep probeReport
+			var rep probe.Report
 			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 				t.Fatalf("probe --json: %v\n%s\n%s", err, stdout, stderr)
 			}

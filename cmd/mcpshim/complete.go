@@ -11,15 +11,9 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/verdict"
-)
-
-// Directives a completion's first line may be instead of candidates: the
-// shell completes file names, or command names (the server's, after --).
-const (
-	completeFiles    = ":files"
-	completeCommands = ":commands"
 )
 
 // flagValues are the values of the flags that take one of a few words.
@@ -30,7 +24,7 @@ var flagValues = map[string][]string{
 	"lock-mode":     {"warn", "enforce"},
 	"outcome":       verdict.Outcomes,
 	"parallel":      {"auto"},
-	"protocol":      {"2026-07-28", "2025-11-25"},
+	"protocol":      {mcp.ModernVersion, mcp.LegacyVersion},
 	"otlp-protocol": {"http/protobuf"},
 	"oauth-grant":   {"authorization_code", "client_credentials", "jwt-bearer", "id-jag"},
 }
@@ -42,7 +36,7 @@ var pathFlags = map[string]bool{"ledger": true, "config": true, "lock": true, "o
 // runComplete is `mcpshim __complete WORD... CURRENT` (hidden), what the
 // scripts of `mcpshim completion` call on Tab: the candidates for CURRENT
 // after the WORDs of an mcpshim command line, one per line, or a directive
-// (completeFiles, completeCommands). Nothing printed means nothing fits: no
+// (cmdline.CompleteFiles, cmdline.CompleteCommands). Nothing printed means nothing fits: no
 // file names where a flag wants meta or full, or a run id.
 func runComplete(c *cli, args []string) int {
 	if len(args) == 0 {
@@ -58,9 +52,9 @@ func runComplete(c *cli, args []string) int {
 func completions(c *cli, words []string, cur string) []string {
 	if i := slices.Index(words, "--"); i >= 0 {
 		if i == len(words)-1 {
-			return []string{completeCommands} // the server's command
+			return []string{cmdline.CompleteCommands} // the server's command
 		}
-		return []string{completeFiles} // its arguments
+		return []string{cmdline.CompleteFiles} // its arguments
 	}
 	// bash splits --flag=value at '=' into --flag, =, value.
 	if n := len(words); n >= 2 && words[n-1] == "=" {
@@ -69,8 +63,8 @@ func completions(c *cli, words []string, cur string) []string {
 	if name, _, ok := strings.Cut(cur, "="); ok && strings.HasPrefix(name, "-") {
 		var out []string
 		for _, v := range valuesOf(c, strings.TrimLeft(name, "-"), words) {
-			if v == completeFiles {
-				return []string{completeFiles}
+			if v == cmdline.CompleteFiles {
+				return []string{cmdline.CompleteFiles}
 			}
 			out = append(out, name+"="+v)
 		}
@@ -89,17 +83,7 @@ func completions(c *cli, words []string, cur string) []string {
 		slices.Sort(out)
 		return out
 	}
-	// A positional: which one, flags and their values skipped.
-	pos := 0
-	for i := 0; i < len(rest); i++ {
-		if strings.HasPrefix(rest[i], "-") {
-			if flags[strings.TrimLeft(rest[i], "-")] && !strings.Contains(rest[i], "=") {
-				i++
-			}
-			continue
-		}
-		pos++
-	}
+	pos := cmdline.Positionals(rest, flags) // which positional cur is
 	switch {
 	case len(ctx) == 0 && len(words) > 0:
 		return []string{"--"} // the shim's flags are given: the server's command comes next
@@ -108,13 +92,13 @@ func completions(c *cli, words []string, cur string) []string {
 	case ctx[0] == "help" && pos == 0:
 		return subcommands
 	case ctx[0] == "completion" && pos == 0:
-		return []string{"bash", "zsh", "fish", "powershell"}
+		return cmdline.Shells
 	case ctx[0] == "ledger" && len(ctx) == 1 && pos == 0 && !strings.ContainsAny(cur, "/.~"):
 		return strings.Fields(ledgerSubcommands) // or a PATH, once it looks like one
 	case ctx[0] == "ledger" && len(ctx) == 2 && (ctx[1] == "show" || ctx[1] == "why") && pos == 0:
 		return runIDs(c)
 	case ctx[0] == "ledger":
-		return []string{completeFiles}
+		return []string{cmdline.CompleteFiles}
 	case ctx[0] == "auth" && len(ctx) == 1 && pos == 0:
 		return authSubcommands
 	}
@@ -136,10 +120,6 @@ func commandWords(words []string) (ctx, rest []string) {
 	return words[:1], words[1:]
 }
 
-// flagLine is a flag as usage text lists it: "  --timeout DURATION" or
-// "  --config FILE    the config"; a value name is upper case or a Go type.
-var flagLine = regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)(?: ([A-Z][A-Z_|]*|string|int|int64|uint|uint64|float64|duration|value)\b)?`)
-
 // flagsOf is the flags of a command (none for the shim itself), read from
 // its own usage, as --help prints it, so it cannot drift: name -> whether it
 // takes a value.
@@ -153,10 +133,7 @@ func flagsOf(ctx []string) map[string]bool {
 	}
 	var out bytes.Buffer
 	run(context.Background(), args, nil, strings.NewReader(""), &out, &out)
-	flags := map[string]bool{}
-	for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
-		flags[m[1]] = flags[m[1]] || m[2] != ""
-	}
+	flags := cmdline.FlagsOfUsage(out.String())
 	if len(ctx) > 0 && ctx[0] == "wrap" { // wrap bakes the shim's flags in
 		for name, v := range flagsOf(nil) {
 			flags[name] = v
@@ -170,7 +147,7 @@ func flagsOf(ctx []string) map[string]bool {
 func valuesOf(c *cli, name string, words []string) []string {
 	switch {
 	case pathFlags[name]:
-		return []string{completeFiles}
+		return []string{cmdline.CompleteFiles}
 	case name == "server" && len(words) > 0 && words[0] == "ledger":
 		return servers(c)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpshim-dev/mcpshim/demo"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
@@ -31,7 +32,7 @@ func TestDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("mcpshim demo --json: %v\nstderr: %s\nstdout: %s", err, stderr.String(), out)
 	}
-	var report demoReport
+	var report demo.Report
 	d := json.NewDecoder(bytes.NewReader(out))
 	d.UseNumber() // as the ledger is read, so the text rendering sees the same values
 	if err := d.Decode(&report); err != nil {
@@ -57,7 +58,7 @@ func TestDemo(t *testing.T) {
 		"crash-restart":      verdict.Ended,
 		"locked-report":      verdict.Ended, // stopped by the shim: the lock is enforced
 	}
-	got := map[string]demoResult{}
+	got := map[string]demo.Result{}
 	for _, r := range report.Scenarios {
 		got[r.Name] = r
 		if r.Error != "" {
@@ -107,11 +108,11 @@ func TestDemo(t *testing.T) {
 
 	var text bytes.Buffer
 	for _, r := range report.Scenarios {
-		r.print(&text, demoWidth)
+		r.Print(&text, demo.Width)
 	}
 	for i, line := range strings.Split(text.String(), "\n") {
-		if n := utf8.RuneCountInString(line); n > demoWidth {
-			t.Errorf("text line %d is %d wide, want at most %d: %q", i+1, n, demoWidth, line)
+		if n := utf8.RuneCountInString(line); n > demo.Width {
+			t.Errorf("text line %d is %d wide, want at most %d: %q", i+1, n, demo.Width, line)
 		}
 	}
 	for _, s := range []string{"=> run 1 CRASHED", "=> run 2 ENDED", "=> PROTOCOL_ERROR", `stderr="fatal: missing API key"`} {
@@ -121,47 +122,12 @@ func TestDemo(t *testing.T) {
 	}
 }
 
-func demoEventNames(r demoResult) []string {
+func demoEventNames(r demo.Result) []string {
 	var out []string
 	for _, e := range r.Events {
 		out = append(out, e.Event)
 	}
 	return out
-}
-
-// TestDemoReadLedger: a kept --dir holds earlier records; only the ones past
-// the offset are this demo's, unless the file was rotated meanwhile.
-func TestDemoReadLedger(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "healthy.jsonl")
-	old := `{"ts":"2026-07-28T10:00:00Z","run":"run_old","event":"spawned"}` + "\n"
-	cur := `{"ts":"2026-07-28T11:00:00Z","run":"run_new","event":"spawned"}` + "\n" + "not a record\n"
-	if err := os.WriteFile(path, []byte(old+cur), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		offset int64
-		want   []string
-	}{
-		{0, []string{"run_old", "run_new"}},
-		{int64(len(old)), []string{"run_new"}},
-		{int64(len(old+cur)) + 100, []string{"run_old", "run_new"}}, // rotated: shorter than before
-	}
-	for _, tt := range tests {
-		es, runs, err := demoReadLedger(path, tt.offset)
-		if err != nil {
-			t.Fatalf("demoReadLedger(offset %d): %v", tt.offset, err)
-		}
-		var got, judged []string
-		for _, e := range es {
-			got = append(got, e.Run)
-		}
-		for _, r := range runs {
-			judged = append(judged, r.ID)
-		}
-		if strings.Join(got, " ") != strings.Join(tt.want, " ") || strings.Join(judged, " ") != strings.Join(tt.want, " ") {
-			t.Errorf("demoReadLedger(offset %d) = entries of %v, runs %v; want %v for both", tt.offset, got, judged, tt.want)
-		}
-	}
 }
 
 func TestDemoUsage(t *testing.T) {

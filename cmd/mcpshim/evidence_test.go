@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestServerEventsFolded: seed 002's logfmt events on the server's stderr land
+// TestServerEventsFolded: logfmt phase events on the server's stderr land
 // in the ledger with origin server; a forged exited does not.
 func TestServerEventsFolded(t *testing.T) {
 	s := start(t, true, nil, "fixture", "server-events")

@@ -64,6 +64,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -96,7 +97,7 @@ terminal.
 // runLedger reads ledgers and answers what happened: the run table and the
 // show, why, stats, tail, report and prune subcommands.
 func runLedger(ctx context.Context, c *cli, args []string) int {
-	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c), color: useColor(c)}
+	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c), color: termsafe.ColorOn(c.getenv, c.stdout)}
 	if len(args) > 0 {
 		switch args[0] {
 		case "show":
@@ -253,17 +254,12 @@ type ledgerData struct {
 // short is a run's short id, as the tables show it.
 func (d *ledgerData) short(id string) string { return d.IDs.Short(id) }
 
-// files resolves the paths, or the default directory when there are none.
-// A missing default directory is no ledger yet, not an error.
+// files resolves the paths, or the default directory when there are none,
+// noting a default directory that does not exist yet.
 func (l *ledgerCmd) files(paths []string) ([]string, error) {
-	if len(paths) > 0 {
-		return ledger.Files(paths)
-	}
-	dir := ledger.DefaultDir(l.c.getenv)
-	files, err := ledger.Files([]string{dir})
-	if errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", dir)
-		return nil, nil
+	files, noneYet, err := ledger.FilesOrDefault(paths, l.c.getenv)
+	if noneYet != "" {
+		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", noneYet)
 	}
 	return files, err
 }
@@ -337,7 +333,7 @@ func (l *ledgerCmd) entries(d *ledgerData, want map[string]bool) map[string][]le
 // parseSince reads an age back from now (2h, 3d) or a time: RFC 3339, or
 // a local date and time such as 2026-11-29T08:00 or 2026-11-29.
 func parseSince(s string, now time.Time, loc *time.Location) (time.Time, error) {
-	if d, err := parseAge(s); err == nil {
+	if d, err := cmdline.ParseAge(s); err == nil {
 		return now.Add(-d), nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -362,19 +358,6 @@ func location(c *cli) *time.Location {
 		return loc
 	}
 	return time.UTC
-}
-
-// useColor: only on a terminal, never with NO_COLOR or TERM=dumb.
-func useColor(c *cli) bool {
-	if c.getenv("NO_COLOR") != "" || c.getenv("TERM") == "dumb" {
-		return false
-	}
-	f, ok := c.stdout.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func (l *ledgerCmd) writeJSON(v any) int {

@@ -2,13 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -61,7 +57,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
-	cfg, ok := otlp.config(c)
+	cfg, ok := otlp.config(c).Resolve()
 	if !ok {
 		fmt.Fprintln(c.stderr, "mcpshim ledger export: no collector: give --otlp URL or set OTEL_EXPORTER_OTLP_ENDPOINT")
 		return exitUsage
@@ -71,10 +67,9 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		state = ""
 	case "":
 		// One per collector: exporting to a second one starts from the beginning.
-		sum := sha256.Sum256([]byte(otlp.collector(c) + " " + cfg.Protocol))
-		state = filepath.Join(ledger.DefaultDir(c.getenv), "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
+		state = cfg.StatePath(ledger.DefaultDir(c.getenv))
 	}
-	files, err := ledgerFiles(c, paths)
+	files, _, err := ledger.FilesOrDefault(paths, c.getenv)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
@@ -89,14 +84,16 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		err = serr
 	}
 	if asJSON {
-		out := ledgerExportJSON{Collector: otlp.collector(c), State: state, Files: res.Files, Records: res.Records,
+		out := ledgerExportJSON{Collector: cfg.Collector(), State: state, Files: res.Files, Records: res.Records,
 			Spans: res.Spans, Skipped: res.Skipped, OpenRuns: res.Open}
 		if err != nil {
 			out.Error = err.Error()
 		}
-		printJSON(c.stdout, out)
+		if code := c.emitJSON("ledger export", out, 0); err == nil {
+			return code
+		}
 	} else if err == nil {
-		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, otlp.collector(c))
+		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, cfg.Collector())
 		if res.Open > 0 {
 			fmt.Fprintf(c.stdout, "; %d runs still going (their root spans follow when they end)", res.Open)
 		}
@@ -107,17 +104,4 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-// ledgerFiles resolves paths, or the default directory when there are none;
-// a missing default directory is no ledger yet.
-func ledgerFiles(c *cli, paths []string) ([]string, error) {
-	if len(paths) > 0 {
-		return ledger.Files(paths)
-	}
-	files, err := ledger.Files([]string{ledger.DefaultDir(c.getenv)})
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return files, err
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/safefile"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // Report limits: the page stays small enough for a browser however large the
@@ -74,7 +75,7 @@ func (l *ledgerCmd) report(args []string) int {
 			Runs int    `json:"runs"`
 		}{out, len(want)})
 	}
-	fmt.Fprintf(l.c.stdout, "wrote %s: %s in %s (%d failed)\n", out, plural(len(want), "run"), plural(len(chains), "chain"), failed)
+	fmt.Fprintf(l.c.stdout, "wrote %s: %s in %s (%d failed)\n", out, verdict.Plural(len(want), "run"), verdict.Plural(len(chains), "chain"), failed)
 	return 0
 }
 

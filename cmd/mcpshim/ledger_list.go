@@ -83,10 +83,10 @@ func (l *ledgerCmd) list(args []string) int {
 	}
 	parts := []string{fmt.Sprintf("%d runs (%d failed, %d running) in %d files", d.runs.Len(), d.failed, d.running, len(d.files))}
 	if d.Skipped > 0 {
-		parts = append(parts, plural(d.Skipped, "line")+" skipped (torn or not ledger records)")
+		parts = append(parts, verdict.Plural(d.Skipped, "line")+" skipped (torn or not ledger records)")
 	}
 	if d.Lost > 0 {
-		parts = append(parts, plural(d.Lost, "record")+" lost by the shims (records_lost)")
+		parts = append(parts, verdict.Plural(d.Lost, "record")+" lost by the shims (records_lost)")
 	}
 	sep := "; "
 	if l.width > 0 && utf8.RuneCountInString(strings.Join(parts, sep)) > l.width {

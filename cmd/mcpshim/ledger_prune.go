@@ -3,10 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strconv"
-	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // prune removes whole ledger files last written before the cutoff
@@ -25,7 +25,7 @@ func (l *ledgerCmd) prune(args []string) int {
 		fmt.Fprintln(l.c.stderr, "mcpshim ledger prune: --older-than is required (e.g. --older-than 30d)")
 		return exitUsage
 	}
-	d, err := parseAge(age)
+	d, err := cmdline.ParseAge(age)
 	if err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger prune: --older-than %s: %v\n", age, err)
 		return exitUsage
@@ -60,7 +60,7 @@ func (l *ledgerCmd) prune(args []string) int {
 		total += r.Bytes
 		fmt.Fprintf(l.c.stdout, "%s %s (%s, last written %s)\n", verb, r.Path, sizeText(r.Bytes), r.Modified.In(l.loc).Format("2006-01-02 15:04"))
 	}
-	fmt.Fprintf(l.c.stdout, "%s %s (%s); kept %d\n", verb, plural(len(out.Removed), "file"), sizeText(total), out.Kept)
+	fmt.Fprintf(l.c.stdout, "%s %s (%s); kept %d\n", verb, verdict.Plural(len(out.Removed), "file"), sizeText(total), out.Kept)
 	return status
 }
 
@@ -74,23 +74,4 @@ func sizeText(n int64) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
-}
-
-// parseAge reads 30d, 2w, 12h, 90m or any Go duration.
-func parseAge(s string) (time.Duration, error) {
-	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
-	if n := len(s); n > 1 {
-		if u, ok := unit[s[n-1]]; ok {
-			v, err := strconv.ParseFloat(s[:n-1], 64)
-			if err != nil || v < 0 {
-				return 0, fmt.Errorf("want a number before %q", s[n-1:])
-			}
-			return time.Duration(v * float64(u)), nil
-		}
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, fmt.Errorf("want an age such as 30d, 12h or 90m")
-	}
-	return d, nil
 }

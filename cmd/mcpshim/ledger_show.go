@@ -101,7 +101,7 @@ func (l *ledgerCmd) show(args []string) int {
 		}
 	}
 	if d.Skipped > 0 {
-		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.Skipped, "line"))
+		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
 	}
 	fmt.Fprintf(w, "\n%s %s: %s\n", p.paint(styleBold, "diagnosis:"), p.paint(outcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
 	if r.Advice != "" {

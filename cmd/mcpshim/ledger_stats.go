@@ -58,9 +58,9 @@ func (l *ledgerCmd) stats(args []string) int {
 	if len(servers) > 0 {
 		t.write(l.c.stdout, p, l.width)
 	}
-	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", plural(len(servers), "server"), plural(d.Records, "record"), len(d.files))
+	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", verdict.Plural(len(servers), "server"), verdict.Plural(d.Records, "record"), len(d.files))
 	if d.Skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "; %s skipped", plural(d.Skipped, "line"))
+		fmt.Fprintf(l.c.stdout, "; %s skipped", verdict.Plural(d.Skipped, "line"))
 	}
 	fmt.Fprintln(l.c.stdout, "; latency percentiles within 3%")
 	return 0

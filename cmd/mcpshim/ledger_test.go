@@ -12,11 +12,11 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/proc"
@@ -572,24 +572,6 @@ func TestParseSince(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while a process or tail writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestLedgerTailFollow follows a directory while records are appended, the
 // file is rotated, a new ledger appears and a line arrives in two writes.
 func TestLedgerTailFollow(t *testing.T) {
@@ -602,7 +584,7 @@ func TestLedgerTailFollow(t *testing.T) {
 		t.Fatalf("tail -n 3: got exit %d:\n%s\nwant the last 3 records", code, out)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout syncBuffer
+	var stdout testkit.Buffer
 	done := make(chan int)
 	go func() {
 		done <- run(ctx, []string{"ledger", "tail", "-f", "-n", "0", dir}, []string{"TZ=UTC"}, strings.NewReader(""), &stdout, &stdout)

@@ -16,7 +16,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
-// why answers seed 002's four questions for one run, or for the latest run
+// why answers four questions (did it launch, initialize, list tools, reach
+// out?) for one run, or for the latest run
 // of each server.
 func (l *ledgerCmd) why(args []string) int {
 	pos, err := l.flags("why", args, allFilters, nil)
@@ -152,7 +153,7 @@ func (l *ledgerCmd) why(args []string) int {
 		return l.writeJSON(out)
 	}
 	if d.Skipped > 0 {
-		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", plural(d.Skipped, "line"))
+		fmt.Fprintf(l.c.stdout, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
 	}
 	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
@@ -181,7 +182,7 @@ func TestProbeInterruptedLeavesNothing(t *testing.T) {
 func TestTerminalHint(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "--ledger", "off", "--", bin, "fixture", "healthy")
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	ptmx, tty, err := pty.Open()
 	if err != nil {
@@ -218,7 +219,7 @@ func TestTerminalHint(t *testing.T) {
 func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
 	bin := builtShim(t)
 	cmd := exec.Command(bin, "--ledger", "off", "--", "no-such-mcp-server-x")
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	ptmx, tty, err := pty.Open()
 	if err != nil {

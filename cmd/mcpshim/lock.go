@@ -7,8 +7,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 const lockUsage = `usage: mcpshim lock [--out FILE] [--allow-empty NAME]... [--config FILE]...
@@ -74,37 +76,36 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	done := func(code int) int {
 		if asJSON {
 			rep.Exit = code
-			printJSON(c.stdout, rep)
+			return c.emitJSON("lock", rep, code)
 		}
 		return code
 	}
-	fl, err := loadFleet(c, pf.configs, nil)
+	fl, err := probe.LoadFleet(pf.configs, nil, c.getenv, c.lookupEnv, checkShimArgs)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %s\n", termsafe.String(err.Error()))
 		rep.Error = err.Error()
 		return done(exitConfig)
 	}
-	rep.Configs = fl.files
-	fl.ledger = pf.ledger
+	rep.Configs = fl.Files
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
-	results := runFleet(ctx, c, fl, opts, nil, false)
+	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
 	c = c.safeOutput() // the progress line is done
 	if !asJSON {
 		text = c.stdout
 	}
 
 	l, refused := probe.NewLock(results, allowEmpty)
-	for _, p := range fl.problems {
-		refused = append(refused, probe.Refusal{Server: p.Server, Reason: "config: " + p.String()})
+	for _, p := range fl.Problems {
+		refused = append(refused, lock.Refusal{Server: p.Server, Reason: "config: " + p.String()})
 	}
-	fmt.Fprintf(text, "read %s\n", strings.Join(fl.files, ", "))
+	fmt.Fprintf(text, "read %s\n", strings.Join(fl.Files, ", "))
 	if len(results) == 0 && len(refused) == 0 {
-		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.files, ", "))
+		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.Files, ", "))
 		rep.Error = "no servers: nothing to lock"
 		return done(exitConfig)
 	}
 	if len(refused) > 0 {
-		fmt.Fprintf(text, "refusing to write %s: %s cannot become an expectation\n", out, plural(len(refused), "server"))
+		fmt.Fprintf(text, "refusing to write %s: %s cannot become an expectation\n", out, verdict.Plural(len(refused), "server"))
 		for _, r := range refused {
 			fmt.Fprintf(text, "  - %s: %s\n", r.Server, r.Reason)
 			rep.Refused = append(rep.Refused, lockRefuse{r.Server, r.Reason})
@@ -125,6 +126,6 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(text, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
 		}
 	}
-	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, plural(len(results), "server"), plural(tools, "tool"))
+	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, verdict.Plural(len(results), "server"), verdict.Plural(tools, "tool"))
 	return done(0)
 }

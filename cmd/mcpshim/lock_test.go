@@ -9,10 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/lock"
+	"github.com/mcpshim-dev/mcpshim/mcp"
 )
 
-// reportEntry is seed 003's report server with its token from the environment.
+// reportEntry is the report server with its token from the environment.
 func reportEntry(t *testing.T) map[string]any {
 	return map[string]any{"command": builtShim(t), "args": []string{"fixture", "report"},
 		"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}", "REPORT_SCOPE": "${REPORT_SCOPE:-full}"}}
@@ -34,7 +35,7 @@ func reportRemote(t *testing.T) string {
 		var result any
 		switch m.Method {
 		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{probe.ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
+			result = map[string]any{"supportedVersions": []string{mcp.ModernVersion}, "capabilities": map[string]any{"tools": map[string]any{}},
 				"_meta": map[string]any{"io.modelcontextprotocol/serverInfo": map[string]any{"name": "report-remote", "version": "1.0.0"}}}
 		case "tools/list":
 			fetch := map[string]any{"name": "fetch_daily_report", "description": "Fetch the daily sales report", "inputSchema": map[string]any{"type": "object"}}
@@ -59,7 +60,7 @@ func reportRemote(t *testing.T) string {
 	return srv.URL + "/mcp"
 }
 
-// Seed 003, over stdio and over Streamable HTTP: with the token the lock is
+// Over stdio and over Streamable HTTP: with the token the lock is
 // written and verified; without it 2/2 are missing; read scope, 1/2.
 func TestLockSeed003(t *testing.T) {
 	dir := t.TempDir()
@@ -173,7 +174,7 @@ func lockHealthy(t *testing.T, dir string, edit func(servers map[string]map[stri
 func TestProbeLockDrift(t *testing.T) {
 	t.Run("changed fails only with --strict", func(t *testing.T) {
 		cfg, lock := lockHealthy(t, t.TempDir(), func(s map[string]map[string]map[string]string) {
-			s["h"]["echo"]["digest"] = probe.DigestPrefix + strings.Repeat("0", 64)
+			s["h"]["echo"]["digest"] = lock.DigestPrefix + strings.Repeat("0", 64)
 		})
 		code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg, "--lock", lock)
 		if code != 0 || !strings.Contains(out, "h: changed -> echo (passes without --strict)") {
@@ -186,7 +187,7 @@ func TestProbeLockDrift(t *testing.T) {
 	t.Run("probable rename", func(t *testing.T) {
 		cfg, lock := lockHealthy(t, t.TempDir(), func(s map[string]map[string]map[string]string) {
 			s["h"]["echo_text"] = s["h"]["echo"]
-			s["h"]["echo_text"]["digest"] = probe.DigestPrefix + strings.Repeat("1", 64)
+			s["h"]["echo_text"]["digest"] = lock.DigestPrefix + strings.Repeat("1", 64)
 			delete(s["h"], "echo")
 		})
 		code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg, "--lock", lock)

@@ -21,7 +21,10 @@ import (
 
 	group "github.com/oklog/run"
 
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/cmdline"
+	"github.com/mcpshim-dev/mcpshim/lock"
+	"github.com/mcpshim-dev/mcpshim/probe"
 )
 
 func main() {
@@ -41,12 +44,7 @@ type cli struct {
 // home is the user's home directory, where the clients keep their configs:
 // %USERPROFILE% on Windows (HOME is set there only by some shells), $HOME
 // elsewhere.
-func (c *cli) home() string {
-	if h := c.getenv("USERPROFILE"); h != "" && runtime.GOOS == "windows" {
-		return h
-	}
-	return c.getenv("HOME")
-}
+func (c *cli) home() string { return clientconfig.Home(c.getenv) }
 
 // getenv looks a variable up in the environment the command was given.
 func (c *cli) getenv(key string) string {
@@ -67,11 +65,11 @@ func (c *cli) lookupEnv(key string) (string, bool) {
 
 // Exit statuses from sysexits.h and the shell.
 const (
-	exitUsage        = 64  // EX_USAGE: a flag error or a missing command
-	exitTempFail     = 75  // EX_TEMPFAIL: only timeouts
-	exitConfig       = 78  // EX_CONFIG: a wiring problem a person must fix
-	exitNotExecuting = 126 // the command exists but cannot be executed
-	exitNotFound     = 127 // the command cannot be found
+	exitUsage        = 64                 // EX_USAGE: a flag error or a missing command
+	exitTempFail     = probe.ExitTempFail // EX_TEMPFAIL (75): only timeouts
+	exitConfig       = lock.ExitConfig    // EX_CONFIG (78): a wiring problem a person must fix
+	exitNotExecuting = 126                // the command exists but cannot be executed
+	exitNotFound     = 127                // the command cannot be found
 )
 
 // run is main without the process: it parses args and dispatches to a subcommand.

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // TestNPMLauncher: the npm launcher runs the platform binary with stdio
@@ -61,7 +63,7 @@ func TestNPMLauncher(t *testing.T) {
 			cmd := exec.Command(argv[0], argv[1:]...)
 			stdin, _ := cmd.StdinPipe()
 			stdout, _ := cmd.StdoutPipe()
-			var stderr syncBuffer
+			var stderr testkit.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -5,19 +5,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/mcpshim-dev/mcpshim/clientconfig"
-	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
@@ -121,203 +115,27 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
 }
 
-// fleet is what the client configs say to probe.
-type fleet struct {
-	files    []string
-	targets  []probe.Target
-	problems []configProblem // servers with one are not probed
-	notes    []string        // entries left out: disabled, or shadowed by another of the same name
-	ledger   string          // where probes are recorded (probeFlags.ledger)
-	only     []string        // --server: the servers probed, sorted; none means all
-}
-
-// configProblem is a clientconfig.Problem as the JSON report shows it (Msg
-// is its Text).
-type configProblem struct {
-	File   string `json:"file"`
-	Server string `json:"server,omitempty"`
-	Msg    string `json:"msg"`
-}
-
-func (p configProblem) String() string {
-	return clientconfig.Problem{File: p.File, Server: p.Server, Msg: p.Msg}.String()
-}
-
-// errNoServer is --server naming a server no config has.
-var errNoServer = errors.New("no server")
-
-// loadFleet reads the configs (or finds the clients' own) and turns each
-// usable server entry into a target. Wrapped entries are probed as the real
-// server behind mcpshim. With only, the fleet is those servers, and their
-// config problems and notes alone.
-func loadFleet(c *cli, configs, only []string) (*fleet, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	files := slices.Clone(configs)
-	if len(files) == 0 {
-		files = clientconfig.Find(cwd, c.home(), c.getenv)
-		if len(files) == 0 {
-			return nil, fmt.Errorf("no client config in %s or $HOME (mcpshim probe --help lists where each client keeps its own); name one with --config", cwd)
+// probeStart shows a progress line on a terminal while a fleet is probed.
+func probeStart(c *cli) func(todo []probe.Target) (func(probe.Result), func()) {
+	return func(todo []probe.Target) (func(probe.Result), func()) {
+		p := newProgress(c, todo)
+		if p == nil {
+			return nil, nil
 		}
+		return p.Done, p.Stop
 	}
-	servers, problems, err := clientconfig.Load(files, c.lookupEnv)
-	if err != nil {
-		return nil, err
-	}
-	servers, problems = clientconfig.ForProject(servers, problems, cwd)
-
-	for _, s := range servers {
-		if s.Wrapped && !s.Disabled {
-			// The client starts mcpshim with these flags: one it refuses
-			// fails the server however healthy the command behind it is.
-			if err := checkShimArgs(s.ShimArgs); err != nil {
-				problems = append(problems, clientconfig.Problem{File: s.File, Server: s.Name,
-					Msg: fmt.Sprintf("runs mcpshim with flags it refuses (%v): mcpshim unwrap --server %s, then wrap again", err, s.Name)})
-			}
-		}
-	}
-	sel := clientconfig.Select(servers, problems)
-	if len(only) > 0 {
-		if err := keepOnly(&sel, only, files); err != nil {
-			return nil, err
-		}
-	}
-
-	f := &fleet{files: files, problems: []configProblem{}}
-	for _, n := range sel.Notes {
-		if n.Disabled {
-			f.notes = append(f.notes, fmt.Sprintf("%s: %s is disabled in its client; not probed", n.File, n.Server))
-		} else {
-			f.notes = append(f.notes, fmt.Sprintf("%s: %s is shadowed by the entry in %s", n.File, n.Server, n.ShadowedBy))
-		}
-	}
-	for _, p := range sel.Problems {
-		f.problems = append(f.problems, configProblem{File: p.File, Server: p.Server, Msg: p.Text()})
-	}
-	for _, s := range sel.Servers {
-		t := probe.Target{Name: s.Name, URL: s.URL, Headers: s.Headers}
-		if s.Type == "stdio" {
-			t = probe.Target{Name: s.Name, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Cwd}
-		}
-		f.targets = append(f.targets, t)
-	}
-	return f, nil
 }
 
-// keepOnly narrows a selection to the named servers (probe --server).
-func keepOnly(sel *clientconfig.Selection, only, files []string) error {
-	var known []string
-	unread := false // a file that does not parse may hold the server
-	for _, s := range sel.Servers {
-		known = append(known, s.Name)
+// probeLedger is the directory probes are recorded in: --ledger, the
+// default directory, or none for "off".
+func probeLedger(c *cli, flagValue string) string {
+	switch flagValue {
+	case "off":
+		return ""
+	case "":
+		return ledger.DefaultDir(c.getenv)
 	}
-	for _, p := range sel.Problems {
-		known = append(known, p.Server)
-		unread = unread || p.Server == ""
-	}
-	for _, n := range sel.Notes {
-		known = append(known, n.Server)
-	}
-	for _, name := range only {
-		if !slices.Contains(known, name) && !unread {
-			slices.Sort(known)
-			return fmt.Errorf("%w %q in %s%s (the servers are %s)", errNoServer, name, strings.Join(files, ", "),
-				cmdline.DidYouMean(name, known, ""), strings.Join(slices.Compact(known), ", "))
-		}
-	}
-	sel.Servers = slices.DeleteFunc(sel.Servers, func(s clientconfig.Server) bool { return !slices.Contains(only, s.Name) })
-	sel.Problems = slices.DeleteFunc(sel.Problems, func(p clientconfig.Problem) bool { return p.Server != "" && !slices.Contains(only, p.Server) })
-	sel.Notes = slices.DeleteFunc(sel.Notes, func(n clientconfig.Note) bool { return !slices.Contains(only, n.Server) })
-	return nil
-}
-
-// fleetKey names a set of config files, for --since-last.
-func (f *fleet) key() string {
-	abs := make([]string, len(f.files))
-	for i, file := range f.files {
-		abs[i], _ = filepath.Abs(file)
-	}
-	sort.Strings(abs)
-	if len(f.only) > 0 { // a part of the fleet is remembered apart
-		abs = append(abs, "servers: "+strings.Join(f.only, ","))
-	}
-	return strings.Join(abs, "\n")
-}
-
-// cachePath is the probe cache under the XDG cache directory, else on
-// Windows %LOCALAPPDATA%\mcpshim\cache, or "" when nothing says where that is.
-func cachePath(c *cli) string {
-	dir := c.getenv("XDG_CACHE_HOME")
-	if dir == "" && runtime.GOOS == "windows" && c.getenv("LOCALAPPDATA") != "" {
-		return filepath.Join(c.getenv("LOCALAPPDATA"), "mcpshim", "cache", "probe.json")
-	}
-	if dir == "" {
-		home := c.getenv("HOME")
-		if home == "" {
-			return ""
-		}
-		dir = filepath.Join(home, ".cache")
-	}
-	return filepath.Join(dir, "mcpshim", "probe.json")
-}
-
-// runFleet probes the fleet with live progress on a terminal. With a cache,
-// it records the results and, when reuse is set, answers from it where a
-// result is still within its lifetime.
-func runFleet(ctx context.Context, c *cli, fl *fleet, opts probe.Options, cache *probe.Cache, reuse bool) []probe.Result {
-	now := time.Now()
-	results := make([]probe.Result, len(fl.targets))
-	var todo []probe.Target
-	var where []int
-	for i, t := range fl.targets {
-		if cache != nil && reuse {
-			if r, ok := cache.Lookup(t, opts, now); ok {
-				results[i] = r
-				continue
-			}
-		}
-		todo = append(todo, t)
-		where = append(where, i)
-	}
-	if p := newProgress(c, todo); p != nil {
-		opts.OnDone = p.done
-		defer p.clear()
-	}
-	shimID := ledger.NewID("probe", now)
-	for j, r := range probe.Run(ctx, todo, opts) {
-		results[where[j]] = r
-		recordProbe(c, fl.ledger, shimID, r)
-		if cache != nil {
-			cache.Store(todo[j], opts, r)
-		}
-	}
-	return results
-}
-
-// probeReport is the --json document.
-type probeReport struct {
-	Configs   []string        `json:"configs"`
-	Problems  []configProblem `json:"problems"`
-	Notes     []string        `json:"notes,omitempty"`
-	Results   []probe.Result  `json:"results"`
-	Lock      *lockReport     `json:"lock,omitempty"`
-	SinceLast *sinceLast      `json:"since_last,omitempty"`
-	ElapsedMS float64         `json:"elapsed_ms"`
-	Exit      int             `json:"exit"`
-}
-
-type lockReport struct {
-	File   string        `json:"file"`
-	Strict bool          `json:"strict"`
-	Error  string        `json:"error,omitempty"`
-	Drifts []probe.Drift `json:"drifts"`
-}
-
-type sinceLast struct {
-	Previous []string `json:"previous"`
-	Lost     []string `json:"lost"`
+	return flagValue
 }
 
 // runProbe is `mcpshim probe`.
@@ -352,20 +170,16 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	}
 
 	start := time.Now()
-	fl, err := loadFleet(c, pf.configs, only)
+	fl, err := probe.LoadFleet(pf.configs, only, c.getenv, c.lookupEnv, checkShimArgs)
 	if err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim probe: %s\n", termsafe.String(err.Error()))
-		if errors.Is(err, errNoServer) {
+		if errors.Is(err, probe.ErrNoServer) {
 			return exitUsage
 		}
 		return exitConfig
 	}
-	if len(only) > 0 {
-		fl.only = slices.Sorted(slices.Values(only))
-	}
-	fl.ledger = pf.ledger
 	var cache *probe.Cache
-	if path := cachePath(c); path != "" {
+	if path := probe.DefaultCachePath(c.getenv); path != "" {
 		var note string
 		var err error
 		cache, note, err = probe.OpenCache(path)
@@ -379,74 +193,26 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries,
 		Protocol: pf.protocol, Env: c.env, Canaries: canaries}
 	// An expectation is checked against what is true now, not a minute ago.
-	results := runFleet(ctx, c, fl, opts, cache, !fresh && lockFile == "")
+	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Cache: cache, Reuse: !fresh && lockFile == "",
+		Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
 
-	rep := probeReport{Configs: fl.files, Problems: fl.problems, Notes: fl.notes, Results: results}
+	rep := probe.Report{Configs: fl.Files, Problems: fl.Problems, Notes: fl.Notes, Results: results}
 	if lockFile != "" {
-		rep.Lock = &lockReport{File: lockFile, Strict: strict, Drifts: []probe.Drift{}}
-		if l, err := probe.ReadLock(lockFile); err != nil {
-			rep.Lock.Error = err.Error()
-		} else {
-			rep.Lock.Drifts = nonNil(l.Verify(results))
-		}
+		rep.Lock = probe.CheckLock(lockFile, strict, results)
 	}
 	if cache != nil {
-		key := fl.key()
-		var ready []string
-		for _, r := range results {
-			if r.Outcome == probe.Ready {
-				ready = append(ready, r.Server)
-			}
+		if sl := cache.Remember(fl.Key(), results, start); since && sl != nil {
+			rep.SinceLast = sl
 		}
-		if prev, ok := cache.LastReady(key); since && ok {
-			rep.SinceLast = &sinceLast{Previous: prev, Lost: []string{}}
-			for _, name := range prev {
-				if !slices.Contains(ready, name) {
-					rep.SinceLast.Lost = append(rep.SinceLast.Lost, name)
-				}
-			}
-		}
-		cache.SetReady(key, ready, start)
 		if err := cache.Save(time.Now()); err != nil {
 			fmt.Fprintf(c.stderr, "mcpshim probe: cache not saved: %v\n", err)
 		}
 	}
 	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
-	rep.Exit = probeExit(&rep)
+	rep.Exit = rep.Status()
 	if asJSON {
-		printJSON(c.stdout, rep)
-		return rep.Exit
+		return c.emitJSON("probe", rep, rep.Exit)
 	}
-	printProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
+	report.WriteProbe(termsafe.Writer{W: c.stdout}, &rep, pf.verbose, terminalWidth(c, c.stdout))
 	return rep.Exit
-}
-
-// probeExit: 78 for anything a person must fix, 75 when only time might help.
-func probeExit(rep *probeReport) int {
-	fix := len(rep.Problems) > 0 || (rep.SinceLast != nil && len(rep.SinceLast.Lost) > 0)
-	temp := false
-	for _, r := range rep.Results {
-		switch {
-		case r.Outcome.Retryable():
-			temp = true
-		case r.Outcome != probe.Ready || r.CanaryFailed():
-			fix = true
-		}
-	}
-	if l := rep.Lock; l != nil {
-		fix = fix || l.Error != ""
-		for _, d := range l.Drifts {
-			// A server unverified for a timeout is counted as a timeout already.
-			if d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable() {
-				fix = true
-			}
-		}
-	}
-	switch {
-	case fix:
-		return exitConfig
-	case temp:
-		return exitTempFail
-	}
-	return 0
 }

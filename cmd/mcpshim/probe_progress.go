@@ -1,30 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
-	"slices"
-	"strings"
-	"sync"
-	"time"
 
 	"github.com/mcpshim-dev/mcpshim/probe"
-	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/report"
 )
 
-// progress is the live line on a terminal: done / total and who is pending.
-type progress struct {
-	w       io.Writer
-	cols    int // the terminal's width: the line stays within it, or it wraps and its row is never cleared
-	total   int
-	pending []string
-	mu      sync.Mutex
-	stop    chan struct{}
-	stopped chan struct{}
-}
-
-func newProgress(c *cli, todo []probe.Target) *progress {
+// newProgress is the live line of a probe on a terminal's stderr; nil
+// elsewhere.
+func newProgress(c *cli, todo []probe.Target) *report.Progress {
 	f, ok := c.stderr.(*os.File)
 	if !ok || len(todo) == 0 || c.getenv("TERM") == "dumb" {
 		return nil
@@ -32,61 +17,9 @@ func newProgress(c *cli, todo []probe.Target) *progress {
 	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	p := &progress{w: f, cols: terminalWidth(c, f), total: len(todo), stop: make(chan struct{}), stopped: make(chan struct{})}
+	names := make([]string, 0, len(todo))
 	for _, t := range todo {
-		p.pending = append(p.pending, t.Name)
+		names = append(names, t.Name)
 	}
-	go p.tick()
-	return p
-}
-
-// tick redraws every quarter second, so the elapsed time moves while servers are silent.
-func (p *progress) tick() {
-	defer close(p.stopped)
-	start := time.Now()
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		p.draw(time.Since(start))
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (p *progress) draw(elapsed time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	head := fmt.Sprintf("probing %d/%d done, %.1fs; pending: ", p.total-len(p.pending), p.total, elapsed.Seconds())
-	// One column short of the width: a line that fills the last column
-	// leaves the cursor past it, and the next \r returns to the row below.
-	room := 60
-	if p.cols > 0 {
-		room = p.cols - 1 - len(head)
-	}
-	waiting := []rune(termsafe.String(strings.Join(p.pending, ", ")))
-	switch {
-	case room < 2:
-		waiting = nil
-		head = strings.TrimSuffix(head, "; pending: ")
-	case len(waiting) > room:
-		waiting = append(waiting[:room-1], '…')
-	}
-	fmt.Fprintf(p.w, "\r\x1b[K%s%s", head, string(waiting))
-}
-
-func (p *progress) done(r probe.Result) {
-	p.mu.Lock()
-	if i := slices.Index(p.pending, r.Server); i >= 0 {
-		p.pending = slices.Delete(p.pending, i, i+1)
-	}
-	p.mu.Unlock()
-}
-
-func (p *progress) clear() {
-	close(p.stop)
-	<-p.stopped
-	fmt.Fprint(p.w, "\r\x1b[K")
+	return report.NewProgress(f, terminalWidth(c, f), names)
 }

@@ -51,17 +51,17 @@ func runCLI(t *testing.T, env []string, args ...string) (int, string, string) {
 }
 
 // probeJSON runs probe --json and decodes its report.
-func probeJSON(t *testing.T, env []string, args ...string) (int, probeReport) {
+func probeJSON(t *testing.T, env []string, args ...string) (int, probe.Report) {
 	t.Helper()
 	code, out, errs := runCLI(t, env, append([]string{"probe", "--json"}, args...)...)
-	var rep probeReport
+	var rep probe.Report
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("probe --json %v: %v\nstdout: %s\nstderr: %s", args, err, out, errs)
 	}
 	return code, rep
 }
 
-func probeResult(t *testing.T, rep probeReport, server string) probe.Result {
+func probeResult(t *testing.T, rep probe.Report, server string) probe.Result {
 	t.Helper()
 	for _, r := range rep.Results {
 		if r.Server == server {

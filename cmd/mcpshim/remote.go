@@ -2,10 +2,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"math/rand/v2"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,24 +14,19 @@ import (
 // remoteFlags are the flags of `mcpshim --url URL`: a remote server over
 // Streamable HTTP instead of a command.
 type remoteFlags struct {
-	url            string
-	headers        headerList
-	requestTimeout time.Duration
-	maxMessage     int64
-	giveUpAfter    time.Duration
-	transport      string
-	entry          string // wrap --remote's copy of the entry it replaced; unused here
-	oauth          oauthFlags
+	remote.Flags
+	entry string // wrap --remote's copy of the entry it replaced; unused here
+	oauth oauthFlags
 }
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.url, "url", "", "bridge to a remote server over Streamable HTTP at this URL, instead of running -- COMMAND")
-	fs.Var(&f.headers, "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
+	fs.StringVar(&f.URL, "url", "", "bridge to a remote server over Streamable HTTP at this URL, instead of running -- COMMAND")
+	fs.Var((*headerList)(&f.Headers), "header", "with --url: an HTTP header 'Name: value' sent on every request (repeatable); ${VAR} and ${VAR:-default} are read from the environment, values never logged")
 	fs.StringVar(&f.entry, strings.TrimPrefix(clientconfig.RemoteEntryFlag, "--"), "", "with --url: the config entry mcpshim wrap --remote replaced, kept for unwrap (ignored)")
-	fs.DurationVar(&f.requestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a whole JSON body, one event of a request's stream)")
-	fs.StringVar(&f.transport, "transport", remote.TransportAuto, "with --url: auto (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server refuses the first initialize with 400, 404 or 405), http, or sse")
-	fs.DurationVar(&f.giveUpAfter, "give-up-after", 0, "with --url: exit 69 when the server has been unreachable this long (0, the default, never: the shim retries until the client leaves)")
-	fs.Int64Var(&f.maxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
+	fs.DurationVar(&f.RequestTimeout, "request-timeout", 60*time.Second, "with --url: the longest wait for one HTTP request (connection, headers, a whole JSON body, one event of a request's stream)")
+	fs.StringVar(&f.Transport, "transport", remote.TransportAuto, "with --url: auto (Streamable HTTP, falling back to the 2024-11-05 HTTP+SSE transport when the server refuses the first initialize with 400, 404 or 405), http, or sse")
+	fs.DurationVar(&f.GiveUpAfter, "give-up-after", 0, "with --url: exit 69 when the server has been unreachable this long (0, the default, never: the shim retries until the client leaves)")
+	fs.Int64Var(&f.MaxMessage, "max-message", remote.DefaultMaxMessage, "with --url: the largest message from the server in bytes, after decompression, 1048576 to 4294967296; a larger one fails its request")
 	f.oauth.register(fs)
 }
 
@@ -48,97 +40,20 @@ func (h *headerList) Set(v string) error {
 	return nil
 }
 
-// remoteConfig checks the --url flags and builds the bridge's settings; the
-// error says what to fix. set names the flags given on the command line.
+// remoteConfig builds the bridge's settings from the --url flags and the
+// shim's own that a bridge heeds (remote.Flags.Config checks them); set names
+// the flags given on the command line.
 func remoteConfig(c *cli, f *shimFlags, set map[string]bool) (remote.Config, error) {
-	u, err := url.Parse(f.remote.url)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return remote.Config{}, fmt.Errorf("--url %s: want an http:// or https:// URL of the server's MCP endpoint, e.g. https://mcp.example.com/mcp", remote.SafeRawURL(f.remote.url))
-	}
-	if f.remote.maxMessage < 1<<20 || f.remote.maxMessage > 4<<30 {
-		return remote.Config{}, fmt.Errorf("--max-message %d: want 1048576 to 4294967296 bytes", f.remote.maxMessage)
-	}
-	if t := f.remote.transport; t != remote.TransportAuto && t != remote.TransportHTTP && t != remote.TransportLegacy {
-		return remote.Config{}, fmt.Errorf("--transport %q: want auto, http or sse", t)
-	}
-	if f.remote.giveUpAfter < 0 {
-		return remote.Config{}, fmt.Errorf("--give-up-after %v: want 0 (never) or a positive duration", f.remote.giveUpAfter)
-	}
-	if f.remote.requestTimeout <= 0 {
-		return remote.Config{}, fmt.Errorf("--request-timeout %v: want a positive duration", f.remote.requestTimeout)
-	}
-	var hs []remote.Header
-	for _, raw := range f.remote.headers {
-		h, err := remote.ParseHeader(raw, c.lookupEnv)
-		if err != nil {
-			return remote.Config{}, err
-		}
-		hs = append(hs, h)
-	}
-	// Seed 004's policy: 500 ms doubling to 30 s, a page on the third
-	// consecutive failure, no giving up unless --give-up-after. --backoff and
-	// --backoff-max keep their meaning when given.
-	p := remote.DefaultPolicy()
-	if set["backoff-max"] {
-		p.BackoffMax = f.backoffMax
-	}
+	rf := f.remote.Flags
+	// --backoff and --backoff-max keep their meaning when given.
 	if set["backoff"] {
-		p.Backoff = f.backoff
+		rf.Backoff = &f.backoff
 	}
-	p.GiveUpAfter = f.remote.giveUpAfter
-	p.Jitter = rand.Float64
-	cfg := remote.Config{Name: f.name, URL: u, Headers: hs, Policy: p, Timeout: f.remote.requestTimeout, Grace: f.killGrace, MaxObserve: f.maxObserve, MaxMessage: f.remote.maxMessage, Transport: f.remote.transport}
-	// The bridge signs in on a 401 unless the user brings the credential.
-	if !slices.ContainsFunc(hs, func(h remote.Header) bool { return h.Name == "Authorization" }) {
-		oc, err := f.remote.oauth.config(c, u)
-		if err != nil {
-			return remote.Config{}, err
-		}
-		if cfg.Auth, err = oauth.New(oc); err != nil {
-			return remote.Config{}, err
-		}
-	} else if f.remote.oauth.set() {
-		return remote.Config{}, fmt.Errorf("--header Authorization and --oauth-* flags both given: the bridge either sends your credential or signs in")
+	if set["backoff-max"] {
+		rf.BackoffMax = &f.backoffMax
 	}
-	return cfg, nil
-}
-
-// remoteName labels a remote server after its host: mcp.linear.app -> linear.
-func remoteName(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Hostname() == "" {
-		return "remote"
-	}
-	parts := strings.Split(u.Hostname(), ".")
-	for _, p := range parts {
-		if p != "mcp" && p != "www" && p != "api" {
-			return p
-		}
-	}
-	return u.Hostname()
-}
-
-// remoteRewrite is wrap --remote and unwrap's second pass over a config:
-// Streamable HTTP entries become `mcpshim --url` entries, and back. Its
-// results replace the first pass's for the entries it rewrote.
-func remoteRewrite(file string, data []byte, entries []clientconfig.Entry, self string, o wrapOptions, scope clientconfig.Scope, unwrap bool) ([]byte, []clientconfig.Entry, error) {
-	var out []byte
-	var mine []clientconfig.Entry
-	var err error
-	if unwrap {
-		out, mine, err = clientconfig.UnwrapRemote(file, data, scope)
-	} else {
-		out, mine, err = clientconfig.WrapRemote(file, data, self, append(slices.Clone(o.baked), o.oauth...), scope)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, m := range mine {
-		for i := range entries {
-			if entries[i].Server == m.Server && entries[i].Project == m.Project {
-				entries[i].Result, entries[i].Reason = m.Result, m.Reason
-			}
-		}
-	}
-	return out, entries, nil
+	signIn := func(u *url.URL) (oauth.Config, error) { return f.remote.oauth.config(c, u) }
+	cfg, err := rf.Config(f.name, c.lookupEnv, signIn, f.remote.oauth.set())
+	cfg.Grace, cfg.MaxObserve = f.killGrace, f.maxObserve
+	return cfg, err
 }

@@ -7,11 +7,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,10 +18,12 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/mcpshim-dev/mcpshim/clientconfig"
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/ledger"
-	"github.com/mcpshim-dev/mcpshim/probe"
+	"github.com/mcpshim-dev/mcpshim/lock"
+	"github.com/mcpshim-dev/mcpshim/otelexport"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
@@ -250,11 +250,11 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		return exitUsage
 	}
 	command := fs.Args()
-	if f.remote.url != "" && len(command) > 0 {
+	if f.remote.URL != "" && len(command) > 0 {
 		fmt.Fprintln(c.stderr, "mcpshim: --url and `-- COMMAND` both given: a server is either remote (--url) or a command")
 		return exitUsage
 	}
-	if f.remote.url == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
+	if f.remote.URL == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
 		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
 		if len(args) == 0 { // a person trying it out: the whole usage
 			fmt.Fprint(c.stderr, shimUsage)
@@ -270,13 +270,13 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		return usage("%v", err)
 	}
 	policy, err := f.policy() // check has parsed it
-	if f.name == "" && f.remote.url != "" {
-		f.name = remoteName(f.remote.url)
+	if f.name == "" && f.remote.URL != "" {
+		f.name = clientconfig.RemoteName(f.remote.URL)
 	} else if f.name == "" {
 		f.name = ledger.FileName(proc.Label(command))
 	}
 	var remoteCfg remote.Config
-	if f.remote.url != "" {
+	if f.remote.URL != "" {
 		set := map[string]bool{}
 		fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 		if remoteCfg, err = remoteConfig(c, &f, set); err != nil {
@@ -285,19 +285,14 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	var checkTools func([]json.RawMessage) []string
 	if f.lock != "" {
-		lock, err := probe.ReadLock(f.lock)
-		if err != nil {
-			// A lock that cannot be read fails closed.
-			fmt.Fprintf(c.stderr, "mcpshim: --lock %s: %v; regenerate it with `mcpshim lock`\n", f.lock, err)
+		var notice string
+		if checkTools, notice, err = lock.ForServer(f.lock, f.name, f.lockMode == "enforce"); err != nil {
+			fmt.Fprintf(c.stderr, "mcpshim: %v\n", err)
 			return exitConfig
 		}
-		if _, ok := lock.Servers[f.name]; !ok {
-			fmt.Fprintf(c.stderr, "mcpshim: --lock %s has no server %q (its servers are the config's entry names; set --name)\n", f.lock, f.name)
-			if f.lockMode == "enforce" {
-				return exitConfig
-			}
+		if notice != "" {
+			fmt.Fprintf(c.stderr, "mcpshim: %s\n", notice)
 		}
-		checkTools = lockChecker(lock, f.name)
 	}
 	stderr := proc.NewLog(c.stderr)
 	file, ok := c.stdin.(*os.File)
@@ -316,18 +311,18 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.quiet {
 		events = nil
 	}
-	onRecord, stopOTLP := otlpFromFlags(ctx, c, &f.otlp, shimID, f.name, stderr)
+	onRecord, stopOTLP := otelexport.StartSession(ctx, f.otlp.config(c), shimID, f.name, stderr)
 	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
 	lw, _ := ledger.Open(ledger.Options{
 		OnRecord: onRecord,
-		Path:     ledgerPath(c, f.ledger, f.name),
+		Path:     ledger.PathFor(f.ledger, f.name, c.getenv),
 		Shim:     shimID,
 		Server:   f.name,
 		MaxSize:  f.ledgerMaxSize,
 		Events:   events,
 		Notices:  stderr,
 		JSON:     f.logFormat == "json",
-		Color:    colorOK(c, c.stderr),
+		Color:    termsafe.ColorOn(c.getenv, c.stderr),
 	})
 	tracker := &tap.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
 	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
@@ -337,7 +332,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	if f.remote.url != "" {
+	if f.remote.URL != "" {
 		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
 		remoteCfg.CheckTools, remoteCfg.EnforceLock = checkTools, f.lockMode == "enforce"
 		status := remote.Run(ctx, remoteCfg)
@@ -386,19 +381,6 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	return status
 }
 
-// lockChecker returns the locked tools of server that a listed surface lacks.
-func lockChecker(lock *probe.Lock, server string) func([]json.RawMessage) []string {
-	return func(raw []json.RawMessage) []string {
-		tools := make([]probe.Tool, 0, len(raw))
-		for _, r := range raw {
-			if t, err := probe.NewTool(r); err == nil {
-				tools = append(tools, t)
-			}
-		}
-		return lock.Check(server, tools).Missing
-	}
-}
-
 func containsDashDash(args []string) bool {
 	for _, a := range args {
 		if a == "--" {
@@ -406,33 +388,6 @@ func containsDashDash(args []string) bool {
 		}
 	}
 	return false
-}
-
-// ledgerPath resolves --ledger: empty means the default file, a directory
-// gets NAME.jsonl inside it, "off" disables the ledger.
-func ledgerPath(c *cli, flagValue, name string) string {
-	switch flagValue {
-	case "off", "none":
-		return ""
-	case "":
-		return ledger.DefaultPath(c.getenv, name)
-	}
-	// A path that does not exist yet is a file only when it is named like
-	// one (server.jsonl): --ledger /var/log/mcp means a directory, slash or not.
-	st, err := os.Stat(flagValue)
-	if (err == nil && st.IsDir()) || strings.HasSuffix(flagValue, string(os.PathSeparator)) ||
-		(errors.Is(err, fs.ErrNotExist) && filepath.Ext(flagValue) == "") {
-		return ledger.PathIn(flagValue, name)
-	}
-	return flagValue
-}
-
-func colorOK(c *cli, w io.Writer) bool {
-	if _, ok := c.lookupEnv("NO_COLOR"); ok {
-		return false
-	}
-	f, ok := w.(*os.File)
-	return ok && termsafe.Color(f)
 }
 
 // hostList is a repeatable, comma-separated flag.

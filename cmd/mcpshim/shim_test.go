@@ -13,10 +13,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/proc"
@@ -24,37 +24,9 @@ import (
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
 
-var (
-	shimOnce sync.Once
-	shimPath string
-	shimErr  error
-)
-
-// builtShim builds the mcpshim binary once per test process, unless
-// MCPSHIM_TEST_BIN names one: the tests drive it as a client would, over
-// real pipes.
-func builtShim(t testing.TB) string {
-	t.Helper()
-	shimOnce.Do(func() {
-		if shimPath = os.Getenv("MCPSHIM_TEST_BIN"); shimPath != "" {
-			return // built beforehand: under wine there is no go tool (.ci/windows.sh)
-		}
-		dir, err := os.MkdirTemp("", "mcpshim-test-")
-		if err != nil {
-			shimErr = err
-			return
-		}
-		shimPath = filepath.Join(dir, "mcpshim")
-		out, err := exec.Command("go", "build", "-o", shimPath, ".").CombinedOutput()
-		if err != nil {
-			shimErr = errors.New(string(out))
-		}
-	})
-	if shimErr != nil {
-		t.Fatalf("build mcpshim: %v", shimErr)
-	}
-	return shimPath
-}
+// builtShim is the mcpshim binary, built once per test process (or
+// MCPSHIM_TEST_BIN): the tests drive it as a client would, over real pipes.
+func builtShim(t testing.TB) string { return testkit.Shim(t) }
 
 // session is one process (the shim, or a fixture directly) with a scripted client.
 type session struct {
@@ -63,7 +35,7 @@ type session struct {
 	client *testfixtures.Client
 	stdin  io.WriteCloser
 	out    *hashTee
-	stderr *syncBuffer
+	stderr *testkit.Buffer
 	ledger string
 }
 
@@ -97,7 +69,7 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 	if argv[0] == "fixture" {
 		argv = append([]string{bin}, argv...)
 	}
-	s := &session{t: t, stderr: &syncBuffer{}}
+	s := &session{t: t, stderr: &testkit.Buffer{}}
 	if shim {
 		s.ledger = filepath.Join(t.TempDir(), "ledger.jsonl")
 		args := append([]string{"--name", "test", "--ledger", s.ledger}, shimFlags...)

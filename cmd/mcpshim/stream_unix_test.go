@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
@@ -180,7 +181,7 @@ func TestServerStderrLongLineWhole(t *testing.T) {
 	script := fmt.Sprintf(`head -c %d /dev/zero | tr '\0' a >&2; echo noise; sleep 0.5; head -c %d /dev/zero | tr '\0' a >&2; echo >&2`, half, half)
 	cmd, _ := shimCmd(t, []string{"--restart", "never"}, "sh", "-c", script)
 	cmd.Stdin = strings.NewReader("")
-	var stderr syncBuffer
+	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	if _, err := cmd.Output(); err != nil {
 		t.Fatalf("shim: %v\n%s", err, stderr.String())

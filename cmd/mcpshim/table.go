@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -337,11 +336,4 @@ func (c cell) shown(short bool) string {
 		return c.short
 	}
 	return c.text
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return strconv.Itoa(n) + " " + word + "s"
 }

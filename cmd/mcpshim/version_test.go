@@ -6,48 +6,21 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/buildinfo"
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
-func TestReadVersion(t *testing.T) {
-	checkout := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/mcpshim-dev/mcpshim", Version: "v0.0.0-20261201083000-e13199d3f2a1+dirty"},
-		Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "e13199d3f2a1"}, {Key: "vcs.time", Value: "2026-12-01T08:30:00Z"}, {Key: "vcs.modified", Value: "true"}}}
-	module := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/mcpshim-dev/mcpshim", Version: "v1.2.3"}}
-	devel := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Path: "github.com/mcpshim-dev/mcpshim", Version: "(devel)"}}
-	release := buildVersion{Version: "1.2.3", Commit: "abc", Date: "2026-11-30T10:00:00Z"}
-	for _, tc := range []struct {
-		name    string
-		stamped buildVersion
-		bi      *debug.BuildInfo
-		want    buildVersion
-	}{
-		{"no build info", buildVersion{}, nil, buildVersion{Version: "(devel)", Source: "unknown"}},
-		{"worktree or -buildvcs=false", buildVersion{}, devel, buildVersion{Version: "(devel)", Module: devel.Main.Path, Source: "unknown"}},
-		{"checkout", buildVersion{}, checkout, buildVersion{Version: checkout.Main.Version, Commit: "e13199d3f2a1", Date: "2026-12-01T08:30:00Z", Modified: true, Module: checkout.Main.Path, Source: "checkout"}},
-		{"go install module@version", buildVersion{}, module, buildVersion{Version: "v1.2.3", Module: module.Main.Path, Source: "module"}},
-		{"release stamps win", release, checkout, buildVersion{Version: "1.2.3", Commit: "abc", Date: "2026-11-30T10:00:00Z", Module: checkout.Main.Path, Source: "release"}},
-	} {
-		got := readVersion(tc.stamped, tc.bi)
-		tc.want.OS, tc.want.Arch, tc.want.Go = runtime.GOOS, runtime.GOARCH, runtime.Version()
-		if tc.bi != nil {
-			tc.want.Go = tc.bi.GoVersion
-		}
-		if got != tc.want {
-			t.Errorf("%s: readVersion(%+v, %+v)\n got %+v\nwant %+v", tc.name, tc.stamped, tc.bi, got, tc.want)
-		}
-	}
-}
-
 // versionJSON runs bin version --json and decodes it.
-func versionJSON(t *testing.T, bin string, args ...string) buildVersion {
+func versionJSON(t *testing.T, bin string, args ...string) buildinfo.Version {
 	t.Helper()
 	out, err := exec.Command(bin, append(args, "--json")...).Output()
 	if err != nil {
 		t.Fatalf("%s %s --json: %v", bin, strings.Join(args, " "), err)
 	}
-	var v buildVersion
+	var v buildinfo.Version
 	if err := json.Unmarshal(out, &v); err != nil {
 		t.Fatalf("%s %s --json printed %q: %v", bin, strings.Join(args, " "), out, err)
 	}
@@ -64,12 +37,9 @@ func versionJSON(t *testing.T, bin string, args ...string) buildVersion {
 // TestVersionStamped: the values a release build links in are the ones
 // version prints, in both forms and both spellings.
 func TestVersionStamped(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "mcpshim")
 	ldflags := "-X main.version=1.2.3 -X main.commit=0123456789abcdef -X main.date=2026-11-30T10:00:00Z"
-	if out, err := exec.Command("go", "build", "-ldflags", ldflags, "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags %q: %v\n%s", ldflags, err, out)
-	}
-	want := buildVersion{Version: "1.2.3", Commit: "0123456789abcdef", Date: "2026-11-30T10:00:00Z",
+	bin := testkit.Shim(t, "-ldflags", ldflags)
+	want := buildinfo.Version{Version: "1.2.3", Commit: "0123456789abcdef", Date: "2026-11-30T10:00:00Z",
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, Module: "github.com/mcpshim-dev/mcpshim", Source: "release"}
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		if got := versionJSON(t, bin, args...); got != want {

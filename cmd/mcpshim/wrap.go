@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/clientconfig"
-	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/safefile"
 )
@@ -66,13 +64,12 @@ parse, is read-only, or changes while it is rewritten is refused, and
 then nothing more is written.
 `
 
-var errWrapHelp = errors.New("help requested")
+// wrapShimFlags are the shim's own flags, as wrap bakes them.
+var wrapShimFlags = clientconfig.ShimFlags{Lookup: shimFlag, Names: shimFlagNames, Check: checkShimArgs, CheckOAuth: checkOAuthArgs}
 
-// wrapFlags and unwrapFlags are the commands' own flags, for suggestions.
-var (
-	wrapFlags   = []string{"config", "server", "dry-run", "check", "json", "all-projects", "remote", "ledger", "help"}
-	unwrapFlags = []string{"config", "server", "dry-run", "json", "all-projects", "help"}
-)
+func parseWrapArgs(args []string, unwrap bool, cwd string) (clientconfig.WrapOptions, error) {
+	return clientconfig.ParseWrapArgs(args, unwrap, cwd, wrapShimFlags)
+}
 
 // wrapExecutable is the path wrap writes into entries: absolute, because
 // Claude Desktop launches servers with a minimal PATH and / as the working
@@ -83,144 +80,6 @@ var wrapExecutable = func() (string, error) {
 		return "", err
 	}
 	return filepath.EvalSymlinks(p)
-}
-
-// npxCacheNote warns when self, the path wrap bakes in, is in npx's cache
-// (~/.npm/_npx/HASH/...): npm may clear that cache or install the next version
-// under another hash, and the entries would then fail to start.
-func npxCacheNote(self string) string {
-	if !strings.Contains(filepath.ToSlash(self), "/_npx/") {
-		return ""
-	}
-	return fmt.Sprintf("%s is in npx's cache, which npm may clear or move; for a path that stays, "+
-		"install mcpshim (npm install -g mcpshim, a release archive, or go install) and run its wrap, "+
-		`or write "command": "npx", "args": ["-y", "mcpshim", "--name", NAME, "--", ...] into the entries`, self)
-}
-
-type wrapOptions struct {
-	configs     []string
-	servers     []string
-	dryRun      bool
-	check       bool
-	json        bool
-	allProjects bool
-	remote      bool     // also bridge remote entries (wrap --remote)
-	baked       []string // the flags written between the entry name and "--"
-	oauth       []string // the --oauth-* flags, baked into --remote entries only
-	ledger      string   // the --ledger directory, absolute, or "off"
-}
-
-// parseWrapArgs reads wrap's own flags wherever they stand; every other flag
-// must be one of the shim's, and is baked in as given after the shim's own
-// flag set has accepted it (unwrap bakes nothing).
-func parseWrapArgs(args []string, unwrap bool, cwd string) (wrapOptions, error) {
-	var o wrapOptions
-	var ledger, shim []string
-	for i := 0; i < len(args); i++ {
-		arg := args[i]
-		if arg == "--" || !strings.HasPrefix(arg, "-") || arg == "-" {
-			return o, fmt.Errorf("unexpected argument %q: wrap rewrites config files and takes no command", arg)
-		}
-		name, val, hasVal := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
-		value := func() (string, error) {
-			switch {
-			case hasVal && val != "":
-				return val, nil
-			case hasVal || i+1 >= len(args) || args[i+1] == "":
-				return "", fmt.Errorf("%s needs a value", arg)
-			}
-			i++
-			return args[i], nil
-		}
-		var err error
-		switch name {
-		case "h", "help":
-			return o, errWrapHelp
-		case "config":
-			var f string
-			f, err = value()
-			o.configs = append(o.configs, f)
-		case "server":
-			var s string
-			s, err = value()
-			o.servers = append(o.servers, s)
-		case "remote":
-			switch {
-			case hasVal:
-				err = fmt.Errorf("%s takes no value", arg)
-			case unwrap:
-				err = fmt.Errorf("unknown flag %s: unwrap restores remote entries without it", arg)
-			}
-			o.remote = true
-		case "dry-run", "check", "json", "all-projects":
-			switch {
-			case hasVal:
-				err = fmt.Errorf("%s takes no value", arg)
-			case name == "check" && unwrap:
-				err = fmt.Errorf("unknown flag %s", arg)
-			}
-			o.dryRun = o.dryRun || name == "dry-run"
-			o.check = o.check || name == "check"
-			o.json = o.json || name == "json"
-			o.allProjects = o.allProjects || name == "all-projects"
-		default:
-			if unwrap {
-				return o, fmt.Errorf("unknown flag %s%s", arg, cmdline.DidYouMean(name, unwrapFlags, "--"))
-			}
-			switch known, takesValue := shimFlag(name); {
-			case strings.HasPrefix(name, "oauth-") && known:
-				var v string
-				if v, err = value(); err == nil {
-					if name == "oauth-client-secret" && !strings.Contains(v, "${") {
-						err = errors.New("--oauth-client-secret: write ${VAR} (and set VAR in the entry's env or your shell): a secret written into a config file is a secret on disk")
-					}
-					if (name == "oauth-client-key" || name == "oauth-assertion-file") && !filepath.IsAbs(v) {
-						v = filepath.Join(cwd, v)
-					}
-					o.oauth = append(o.oauth, "--"+name, v)
-				}
-			case name == "name":
-				err = errors.New("--name is not baked: wrap names each server after its entry")
-			case !known:
-				err = fmt.Errorf("unknown flag %s: neither a wrap flag nor one of mcpshim's%s", arg, cmdline.DidYouMean(name, append(wrapFlags, shimFlagNames()...), "--"))
-			case name == "ledger":
-				var dir string
-				if dir, err = value(); err == nil {
-					if dir != "off" && !filepath.IsAbs(dir) {
-						dir = filepath.Join(cwd, dir)
-					}
-					ledger, o.ledger = []string{"--ledger", dir}, dir
-				}
-			case !takesValue || hasVal && name != "lock":
-				shim = append(shim, arg)
-			default:
-				var v string
-				if v, err = value(); err == nil {
-					if name == "lock" && !filepath.IsAbs(v) {
-						v = filepath.Join(cwd, v)
-					}
-					shim = append(shim, "--"+name, v)
-				}
-			}
-		}
-		if err != nil {
-			return o, err
-		}
-	}
-	o.baked = append(ledger, shim...)
-	if len(o.oauth) > 0 && !o.remote {
-		return o, errors.New("the --oauth-* flags go into remote entries: add --remote")
-	}
-	if err := checkOAuthArgs(o.oauth); err != nil {
-		return o, fmt.Errorf("mcpshim would refuse the flags to bake (%s): %v", strings.Join(o.oauth, " "), err)
-	}
-	if o.check && o.dryRun {
-		return o, errors.New("--check and --dry-run do not go together: --check writes nothing")
-	}
-	if err := checkShimArgs(o.baked); err != nil {
-		return o, fmt.Errorf("mcpshim would refuse the flags to bake (%s): %v", strings.Join(o.baked, " "), err)
-	}
-	return o, nil
 }
 
 // wrapReport is wrap's and unwrap's --json document.
@@ -250,9 +109,6 @@ type wrapEntry struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-var resultWords = map[clientconfig.Result]string{clientconfig.Unchanged: "unchanged", clientconfig.SkippedRemote: "skipped_remote",
-	clientconfig.SkippedBroken: "skipped_broken", clientconfig.SkippedProject: "skipped_project"}
-
 // runWrap is `mcpshim wrap` and, with unwrap, `mcpshim unwrap`. Every file is
 // read and rewritten in memory first; if any is refused, none is written.
 func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
@@ -262,7 +118,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		cmd = "unwrap"
 	}
 	rep := wrapReport{Files: []wrapFile{}}
-	var o wrapOptions
+	var o clientconfig.WrapOptions
 	// fail reports an error: on stderr, and in the --json document.
 	fail := func(code int, format string, a ...any) int {
 		msg := fmt.Sprintf(format, a...)
@@ -273,9 +129,9 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 	}
 	// done prints the --json document, when asked for, and returns code.
 	done := func(code int) int {
-		if o.json {
+		if o.JSON {
 			rep.Exit = code
-			printJSON(c.stdout, rep)
+			return c.emitJSON(cmd, rep, code)
 		}
 		return code
 	}
@@ -284,7 +140,7 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		return fail(exitConfig, "%v", err)
 	}
 	o, err = parseWrapArgs(args, unwrap, cwd)
-	if errors.Is(err, errWrapHelp) {
+	if errors.Is(err, clientconfig.ErrWrapHelp) {
 		fmt.Fprint(c.stdout, wrapUsage)
 		return 0
 	}
@@ -292,83 +148,48 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 		fmt.Fprintf(c.stderr, "mcpshim %s: %v (mcpshim %s --help lists the flags)\n", cmd, err, cmd)
 		return exitUsage
 	}
-	rep.DryRun = o.dryRun
-	files := o.configs
+	rep.DryRun = o.DryRun
+	files := o.Configs
 	if len(files) == 0 {
 		if files = clientconfig.Find(cwd, c.home(), c.getenv); len(files) == 0 {
 			return done(fail(exitConfig, "no client config in %s or $HOME (mcpshim probe -h lists where the clients keep theirs); name one with --config", cwd))
 		}
 	}
-	scope := clientconfig.Scope{Servers: o.servers, Project: cwd}
-	if o.allProjects {
+	scope := clientconfig.Scope{Servers: o.Servers, Project: cwd}
+	if o.AllProjects {
 		scope.Project = ""
 	}
-	if o.check {
-		return checkWrapped(c, files, scope, o.json)
+	if o.Check {
+		return checkWrapped(c, files, scope, o.JSON)
 	}
 	var self string
 	if !unwrap {
 		if self, err = wrapExecutable(); err != nil {
 			return done(fail(1, "find mcpshim's own path: %v", err))
 		}
-		if note := npxCacheNote(self); note != "" {
+		if note := clientconfig.NpxCacheNote(self); note != "" {
 			fmt.Fprintf(c.stderr, "mcpshim wrap: %s\n", note)
 		}
 	}
 
-	type plan struct {
-		file, path string // as named, and the file it resolves to
-		old, new   []byte
-		entries    []clientconfig.Entry
+	var remoteFlags []string // nil: remote entries are left alone
+	if o.Remote {
+		remoteFlags = append(append([]string{}, o.Baked...), o.OAuth...) // not nil, even empty
 	}
-	var plans []plan
-	refused := false
-	found := map[string]bool{}
-	for _, f := range files {
-		// Write the file a symlink points at rather than replace the link.
-		path, err := filepath.EvalSymlinks(f)
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		old, err := os.ReadFile(path)
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		var out []byte
-		var entries []clientconfig.Entry
-		if unwrap {
-			out, entries, err = clientconfig.Unwrap(f, old, scope)
-		} else {
-			out, entries, err = clientconfig.Wrap(f, old, self, o.baked, scope)
-		}
-		if err == nil && (unwrap || o.remote) {
-			out, entries, err = remoteRewrite(f, out, entries, self, o, scope, unwrap)
-		}
-		if err != nil {
-			refused = true
-			fail(exitConfig, "%v", err)
-			continue
-		}
-		if !o.dryRun && !bytes.Equal(old, out) {
-			if err := clientconfig.Writable(path); err != nil {
-				refused = true
-				fail(exitConfig, "%v", err)
-				continue
-			}
-		}
-		for _, e := range entries {
-			found[e.Server] = true
-		}
-		plans = append(plans, plan{f, path, old, out, entries})
+	plans, errs := clientconfig.PlanRewrites(files, self, o.Baked, remoteFlags, scope, unwrap, o.DryRun)
+	for _, err := range errs {
+		fail(exitConfig, "%v", err)
 	}
-	if refused {
+	if len(errs) > 0 {
 		return done(fail(exitConfig, "nothing written: fix the files above, or name the others with --config"))
 	}
-	for _, s := range o.servers {
+	found := map[string]bool{}
+	for _, p := range plans {
+		for _, e := range p.Entries {
+			found[e.Server] = true
+		}
+	}
+	for _, s := range o.Servers {
 		if !found[s] {
 			return done(fail(exitUsage, "no server %q in %s; nothing written", s, strings.Join(files, ", ")))
 		}
@@ -376,25 +197,22 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 
 	// The shim takes a --ledger path that does not exist for one file; wrap's
 	// is the directory where each server keeps its NAME.jsonl.
-	changes := slices.ContainsFunc(plans, func(p plan) bool { return !bytes.Equal(p.old, p.new) })
-	if o.ledger != "" && o.ledger != "off" && !o.dryRun && changes {
-		if _, err := safefile.Dir(o.ledger); err != nil {
+	changes := slices.ContainsFunc(plans, func(p clientconfig.Plan) bool { return p.Changed() })
+	if o.Ledger != "" && o.Ledger != "off" && !o.DryRun && changes {
+		if _, err := safefile.Dir(o.Ledger); err != nil {
 			return done(fail(1, "create the ledger directory: %v", err))
 		}
 	}
 	for _, p := range plans {
-		wf := wrapFile{File: p.file, Entries: []wrapEntry{}}
+		wf := wrapFile{File: p.File, Entries: []wrapEntry{}}
 		otherProjects := 0
-		for _, e := range p.entries {
+		for _, e := range p.Entries {
 			if e.Result == clientconfig.SkippedProject {
 				otherProjects++
 			} else {
-				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.file, wrapLabel(e.Server, e.Project), wrapOutcome(e, unwrap, o.dryRun))
+				fmt.Fprintf(c.stderr, "%s: %s: %s\n", p.File, clientconfig.Label(e.Server, e.Project), e.Outcome(unwrap, o.DryRun))
 			}
-			word := resultWords[e.Result]
-			if word == "" {
-				word = cmd + "ped"
-			}
+			word := e.Word(unwrap)
 			wf.Entries = append(wf.Entries, wrapEntry{Server: e.Server, Project: e.Project, Result: word, Reason: e.Reason})
 		}
 		if otherProjects > 0 {
@@ -402,32 +220,32 @@ func runWrap(ctx context.Context, c *cli, args []string, unwrap bool) int {
 			if otherProjects == 1 {
 				entries = "entry"
 			}
-			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.file, otherProjects, entries, cmd)
+			fmt.Fprintf(c.stderr, "%s: %d %s of other projects left alone (run %s in the project, or --all-projects)\n", p.File, otherProjects, entries, cmd)
 		}
 		rep.Files = append(rep.Files, wf)
 		last := &rep.Files[len(rep.Files)-1]
-		if bytes.Equal(p.old, p.new) {
+		if !p.Changed() {
 			continue
 		}
-		diff := clientconfig.Diff(p.file, p.old, p.new)
-		if o.json {
+		diff := clientconfig.Diff(p.File, p.Old, p.New)
+		if o.JSON {
 			last.Diff = diff
 		} else {
 			fmt.Fprint(c.stdout, diff)
 		}
-		if o.dryRun {
+		if o.DryRun {
 			continue
 		}
-		backup := clientconfig.BackupPath(backupDir(c), p.path, cmd, time.Now())
-		if err := clientconfig.Replace(p.path, p.old, p.new, backup); err != nil {
+		backup := clientconfig.BackupPath(backupDir(c), p.Path, cmd, time.Now())
+		if err := clientconfig.Replace(p.Path, p.Old, p.New, backup); err != nil {
 			code := 1
 			if errors.Is(err, clientconfig.ErrReadOnly) {
 				code = exitConfig
 			}
-			return done(fail(code, "write %s: %v", p.file, err))
+			return done(fail(code, "write %s: %v", p.File, err))
 		}
 		last.Written, last.Backup = true, backup
-		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.file, backup)
+		fmt.Fprintf(c.stderr, "%s: written; the previous version is in %s\n", p.File, backup)
 	}
 	return done(0)
 }
@@ -456,28 +274,19 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	}{Servers: []checked{}}
 	found := map[string]bool{}
 	total, bad := 0, 0
-	for _, s := range servers {
-		if s.Type != "stdio" || (len(scope.Servers) > 0 && !slices.Contains(scope.Servers, s.Name)) ||
-			(s.Project != "" && scope.Project != "" && !clientconfig.SameProject(s.Project, scope.Project)) {
-			continue
-		}
-		found[s.Name] = true
+	for _, w := range clientconfig.CheckWrapped(servers, scope, checkShimArgs) {
+		found[w.Name] = true
 		total++
-		e := checked{File: s.File, wrapEntry: wrapEntry{Server: s.Name, Project: s.Project, Result: "wrapped"}}
-		switch {
-		case !s.Wrapped:
-			e.Result = "not_wrapped"
-			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", s.File, wrapLabel(s.Name, s.Project))
-		default:
-			if err := checkShimArgs(s.ShimArgs); err != nil {
-				e.Result, e.Reason = "refused_flags", err.Error()
-				fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %v\n", s.File, wrapLabel(s.Name, s.Project), err)
-			}
+		switch w.Result {
+		case "not_wrapped":
+			fmt.Fprintf(c.stdout, "%s: %s: not wrapped\n", w.File, clientconfig.Label(w.Name, w.Project))
+		case "refused_flags":
+			fmt.Fprintf(c.stdout, "%s: %s: wrapped, but mcpshim refuses its flags: %s\n", w.File, clientconfig.Label(w.Name, w.Project), w.Reason)
 		}
-		if e.Result != "wrapped" {
+		if w.Result != "wrapped" {
 			bad++
 		}
-		rep.Servers = append(rep.Servers, e)
+		rep.Servers = append(rep.Servers, checked{File: w.File, wrapEntry: wrapEntry{Server: w.Name, Project: w.Project, Result: w.Result, Reason: w.Reason}})
 	}
 	for _, s := range scope.Servers {
 		if !found[s] {
@@ -494,41 +303,7 @@ func checkWrapped(c *cli, files []string, scope clientconfig.Scope, asJSON bool)
 	}
 	if asJSON {
 		rep.Exit = code
-		printJSON(c.stdout, rep)
+		return c.emitJSON("wrap --check", rep, code)
 	}
 	return code
-}
-
-func wrapLabel(name, project string) string {
-	if project == "" {
-		return name
-	}
-	return fmt.Sprintf("%s (project %s)", name, project)
-}
-
-// wrapOutcome says in words what happened, or with dryRun would happen, to e.
-func wrapOutcome(e clientconfig.Entry, unwrap, dryRun bool) string {
-	switch e.Result {
-	case clientconfig.Rewritten:
-		verb := "wrap"
-		if unwrap {
-			verb = "unwrap"
-		}
-		out := verb + "ped"
-		if dryRun {
-			out = "to " + verb
-		}
-		if e.Reason != "" {
-			out += " (" + e.Reason + ")"
-		}
-		return out
-	case clientconfig.Unchanged:
-		if unwrap {
-			return "not wrapped, left alone"
-		}
-		return "already wrapped, left alone"
-	case clientconfig.SkippedRemote:
-		return "skipped: a remote (url) server has no process to wrap"
-	}
-	return "skipped: " + e.Reason
 }

@@ -345,8 +345,8 @@ func TestParseWrapArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		o, err := parseWrapArgs(tt.args, false, abs("cwd"))
-		if err != nil || strings.Join(o.baked, " ") != strings.Join(tt.baked, " ") {
-			t.Errorf("parseWrapArgs(%q) baked = %q, %v; want %q", tt.args, o.baked, err, tt.baked)
+		if err != nil || strings.Join(o.Baked, " ") != strings.Join(tt.baked, " ") {
+			t.Errorf("parseWrapArgs(%q) baked = %q, %v; want %q", tt.args, o.Baked, err, tt.baked)
 		}
 	}
 }

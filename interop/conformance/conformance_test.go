@@ -18,6 +18,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // scenario is one client scenario at one spec version, and what the shim
@@ -92,22 +94,14 @@ func authScenarios() []scenario {
 
 var bins struct{ shim, host, node, suite string }
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpshim-conformance-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := setUp(m, dir)
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(setUp(m)) }
 
-func setUp(m *testing.M, dir string) int {
-	bins.shim, bins.host = filepath.Join(dir, "mcpshim"), filepath.Join(dir, "host")
-	for dst, pkg := range map[string]string{bins.shim: "github.com/mcpshim-dev/mcpshim/cmd/mcpshim", bins.host: "./host"} {
-		if out, err := exec.Command("go", "build", "-o", dst, pkg).CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "conformance: go build %s: %v\n%s", pkg, err, out)
+func setUp(m *testing.M) int {
+	defer testkit.Cleanup()
+	for dst, pkg := range map[*string]string{&bins.shim: "github.com/mcpshim-dev/mcpshim/cmd/mcpshim", &bins.host: "./host"} {
+		var err error
+		if *dst, err = testkit.Build(pkg); err != nil {
+			fmt.Fprintf(os.Stderr, "conformance: %v\n", err)
 			return 1
 		}
 	}

@@ -56,15 +56,15 @@ func PhaseOf(event string) phases.Phase {
 // HealthyRun is a run that handshakes, lists two tools, answers a call and exits 0.
 func HealthyRun(buf *bytes.Buffer, server, run string) {
 	EncodeRun(buf, server, run, 4242,
-		Ev{0, phases.SpawnRequested, []ledger.Field{ledger.F("command", "/usr/bin/fs-mcp"), ledger.F("argv", []string{"--root", "/"}), ledger.F("generation", 1)}, ""},
+		Ev{0, phases.SpawnRequested, []ledger.Field{ledger.F("command", "/usr/bin/fs-mcp"), ledger.F("argv", []string{"--root", "/"}), ledger.F(phases.FieldGeneration, 1)}, ""},
 		Ev{2 * time.Millisecond, phases.Spawned, []ledger.Field{ledger.F("pid", 4242), ledger.F("pgid", 4242)}, ""},
-		Ev{10 * time.Millisecond, phases.InitializeReceived, []ledger.Field{ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25")}, ""},
-		Ev{13 * time.Millisecond, phases.InitializeResponded, []ledger.Field{ledger.F("request_id", "1"), ledger.F("protocol_version", "2025-11-25"), ledger.F("latency_ms", 3*time.Millisecond)}, ""},
+		Ev{10 * time.Millisecond, phases.InitializeReceived, []ledger.Field{ledger.F(phases.FieldRequestID, "1"), ledger.F(phases.FieldProtocolVersion, "2025-11-25")}, ""},
+		Ev{13 * time.Millisecond, phases.InitializeResponded, []ledger.Field{ledger.F(phases.FieldRequestID, "1"), ledger.F(phases.FieldProtocolVersion, "2025-11-25"), ledger.F(phases.FieldLatencyMS, 3*time.Millisecond)}, ""},
 		Ev{14 * time.Millisecond, phases.InitializedReceived, nil, ""},
-		Ev{20 * time.Millisecond, phases.ToolsListResponded, []ledger.Field{ledger.F("request_id", "2"), ledger.F("tool_count", 2), ledger.F("tools", []string{"echo", "add"}), ledger.F("complete", true)}, ""},
-		Ev{30 * time.Millisecond, phases.ToolCallReceived, []ledger.Field{ledger.F("request_id", "3"), ledger.F("tool", "echo")}, ""},
-		Ev{35 * time.Millisecond, phases.ToolCallResponded, []ledger.Field{ledger.F("request_id", "3"), ledger.F("tool", "echo"), ledger.F("outcome", "success"), ledger.F("latency_ms", 5*time.Millisecond)}, ""},
-		Ev{time.Second, phases.Exited, []ledger.Field{ledger.F("exit_code", 0), ledger.F("duration_ms", 1000.0), ledger.F("handshake", true)}, ""},
+		Ev{20 * time.Millisecond, phases.ToolsListResponded, []ledger.Field{ledger.F(phases.FieldRequestID, "2"), ledger.F(phases.FieldToolCount, 2), ledger.F("tools", []string{"echo", "add"}), ledger.F(phases.FieldComplete, true)}, ""},
+		Ev{30 * time.Millisecond, phases.ToolCallReceived, []ledger.Field{ledger.F(phases.FieldRequestID, "3"), ledger.F(phases.FieldTool, "echo")}, ""},
+		Ev{35 * time.Millisecond, phases.ToolCallResponded, []ledger.Field{ledger.F(phases.FieldRequestID, "3"), ledger.F(phases.FieldTool, "echo"), ledger.F(phases.FieldOutcome, "success"), ledger.F(phases.FieldLatencyMS, 5*time.Millisecond)}, ""},
+		Ev{time.Second, phases.Exited, []ledger.Field{ledger.F(phases.FieldExitCode, 0), ledger.F(phases.FieldDurationMS, 1000.0), ledger.F(phases.FieldHandshake, true)}, ""},
 	)
 }
 

@@ -1,23 +1,21 @@
 package main
 
 import (
-	"os/exec"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
-// build compiles one of the module's commands into dir.
-func build(t *testing.T, dir, pkg string) string {
-	t.Helper()
-	bin := filepath.Join(dir, filepath.Base(pkg))
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/mcpshim-dev/mcpshim/"+pkg).CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-	}
-	return bin
+func TestMain(m *testing.M) { os.Exit(testkit.Main(m)) }
+
+// build is one of the module's commands, built once.
+func build(t *testing.T, pkg string) string {
+	return testkit.MustBuild(t, "github.com/mcpshim-dev/mcpshim/"+pkg)
 }
 
 // TestRunMeasuresEveryPipeline drives the real programs over real pipes with
@@ -27,11 +25,10 @@ func TestRunMeasuresEveryPipeline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds three programs")
 	}
-	bin := t.TempDir()
 	cfg := config{
-		echo:       build(t, bin, "bench/relay/echo"),
-		bare:       build(t, bin, "bench/relay/bare"),
-		shim:       build(t, bin, "cmd/mcpshim"),
+		echo:       build(t, "bench/relay/echo"),
+		bare:       build(t, "bench/relay/bare"),
+		shim:       build(t, "cmd/mcpshim"),
 		trips:      50,
 		warmup:     5,
 		depth:      8,

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
+	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/probe"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // fixable sorts the outcomes a person can act on now before the rest.
@@ -16,10 +18,10 @@ func fixable(r *probe.Result) bool {
 	return (r.Outcome != probe.Ready && !r.Outcome.Retryable()) || r.CanaryFailed()
 }
 
-// printProbe prints the report for a person; on a terminal (cols > 0)
+// WriteProbe writes a probe of the fleet for a person; on a terminal (cols > 0)
 // every line is folded at spaces to fit, under the column its text starts
 // in, instead of wrapping mid-word.
-func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
+func WriteProbe(w io.Writer, rep *probe.Report, verbose bool, cols int) {
 	say := func(prefix, text string) { hang(w, cols, prefix, text) }
 	say("read ", strings.Join(rep.Configs, ", "))
 	for _, p := range rep.Problems {
@@ -61,7 +63,7 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 				if r.StderrActive {
 					stderr = "stderr active" // a cold npx install is slow, not dead
 				}
-				say(sub, fmt.Sprintf("last event: %s, %s, %s", r.LastEvent, plural(r.Attempts, "attempt"), stderr))
+				say(sub, fmt.Sprintf("last event: %s, %s, %s", r.LastEvent, verdict.Plural(r.Attempts, "attempt"), stderr))
 			}
 			if n := len(r.StderrTail); r.Outcome != probe.Ready && n > 0 && !strings.Contains(r.Detail, r.StderrTail[n-1]) {
 				say(sub, "stderr: "+r.StderrTail[n-1])
@@ -88,14 +90,14 @@ func printProbe(w io.Writer, rep *probeReport, verbose bool, cols int) {
 		printLockCheck(w, l, cols)
 	}
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
-		say("", fmt.Sprintf("since the last probe: %d READY before, %s no longer: %s", len(s.Previous), plural(len(s.Lost), "server"), strings.Join(s.Lost, ", ")))
+		say("", fmt.Sprintf("since the last probe: %d READY before, %s no longer: %s", len(s.Previous), verdict.Plural(len(s.Lost), "server"), strings.Join(s.Lost, ", ")))
 	}
 	say("", probeSummary(rep, counts))
 }
 
-// probeSummary is the last line: the counts, then everything probeExit
+// probeSummary is the last line: the counts, then everything Report.Status
 // counted against the fleet, then the exit status, so the line and $? agree.
-func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
+func probeSummary(rep *probe.Report, counts map[probe.Outcome]int) string {
 	var parts []string
 	for _, o := range []probe.Outcome{probe.Ready, probe.Timeout, probe.Exited, probe.Crashed, probe.ProtocolError, probe.Unreachable, probe.AuthRequired} {
 		if counts[o] > 0 {
@@ -103,7 +105,7 @@ func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 		}
 	}
 	if len(rep.Problems) > 0 {
-		parts = append(parts, plural(len(rep.Problems), "config problem"))
+		parts = append(parts, verdict.Plural(len(rep.Problems), "config problem"))
 	}
 	canaries := 0
 	for i := range rep.Results {
@@ -115,11 +117,7 @@ func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 		parts = append(parts, fmt.Sprintf("%d with a failed canary", canaries))
 	}
 	if l := rep.Lock; l != nil {
-		failed := l.Error != ""
-		for _, d := range l.Drifts {
-			failed = failed || d.Failed(l.Strict) && !probe.Outcome(d.Unverified).Retryable()
-		}
-		if failed {
+		if l.Failed() {
 			parts = append(parts, "lock FAILED")
 		} else {
 			parts = append(parts, "lock holds")
@@ -128,17 +126,17 @@ func probeSummary(rep *probeReport, counts map[probe.Outcome]int) string {
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
 		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
 	}
-	verdict := "exit 0"
+	status := "exit 0"
 	switch rep.Exit {
-	case exitConfig:
-		verdict = "exit 78: fix the above"
-	case exitTempFail:
-		verdict = "exit 75: only time may fix it, try again"
+	case lock.ExitConfig:
+		status = "exit 78: fix the above"
+	case probe.ExitTempFail:
+		status = "exit 75: only time may fix it, try again"
 	}
-	return fmt.Sprintf("%s in %.2fs: %s; %s", plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), verdict)
+	return fmt.Sprintf("%s in %.2fs: %s; %s", verdict.Plural(len(rep.Results), "server"), rep.ElapsedMS/1000, strings.Join(parts, ", "), status)
 }
 
-func printLockCheck(w io.Writer, l *lockReport, cols int) {
+func printLockCheck(w io.Writer, l *probe.LockCheck, cols int) {
 	say := func(prefix, text string) { hang(w, cols, prefix, text) }
 	if l.Error != "" {
 		say("", fmt.Sprintf("lock %s: FAILED, cannot be read: %s", l.File, l.Error))
@@ -148,11 +146,11 @@ func printLockCheck(w io.Writer, l *lockReport, cols int) {
 	for _, d := range l.Drifts {
 		failed = failed || d.Failed(l.Strict)
 	}
-	verdict := "holds"
+	word := "holds"
 	if failed {
-		verdict = "FAILED"
+		word = "FAILED"
 	}
-	say("", fmt.Sprintf("lock %s: %s", l.File, verdict))
+	say("", fmt.Sprintf("lock %s: %s", l.File, word))
 	for _, d := range l.Drifts {
 		if d.Unverified != "" {
 			say("  ", fmt.Sprintf("%s: %d locked tools unverified: %s", d.Server, d.Locked, d.Unverified))

@@ -1,4 +1,4 @@
-package probe
+package lock
 
 import (
 	"encoding/json"
@@ -6,6 +6,9 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
 )
+
+// ErrBadTool is returned for a tool definition without a string name.
+var ErrBadTool = errors.New("tool definition has no name")
 
 // Tool is one listed tool, identified by digests of its canonical definition.
 type Tool struct {
@@ -18,12 +21,6 @@ type Tool struct {
 
 // DigestPrefix versions the digest (see mcp.ToolDigest).
 const DigestPrefix = mcp.DigestVersion
-
-// ToolDigest returns a tool definition's name and digest; see mcp.ToolDigest.
-func ToolDigest(raw json.RawMessage) (name, digest string, err error) {
-	t, err := NewTool(raw)
-	return t.Name, t.Digest, err
-}
 
 // NewTool digests one tool definition from a tools/list result.
 func NewTool(raw json.RawMessage) (Tool, error) {

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 // powershellCompletion asks mcpshim __complete, as the other scripts do; on
 // :files it returns nothing, which leaves PowerShell to complete file names.

@@ -1,0 +1,106 @@
+package otelexport
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/ledger"
+)
+
+// closeGrace is how long a session's end waits for the last spans to reach
+// the collector: the client is gone, but its supervisor may be timing the
+// shim's exit.
+const closeGrace = 2 * time.Second
+
+// Resolve completes cfg from the standard variables (the protocol, unless
+// given). ok is false when neither cfg.Endpoint nor the variables name a
+// collector. Without an Endpoint the exporters read the endpoint variables
+// themselves; headers, TLS, timeout and compression always come from the
+// OTEL_EXPORTER_OTLP_* variables.
+func (cfg Config) Resolve() (Config, bool) {
+	if cfg.Protocol == "" {
+		cfg.Protocol = cfg.firstEnv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	return cfg, cfg.Collector() != ""
+}
+
+// StatePath is where ledger export remembers its progress in dir by
+// default: a file per collector and protocol, so that two collectors each
+// get every record.
+func (cfg Config) StatePath(dir string) string {
+	sum := sha256.Sum256([]byte(cfg.Collector() + " " + cfg.Protocol))
+	return filepath.Join(dir, "otlp-export-"+hex.EncodeToString(sum[:4])+".json")
+}
+
+// Collector names where spans go, for messages.
+func (cfg Config) Collector() string {
+	if cfg.Endpoint != "" {
+		return cfg.Endpoint
+	}
+	return cfg.firstEnv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+}
+
+func (cfg Config) firstEnv(keys ...string) string {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	for _, k := range keys {
+		if v := getenv(k); v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// StartSession streams a session's ledger records to the collector cfg
+// names, when it names one. It returns the hook for ledger.Options.OnRecord
+// (nil when OTLP is off) and stop, to call once the recorder has closed:
+// stop exports what is left within closeGrace and says on stderr what the
+// collector did not get. A bad endpoint is said once and the session
+// carries on without OTLP: export never breaks a session.
+func StartSession(ctx context.Context, cfg Config, shimID, server string, stderr io.Writer) (onRecord func(*ledger.Record), stop func()) {
+	cfg, ok := cfg.Resolve()
+	if !ok {
+		return nil, func() {}
+	}
+	cfg.NoRetry = true // a live session drops and counts rather than holding its queue
+	exp, err := NewExporter(ctx, cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "mcpshim: --otlp: %v; carrying on without it\n", err)
+		return nil, func() {}
+	}
+	opts := LiveOptions{}
+	// Metrics only where a collector is named for them, not a traces-only
+	// one, and not against the standard OTEL_METRICS_EXPORTER=none.
+	metrics := (cfg.Endpoint != "" || cfg.firstEnv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != "") &&
+		cfg.firstEnv("OTEL_METRICS_EXPORTER") != "none"
+	if metrics {
+		if mexp, err := NewMetricExporter(ctx, cfg); err == nil {
+			opts.Metrics, opts.Resource = mexp, NewResource(server, shimID)
+		}
+	}
+	live := NewLive(exp, opts)
+	return live.OnRecord, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+		defer cancel()
+		err := live.Close(ctx)
+		if st := live.Stats(); st.Dropped > 0 || st.Failed > 0 || err != nil {
+			why := st.LastError
+			if why == "" && err != nil {
+				why = err.Error()
+			}
+			fmt.Fprintf(stderr, "mcpshim: otlp %s: %d spans exported, %d not, %d records dropped by a full queue (%s); the ledger has them all\n",
+				cfg.Collector(), st.Exported, st.Failed, st.Dropped, why)
+		}
+		if st := live.Stats(); st.MetricsError != "" {
+			fmt.Fprintf(stderr, "mcpshim: otlp %s: metrics not exported (OTEL_METRICS_EXPORTER=none stops trying): %s\n", cfg.Collector(), st.MetricsError)
+		}
+	}
+}
