@@ -61,7 +61,7 @@ func BackupPath(dir, file, kind string, now time.Time) string {
 // that writes the file in place through a descriptor it opened before the
 // swap still writes to the old file; no rename can see that.
 func Replace(path string, old, data []byte, backup string) error {
-	f, err := openShared(path)
+	f, err := safefile.OpenShared(path) // others may rename and delete it meanwhile, as clients do
 	if err != nil {
 		return err
 	}

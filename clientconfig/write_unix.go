@@ -66,8 +66,5 @@ func keepOwner(tmp *os.File, st fs.FileInfo) error {
 	return nil
 }
 
-// openShared opens path to read it.
-func openShared(path string) (*os.File, error) { return os.Open(path) }
-
 // beforeSwap keeps f open: its flock holds until Replace returns.
 func beforeSwap(*os.File) {}

@@ -7,7 +7,13 @@ import (
 	"io"
 	"os"
 	"sort"
+
+	"github.com/mcpshim-dev/mcpshim/safefile"
 )
+
+// OpenRead opens a ledger file for reading, sharing every access: a reader
+// (ledger tail -f) must not keep the shims writing it from rotating it.
+func OpenRead(path string) (*os.File, error) { return safefile.OpenShared(path) }
 
 // FilesOrDefault resolves paths as Files does, or the default directory when
 // there are none. A default directory that does not exist yet is no ledger

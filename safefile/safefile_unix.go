@@ -151,3 +151,7 @@ func CheckPrivate(path string) error {
 
 // Rename renames from over to (os.Rename).
 func Rename(from, to string) error { return os.Rename(from, to) }
+
+// OpenShared opens path to read it. Unix lets others rename and delete an
+// open file; the Windows one shares every access to allow the same.
+func OpenShared(path string) (*os.File, error) { return os.Open(path) }

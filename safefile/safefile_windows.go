@@ -140,6 +140,22 @@ func OpenRead(path string) (*os.File, error) {
 	return open(path, windows.GENERIC_READ, shareAll, windows.OPEN_EXISTING)
 }
 
+// OpenShared opens path to read it as os.Open does (through a link), but
+// sharing every access: a reader must not keep others from renaming or
+// deleting the file (a shim rotating its ledger, a client rewriting its
+// config), which os.Open, not sharing delete access, would.
+func OpenShared(path string) (*os.File, error) {
+	p, err := windows.UTF16PtrFromString(path)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	h, err := windows.CreateFile(p, windows.GENERIC_READ, shareAll, nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return os.NewFile(uintptr(h), path), nil
+}
+
 // createTemp creates a new file in dir for the owners only, its name the
 // pattern with the last "*" replaced by a random number, as os.CreateTemp.
 func createTemp(dir, pattern string) (*os.File, error) {
