@@ -99,6 +99,17 @@ func (m Missing) Notice() string {
 	return fmt.Sprintf("tool surface lock: %d locked tool(s) missing: %s", len(m.Tools), strings.Join(m.Tools, ", "))
 }
 
+// Report records the tools_missing event and says the notice, as both the
+// stdio supervisor and the remote bridge do for a complete list that lacks
+// locked tools. It reports whether the list may still reach the client:
+// in warn mode it may; in enforce mode the caller answers Error instead
+// and stops the session.
+func (m Missing) Report(emit func(p phases.Phase, event string, fields ...ledger.Field), say func(format string, args ...any)) (forward bool) {
+	emit(phases.Discovery, phases.ToolsMissing, m.Fields()...)
+	say("%s", m.Notice())
+	return !m.Enforce
+}
+
 // Error is the message of the error answered instead of the list.
 func (m Missing) Error() string {
 	return fmt.Sprintf("mcpshim: server %s lacks locked tools: %s", m.Server, strings.Join(m.Tools, ", "))

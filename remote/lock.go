@@ -3,7 +3,6 @@ package remote
 import (
 	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // checkLock checks the tools of a tools/list answer against the lock, as the
@@ -21,12 +20,7 @@ func (b *bridge) checkLock(m message) bool {
 		return true
 	}
 	missing := lock.Missing{Server: b.cfg.Name, Tools: b.cfg.CheckTools(tools), Enforce: b.cfg.EnforceLock}
-	if len(missing.Tools) == 0 {
-		return true
-	}
-	b.emit(phases.Discovery, phases.ToolsMissing, missing.Fields()...)
-	b.say("%s", missing.Notice())
-	if !b.cfg.EnforceLock {
+	if len(missing.Tools) == 0 || missing.Report(b.emit, b.say) {
 		return true
 	}
 	if _, err := b.wire.WriteMessage(errorAnswer(m.rawID, missing.Error(), map[string]any{"missing": missing.Tools})); err != nil {

@@ -4,7 +4,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/jsonrpc"
 	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/mcp"
-	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
 // checkLock checks a complete tool list against the lock. In enforce mode a
@@ -21,12 +20,7 @@ func (s *Supervisor) checkLock(c *child, l *jsonrpc.Line) bool {
 		return true
 	}
 	missing := lock.Missing{Server: s.cfg.Name, Tools: s.cfg.CheckTools(tools), Enforce: s.cfg.EnforceLock}
-	if len(missing.Tools) == 0 {
-		return true
-	}
-	s.emit(phases.Discovery, phases.ToolsMissing, missing.Fields()...)
-	s.say("%s", missing.Notice())
-	if !s.cfg.EnforceLock {
+	if len(missing.Tools) == 0 || missing.Report(s.emit, s.say) {
 		return true
 	}
 	// Over the hold, the list is already on the wire: it stays the answer,
