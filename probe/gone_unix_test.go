@@ -14,7 +14,8 @@ import (
 // gone reports whether pid is dead: no such process, or a zombie an orphan's
 // new parent has yet to reap. Killing is immediate; reaping by init may lag.
 func gone(pid int) bool {
-	for range 40 {
+	// Generous: a loaded machine may take seconds to schedule the exit.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
 		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
 			return true
 		}
