@@ -1,7 +1,6 @@
 package supervisor
 
 import (
-	"os"
 	"sync/atomic"
 	"time"
 
@@ -35,8 +34,8 @@ type child struct {
 	// previous generation's: the owed errors and restarts_exhausted quote the
 	// server's last words.
 	tail   *proc.Tail
-	runner bool     // a package runner (runner.go)
-	guard  *os.File // the guard's pipe (proc.StartGuard); nil for none
+	runner bool    // a package runner (runner.go)
+	start  *Launch // its start, with its guard (launch.go)
 	// hsAt is the unix ns of its first answer, 0 before it: set by the
 	// stdout relay, read by the loop.
 	hsAt atomic.Int64

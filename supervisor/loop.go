@@ -123,12 +123,16 @@ func (s *Supervisor) clientLeft(ev loopEvent) {
 func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err error) {
 	prev := s.cur.Load()
 	gen := prev.gen + 1
-	now := time.Now()
-	run := ledger.NewID("run", now)
+	spec := s.cfg.Spec
+	l := s.cfg.First // the first start, when the caller made it (Spawn)
+	s.cfg.First = nil
+	if l == nil {
+		l = newLaunch(spec)
+	}
+	run := l.run
 	// Published before the process runs: spawn_requested, a failed start and
 	// the errors owed meanwhile name the new run.
 	s.cur.Store(&child{gen: gen, run: run, tail: prev.tail})
-	spec := s.cfg.Spec
 	fields := []ledger.Field{
 		ledger.F("command", redact.String(spec.Path)), ledger.F("argv", redact.Args(spec.Args)),
 		ledger.F("cwd", cwd(spec.Dir)), ledger.F("env_names", envNames(spec.Env)), ledger.F("path", redact.String(proc.EnvValue(spec.Env, "PATH"))),
@@ -137,39 +141,28 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if prev.run != "" {
 		fields = append(fields, ledger.F(phases.FieldPreviousRun, prev.run))
 	}
-	s.emit(phases.Launch, phases.SpawnRequested, fields...)
-	exit = Exit{Started: now, EverHandshook: s.everHS}
-	p, err := proc.Start(spec)
-	if err != nil {
-		var se *proc.SpawnError
-		if !errors.As(err, &se) {
-			se = proc.Classify(err, spec.Dir)
-			err = se
-		}
-		s.emit(phases.Launch, phases.SpawnFailed, ledger.F(phases.FieldErrorClass, se.Class), ledger.F(phases.FieldError, se.Error()), ledger.F(phases.FieldHint, se.Hint))
+	s.emitAt(l.requested, phases.Launch, phases.SpawnRequested, fields...)
+	exit = Exit{Started: l.requested, EverHandshook: s.everHS}
+	if l.p == nil && l.err == nil {
+		l.start(spec, s.cfg.Guard)
+	}
+	if se := l.err; se != nil {
+		s.emitAt(l.failed, phases.Launch, phases.SpawnFailed, ledger.F(phases.FieldErrorClass, se.Class), ledger.F(phases.FieldError, se.Error()), ledger.F(phases.FieldHint, se.Hint))
 		s.say("cannot start %s: %v (%s)", spec.Path, se.Err, se.Hint)
 		s.causeMu.Lock()
 		s.spawnErr, s.cause, s.death = se, "cannot start: "+proc.SpawnCause(se), nil
 		s.causeMu.Unlock()
 		exit.SpawnFailed, exit.Code = true, se.ExitStatus()
-		return se.ExitStatus(), exit, err
+		return se.ExitStatus(), exit, se
 	}
-	c := &child{gen: gen, run: run, p: p, tail: &proc.Tail{}, runner: proc.PackageRunner(spec.Path, spec.Args), own: make(chan []byte, 16)}
-	if len(s.cfg.Guard) > 0 {
-		grace := time.Duration(0)
-		if c.runner {
-			grace = InstallGrace
-		}
-		if c.guard, err = proc.StartGuard(s.cfg.Guard, p, grace); err != nil {
-			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
-		}
-	}
+	p := l.p
+	c := &child{gen: gen, run: run, p: p, tail: &proc.Tail{}, runner: l.runner, start: l, own: make(chan []byte, 16)}
 	s.cur.Store(c)
 	s.sess.spawned()
 	s.causeMu.Lock()
 	s.spawnErr, s.cause, s.death = nil, "", nil
 	s.causeMu.Unlock()
-	s.emit(phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F(phases.FieldGeneration, gen))
+	s.emitAt(p.Started, phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F(phases.FieldGeneration, gen))
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -183,8 +176,14 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	// The child's stdout relay: returns at EOF (the child and whatever
 	// inherited the pipe are gone), when drain closes the pipe, or when
-	// writing to the client fails.
-	go func() { stdoutDone <- stdout.Run() }()
+	// writing to the client fails. It reads nothing before the guard runs:
+	// a shim killed once the client has an answer leaves no orphan.
+	go func() {
+		if err := c.guarded(); err != nil {
+			s.say("no guard process (%v): grandchildren may outlive a killed shim", err)
+		}
+		stdoutDone <- stdout.Run()
+	}()
 	stderrDone := make(chan struct{})
 	pid := p.Pid
 	// The child's stderr: forwarded until EOF, or until drain closes the pipe.
@@ -247,9 +246,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	// All pipe reads finish before the run is declared over.
 	s.drain(p, stdoutOpen, stderrDone, owe)
-	if c.guard != nil {
-		c.guard.Close()
-	}
+	c.releaseGuard()
 	p.Release()
 	said := cause() // every stderr line is in now
 	s.withdraw(withdrawn, how)

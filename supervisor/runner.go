@@ -30,8 +30,8 @@ func (c *child) installing() bool {
 // tellGuard writes b to the run's guard, if it has one. Once the loop closed
 // the guard the write fails, harmlessly: the run is over.
 func (c *child) tellGuard(b byte) {
-	if c.guard != nil {
-		_, _ = c.guard.Write([]byte{b})
+	if c.guarded() == nil && c.start.guard != nil {
+		_, _ = c.start.guard.Write([]byte{b})
 	}
 }
 

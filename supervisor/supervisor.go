@@ -38,6 +38,9 @@ type Config struct {
 	Name  string    // the server's label
 	Spec  proc.Spec // what to run
 	Guard []string  // argv of the guard process (see proc.StartGuard); nil for none
+	// First, when set, is the first start, made by the caller with Spawn
+	// (the same Spec and Guard) so that the server starts sooner.
+	First *Launch
 
 	Recorder  *tap.Recorder
 	ClientIn  io.Reader // the client's requests
@@ -160,8 +163,13 @@ func Run(ctx context.Context, cfg Config) int {
 
 // emit records an event of the current run.
 func (s *Supervisor) emit(p phases.Phase, event string, fields ...ledger.Field) {
+	s.emitAt(time.Now(), p, event, fields...)
+}
+
+// emitAt records an event of the current run that happened at t.
+func (s *Supervisor) emitAt(t time.Time, p phases.Phase, event string, fields ...ledger.Field) {
 	c := s.cur.Load()
-	s.cfg.Recorder.Emit(ledger.Record{Time: time.Now(), Run: c.run, PID: c.pid(), Phase: p, Event: event, Fields: fields})
+	s.cfg.Recorder.Emit(ledger.Record{Time: t, Run: c.run, PID: c.pid(), Phase: p, Event: event, Fields: fields})
 }
 
 // say tells the person reading the client's log, in order with the events.

@@ -307,6 +307,23 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		debug.SetMemoryLimit(24 << 20)
 	}
 	shimID := ledger.NewID("shim", time.Now())
+	var spec proc.Spec
+	var guard []string
+	var first *supervisor.Launch
+	if f.remote.URL == "" {
+		spec = proc.Spec{Path: command[0], Args: command[1:], Env: c.env}
+		if exe, err := os.Executable(); err == nil {
+			guard = []string{exe, "guard"}
+		}
+		if !f.egressWitness { // the witness's proxy goes into the server's env
+			// The server starts first: its start is most of the way to its
+			// first answer, and the ledger and recorder start meanwhile.
+			first = supervisor.Spawn(spec, guard)
+		}
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
 	var events io.Writer = stderr
 	if f.quiet {
 		events = nil
@@ -328,10 +345,6 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
 	rec := tap.NewRecorder(lw, tracker, tap.RecorderOptions{MaxBytes: int64(f.maxObserve) + 1<<20, Notices: stderr, Tell: teller.Record})
 
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-
 	if f.remote.URL != "" {
 		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
 		remoteCfg.CheckTools, remoteCfg.EnforceLock = checkTools, f.lockMode == "enforce"
@@ -339,24 +352,20 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		rec.Close()
 		return status
 	}
-	env := c.env
-	redact.HideEnvSecrets(env) // before anything is recorded
+	redact.HideEnvSecrets(spec.Env) // before anything is recorded
 	var egress *witness.Witness
 	if f.egressWitness {
 		if egress, err = witness.Record(rec.Emit, f.egressDeny); err != nil {
 			fmt.Fprintf(stderr, "mcpshim: egress witness: %v; carrying on unwitnessed\n", err)
 		} else {
-			env = append(append([]string(nil), env...), egress.Env()...)
+			spec.Env = append(append([]string(nil), spec.Env...), egress.Env()...)
 		}
-	}
-	var guard []string
-	if exe, err := os.Executable(); err == nil {
-		guard = []string{exe, "guard"}
 	}
 	status := supervisor.Run(ctx, supervisor.Config{
 		Name:        f.name,
-		Spec:        proc.Spec{Path: command[0], Args: command[1:], Env: env},
+		Spec:        spec,
 		Guard:       guard,
+		First:       first,
 		Recorder:    rec,
 		ClientIn:    c.stdin,
 		ClientOut:   c.stdout,
