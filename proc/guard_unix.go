@@ -26,8 +26,18 @@ func StartGuard(argv []string, p *Process, grace time.Duration) (*os.File, error
 	cmd := exec.Command(argv[0], args...)
 	// Its own group: a client that kills the shim's group must not take the guard with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	return startGuard(cmd)
+	w, err := startGuard(cmd)
+	if err == nil {
+		// The guard idles until the shim dies; its own start (the shim's
+		// whole binary) must not take the CPU the server needs for its
+		// first answer. Killing a group later needs next to none.
+		_ = syscall.Setpriority(syscall.PRIO_PROCESS, cmd.Process.Pid, guardNice)
+	}
+	return w, err
 }
+
+// guardNice is the guard's nice value: the lowest priority.
+const guardNice = 19
 
 // RunGuard is the guard process's main: it waits for EOF on stdin (the shim
 // closed its end or died), then kills the process group pgid (the argument
