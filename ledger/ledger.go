@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -87,7 +88,7 @@ func PathIn(dir, name string) string {
 	return filepath.Join(dir, FileName(name)+".jsonl")
 }
 
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeFileChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) }) // compiled on first use, not at every start
 
 // maxFileName leaves room under the usual 255-byte limit for ".jsonl" and a
 // rotation stamp.
@@ -100,7 +101,7 @@ const maxFileName = 160
 // any file system; a long name keeps its start and a digest of the whole, so
 // two long names stay apart.
 func FileName(name string) string {
-	s := strings.Trim(unsafeFileChars.ReplaceAllString(name, "-"), "-.")
+	s := strings.Trim(unsafeFileChars().ReplaceAllString(name, "-"), "-.")
 	if len(s) > maxFileName {
 		sum := sha256.Sum256([]byte(name))
 		s = s[:maxFileName-9] + "-" + hex.EncodeToString(sum[:4])

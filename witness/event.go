@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // ServerEvent is a phase event a server reported on its stderr.
@@ -129,7 +130,7 @@ func logfmtPairs(s string) ([][2]string, bool) {
 			return pairs, len(pairs) > 0
 		}
 		eq := strings.IndexByte(s, '=')
-		if eq <= 0 || !logfmtKey.MatchString(s[:eq]) {
+		if eq <= 0 || !logfmtKey().MatchString(s[:eq]) {
 			return nil, false
 		}
 		key := s[:eq]
@@ -159,7 +160,7 @@ func logfmtPairs(s string) ([][2]string, bool) {
 	}
 }
 
-var logfmtKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+var logfmtKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.-]+$`) }) // compiled on first use, not at every start
 
 // closingQuote returns the index of the quote ending the string s opens, or -1.
 func closingQuote(s string) int {
