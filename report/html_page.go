@@ -229,7 +229,9 @@ func (p pageWriter) esc(s string) {
 }
 
 // pageHead is everything up to the summary line. The line holding a lone
-// space is where the template's escaper elided a CSS comment.
+// space is where the template's escaper elided a CSS comment, which said what
+// the next rules do: a window narrower than the waterfall scrolls it inside
+// its card; the page never overflows.
 const pageHead = `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -291,7 +293,8 @@ const pageControls = `<div class="controls"><label><input type="checkbox" id="on
 `
 
 // pageTail is the script. The line holding two spaces is where the
-// template's escaper elided a JS comment.
+// template's escaper elided a JS comment: pageOverflow is for the
+// narrow-window test (does anything stick out of the page?).
 const pageTail = `
 <script>
 (function () {
