@@ -28,7 +28,7 @@ func Script(shell string) (string, bool) {
 
 // flagLine is a flag as usage text lists it: "  --timeout DURATION" or
 // "  --config FILE    the config"; a value name is upper case or a Go type.
-// Compiled on first use, not at every start.
+// Compiled on first use: a shim never completes, and it starts sooner.
 var flagLine = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)(?: ([A-Z][A-Z_|]*|string|int|int64|uint|uint64|float64|duration|value)\b)?`)
 })

@@ -153,7 +153,8 @@ func httpFailure(ctx context.Context, err error) error {
 	return &protocolError{err.Error()}
 }
 
-var realmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\brealm="?([^",]*)"?`) }) // compiled on first use, not at every start
+// realmRE is compiled on first use: a shim never probes, and it starts sooner.
+var realmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\brealm="?([^",]*)"?`) })
 
 func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Response) answer {
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {

@@ -25,7 +25,9 @@ var reserved = map[string]bool{
 	"Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Mcp-Method": true, "Mcp-Name": true, "Last-Event-Id": true,
 }
 
-var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) }) // compiled on first use, not at every start
+// varRef is compiled on first use: only the bridge reads --header, and every
+// shim starts sooner.
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // ParseHeader reads `Name: value` and expands every ${VAR} and
 // ${VAR:-default} in the value from lookup. An unset variable without a

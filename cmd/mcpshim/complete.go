@@ -170,8 +170,9 @@ func runIDs(c *cli) []string {
 	return out
 }
 
-// rotation is the stamp ledger.RotatedName adds to a full ledger's name.
-var rotation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.\d{8}T\d{6}\.\d{3}Z(-\d+)?$`) }) // compiled on first use, not at every start
+// rotation is the stamp ledger.RotatedName adds to a full ledger's name,
+// compiled on first use: a shim never completes, and it starts sooner.
+var rotation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.\d{8}T\d{6}\.\d{3}Z(-\d+)?$`) })
 
 // servers are the names of the servers with a ledger in the default directory.
 func servers(c *cli) []string {
