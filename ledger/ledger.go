@@ -384,9 +384,16 @@ func (l *Ledger) events(line []byte) {
 	l.opts.Events.Write(line)
 }
 
-// consoleSkip are fields left out of the readable line: the client's log
-// already has the server's stderr, and the rest is in the ledger.
-var consoleSkip = map[string]bool{"env_names": true, "path": true, "stderr_tail": true, "tool_digests": true, "body": true}
+// consoleSkip reports the fields left out of the readable line: the
+// client's log already has the server's stderr, and the rest is in the
+// ledger. A switch, not a map: it is asked for every field of every record.
+func consoleSkip(key string) bool {
+	switch key {
+	case "env_names", "path", "stderr_tail", "tool_digests", "body":
+		return true
+	}
+	return false
+}
 
 // formatConsole formats a record as one readable line, straight from the
 // record (re-parsing its JSON cost half the shim's CPU):
@@ -418,7 +425,7 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool, st *stamp) {
 		b = append(b, ')')
 	}
 	for _, f := range r.Fields {
-		if consoleSkip[f.Key] {
+		if consoleSkip(f.Key) {
 			continue
 		}
 		b = append(b, ' ')

@@ -217,35 +217,50 @@ func skipValue(b []byte, i int) (int, bool) {
 // Member returns the raw value of key in the JSON object obj, scanning only its
 // top level. It is how the tracker reads params.name without decoding arguments.
 func Member(obj []byte, key string) []byte {
+	var v [1][]byte
+	Members(obj, []string{key}, v[:])
+	return v[0]
+}
+
+// Members is Member for several keys in one pass over obj: vals[i] is the
+// value of keys[i], nil when absent. A tools/call's params are read once,
+// not once per member the tracker wants.
+func Members(obj []byte, keys []string, vals [][]byte) {
+	clear(vals)
 	obj = trimSpace(obj)
 	if len(obj) == 0 || obj[0] != '{' {
-		return nil
+		return
 	}
+	found := 0
 	i := skipWS(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		kend, ok := skipString(obj, i)
 		if !ok {
-			return nil
+			return
 		}
 		k := obj[i+1 : kend-1]
 		i = skipWS(obj, kend)
 		if i >= len(obj) || obj[i] != ':' {
-			return nil
+			return
 		}
 		i = skipWS(obj, i+1)
 		vend, ok := skipValue(obj, i)
 		if !ok {
-			return nil
+			return
 		}
-		if string(k) == key {
-			return obj[i:vend]
+		for n, key := range keys {
+			if vals[n] == nil && string(k) == key { // the first of a repeated key, as Member always did
+				vals[n] = obj[i:vend]
+				if found++; found == len(keys) {
+					return
+				}
+			}
 		}
 		i = skipWS(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
 			i = skipWS(obj, i+1)
 		}
 	}
-	return nil
 }
 
 // FirstKey returns the first member name of the (possibly cut) object v, or "".
