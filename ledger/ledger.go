@@ -72,7 +72,17 @@ type Ledger struct {
 	held    bool         // between Hold and Flush
 	file    bytes.Buffer // held records for the file
 	fileN   uint64       // how many
-	console bytes.Buffer // held event lines
+	console bytes.Buffer // held JSON event lines
+	lines   []heldLine   // held event lines, in order: printed at Flush
+}
+
+// heldLine is the event line of a held record: a text line is formatted at
+// Flush, so that a line left out (Unprint) costs no formatting.
+type heldLine struct {
+	seq        uint64
+	rec        Record // text
+	start, end int    // JSON: the line in console
+	drop       bool
 }
 
 // DefaultPath returns <name>.jsonl in DefaultDir.
@@ -201,13 +211,38 @@ func (l *Ledger) Skip(n uint64) {
 // collected costs one write to the file and one to the log.
 func (l *Ledger) Hold() { l.held = true }
 
+// Unprint leaves out the event line of the record numbered seq if it is
+// still held: the record is in the file, its line is not printed. Once
+// printed, a line stays.
+func (l *Ledger) Unprint(seq uint64) {
+	for i := len(l.lines) - 1; i >= 0 && l.lines[i].seq >= seq; i-- {
+		if l.lines[i].seq == seq {
+			l.lines[i].drop = true
+			return
+		}
+	}
+}
+
 // Flush writes the held records and ends Hold.
 func (l *Ledger) Flush() {
 	l.held = false
-	if l.console.Len() > 0 {
-		if l.opts.Events != nil {
-			l.opts.Events.Write(l.console.Bytes())
+	if len(l.lines) > 0 {
+		l.line.Reset()
+		for i := range l.lines {
+			h := &l.lines[i]
+			switch {
+			case h.drop:
+			case l.opts.JSON:
+				l.line.Write(l.console.Bytes()[h.start:h.end])
+			default:
+				formatConsole(&l.line, &h.rec, l.opts.Color, &l.stamp)
+			}
 		}
+		if l.line.Len() > 0 {
+			l.opts.Events.Write(l.line.Bytes()) // one Write: never spliced into a server stderr line
+		}
+		clear(l.lines) // the records' fields are garbage now
+		l.lines = l.lines[:0]
 		l.console.Reset()
 	}
 	if l.file.Len() > 0 {
@@ -367,21 +402,25 @@ func (l *Ledger) print(r *Record, line []byte) {
 	if l.opts.Events == nil {
 		return
 	}
+	if l.held {
+		h := heldLine{seq: r.Seq}
+		if l.opts.JSON {
+			h.start = l.console.Len()
+			l.console.Write(line)
+			h.end = l.console.Len()
+		} else {
+			h.rec = *r
+		}
+		l.lines = append(l.lines, h)
+		return
+	}
 	if l.opts.JSON {
-		l.events(line)
+		l.opts.Events.Write(line)
 		return
 	}
 	l.line.Reset()
 	formatConsole(&l.line, r, l.opts.Color, &l.stamp)
-	l.events(l.line.Bytes()) // one Write: never spliced into a server stderr line
-}
-
-func (l *Ledger) events(line []byte) {
-	if l.held {
-		l.console.Write(line)
-		return
-	}
-	l.opts.Events.Write(line)
+	l.opts.Events.Write(l.line.Bytes()) // one Write: never spliced into a server stderr line
 }
 
 // consoleSkip reports the fields left out of the readable line: the

@@ -40,6 +40,13 @@ type Tracker struct {
 	// outlive a run: a restart loses them, and Exited says which.
 	tasks map[string]taskCall
 	out   []ledger.Record // what Observe and Expire return; see one
+
+	// The last Observe's request whose record may make way for its answer's
+	// line (see Recorded), and the record its answer made way for.
+	asked    mcp.ID
+	askedDir phases.Dir
+	askedOK  bool
+	answered uint64
 }
 
 // taskCall is the tools/call a task was created for.
@@ -59,6 +66,7 @@ const (
 )
 
 type pendingReq struct {
+	seq    uint64 // its record's, when its event line may be left out (see Answered)
 	id     string // as the requester spelled it: the ledger's request_id
 	method string
 	tool   string
@@ -184,6 +192,7 @@ func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
 	now := l.End
+	t.askedOK, t.answered = false, 0
 	if l.Unterminated && !l.Forwarded {
 		return t.one(t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F(phases.FieldDirection, dir.String()), ledger.F("bytes", l.Size),
 			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F(phases.FieldPreview, redact.Preview(l.Data, 120))))
@@ -203,6 +212,7 @@ func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 		for i := range m.Batch {
 			out = append(out, t.message(now, dir, &m.Batch[i], l)...)
 		}
+		t.askedOK, t.answered = false, 0 // a batch's lines stay: only single messages pair
 		return out
 	}
 	if out == nil {
@@ -298,9 +308,36 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldDirection, dir.String())}, t.body(l)...)...))
 	}
 	t.pending[dir][m.ID] = p
+	switch m.Method {
+	case mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodListTools:
+		// The handshake's and discovery's lines stay: they say what the
+		// answer's do not (the client, the page asked for).
+	default:
+		t.asked, t.askedDir, t.askedOK = m.ID, dir, true
+	}
 	t.out = out
 	return out
 }
+
+// Recorded tells the tracker the seq numbers the last Observe's records
+// got. A call's answer then names its request's record (Answered).
+func (t *Tracker) Recorded(recs []ledger.Record) {
+	if !t.askedOK || len(recs) == 0 {
+		return
+	}
+	t.askedOK = false
+	if p, ok := t.pending[t.askedDir][t.asked]; ok {
+		p.seq = recs[len(recs)-1].Seq // the request's record comes last
+		t.pending[t.askedDir][t.asked] = p
+	}
+}
+
+// Answered is the seq of the request record (tools/call and the requests of
+// request_received) that the last Observe's answer answers; 0 for none. Its
+// event line says nothing the answer's does not need, so the recorder
+// leaves it out when both are written at once (ledger.Unprint): one line
+// per call answered within a poll, two for a call still running.
+func (t *Tracker) Answered() uint64 { return t.answered }
 
 // modern notes the first 2026-07-28 request of a run that had no handshake:
 // that era has none, so the request itself completes it.
@@ -382,6 +419,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		return t.one(t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, string(m.RawID)), ledger.F(phases.FieldDirection, dir.String())))
 	}
 	delete(t.pending[reqDir], m.ID)
+	t.answered = p.seq
 	id := p.id // the request's spelling: the answer may re-spell the same id
 	latency := ledger.F(phases.FieldLatencyMS, now.Sub(p.at))
 	var e rpcError
