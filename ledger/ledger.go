@@ -483,9 +483,24 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool, st *stamp) {
 	buf.Write(b)
 }
 
+// plain reports whether s is printed as it is: printable ASCII, none of
+// the characters that make a value quoted. termsafe, the quoting and UTF-8
+// validation would each pass over it to leave it unchanged.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '=' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func appendValue(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case string:
+		if plain(v) {
+			return append(b, v...) // the common case, in one pass
+		}
 		if v == "" || strings.ContainsAny(v, " \t\"=") || !utf8.ValidString(v) {
 			return strconv.AppendQuote(b, v)
 		}

@@ -216,10 +216,15 @@ func skipValue(b []byte, i int) (int, bool) {
 
 // Member returns the raw value of key in the JSON object obj, scanning only its
 // top level. It is how the tracker reads params.name without decoding arguments.
-func Member(obj []byte, key string) []byte {
-	var v [1][]byte
-	Members(obj, []string{key}, v[:])
-	return v[0]
+func Member(obj []byte, key string) (v []byte) {
+	members(obj, func(k, val []byte) bool {
+		if string(k) == key {
+			v = val
+			return false
+		}
+		return true
+	})
+	return v
 }
 
 // Members is Member for several keys in one pass over obj: vals[i] is the
@@ -227,11 +232,25 @@ func Member(obj []byte, key string) []byte {
 // not once per member the tracker wants.
 func Members(obj []byte, keys []string, vals [][]byte) {
 	clear(vals)
+	found := 0
+	members(obj, func(k, v []byte) bool {
+		for n, key := range keys {
+			if vals[n] == nil && string(k) == key { // the first of a repeated key, as Member
+				vals[n] = v
+				found++
+			}
+		}
+		return found < len(keys)
+	})
+}
+
+// members calls f with each top-level member of the object obj, name and
+// raw value, until f returns false or obj ends or stops being an object.
+func members(obj []byte, f func(k, v []byte) bool) {
 	obj = trimSpace(obj)
 	if len(obj) == 0 || obj[0] != '{' {
 		return
 	}
-	found := 0
 	i := skipWS(obj, 1)
 	for i < len(obj) && obj[i] == '"' {
 		kend, ok := skipString(obj, i)
@@ -245,16 +264,8 @@ func Members(obj []byte, keys []string, vals [][]byte) {
 		}
 		i = skipWS(obj, i+1)
 		vend, ok := skipValue(obj, i)
-		if !ok {
+		if !ok || !f(k, obj[i:vend]) {
 			return
-		}
-		for n, key := range keys {
-			if vals[n] == nil && string(k) == key { // the first of a repeated key, as Member always did
-				vals[n] = obj[i:vend]
-				if found++; found == len(keys) {
-					return
-				}
-			}
 		}
 		i = skipWS(obj, vend)
 		if i < len(obj) && obj[i] == ',' {
