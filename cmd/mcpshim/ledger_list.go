@@ -31,19 +31,19 @@ func (l *ledgerCmd) list(args []string) int {
 		}
 		return 0
 	}
-	p := painter(l.color)
+	p := report.Painter(l.color)
 	// On a narrow terminal: the noise count, the generation, the date, the
 	// calls, the tools, the exit, the last event, the start time and the
 	// duration give way, in that order, and WHY goes under its row when it
 	// would be cut short in it. --wide and pipes get them all on one line.
-	t := &table{below: true, steps: []fitStep{{10, true}, {4, true}, {1, false}, {9, true}, {8, true}, {11, true}, {7, true}, {1, true}, {5, true}}}
-	t.n = d.runs.Len() + 1
+	t := &report.Table{Below: true, Steps: []report.FitStep{{Col: 10, Drop: true}, {Col: 4, Drop: true}, {Col: 1, Drop: false}, {Col: 9, Drop: true}, {Col: 8, Drop: true}, {Col: 11, Drop: true}, {Col: 7, Drop: true}, {Col: 1, Drop: true}, {Col: 5, Drop: true}}}
+	t.N = d.runs.Len() + 1
 	runs := sync.Pool{New: func() any { return new(report.Run) }}
-	t.row = func(i int, row []cell) []cell {
+	t.Row = func(i int, row []report.Cell) []report.Cell {
 		if i == 0 {
-			return append(row, []cell{{text: ""}, {text: "STARTED"}, {text: "SERVER"}, {text: "RUN"}, {text: "GEN", right: true},
-				{text: "DURATION", right: true}, {text: "OUTCOME"}, {text: "LAST EVENT"}, {text: "TOOLS", right: true},
-				{text: "CALLS ok/isErr/err"}, {text: "NOISE", right: true}, {text: "EXIT"}, {text: "WHY"}}...)
+			return append(row, []report.Cell{{Text: ""}, {Text: "STARTED"}, {Text: "SERVER"}, {Text: "RUN"}, {Text: "GEN", Right: true},
+				{Text: "DURATION", Right: true}, {Text: "OUTCOME"}, {Text: "LAST EVENT"}, {Text: "TOOLS", Right: true},
+				{Text: "CALLS ok/isErr/err"}, {Text: "NOISE", Right: true}, {Text: "EXIT"}, {Text: "WHY"}}...)
 		}
 		r := runs.Get().(*report.Run)
 		defer runs.Put(r)
@@ -61,23 +61,23 @@ func (l *ledgerCmd) list(args []string) int {
 			server += " (probe)"
 		}
 		start := r.Start.In(l.loc).Format("2006-01-02 15:04:05")
-		return append(row, []cell{{text: mark, style: styleBoldRed},
-			{text: start, short: start[5:16]}, // 01-02 15:04
-			{text: server},
-			{text: d.short(r.ID)},
-			{text: gen, right: true},
-			{text: verdict.FormatMS(r.DurationMS), right: true},
-			{text: r.Outcome, style: outcomeStyle(&r.Verdict)},
-			{text: r.LastEvent},
-			{text: toolsText(r), right: true},
-			{text: callsText(r)},
-			{text: strconv.Itoa(r.Noise), right: true, style: styleIf(r.Noise > 0, styleYellow)},
-			{text: report.ExitText(r), style: styleIf(r.Alive, styleCyan)},
-			{text: report.OneLine(r.Reason, 160)}}...)
+		return append(row, []report.Cell{{Text: mark, Style: report.StyleBoldRed},
+			{Text: start, Short: start[5:16]}, // 01-02 15:04
+			{Text: server},
+			{Text: d.short(r.ID)},
+			{Text: gen, Right: true},
+			{Text: verdict.FormatMS(r.DurationMS), Right: true},
+			{Text: r.Outcome, Style: report.OutcomeStyle(&r.Verdict)},
+			{Text: r.LastEvent},
+			{Text: toolsText(r), Right: true},
+			{Text: callsText(r)},
+			{Text: strconv.Itoa(r.Noise), Right: true, Style: report.StyleIf(r.Noise > 0, report.StyleYellow)},
+			{Text: report.ExitText(r), Style: report.StyleIf(r.Alive, report.StyleCyan)},
+			{Text: report.OneLine(r.Reason, 160)}}...)
 	}
 	out := bufio.NewWriterSize(l.c.stdout, 1<<16)
 	if d.runs.Len() > 0 {
-		if err := t.write(out, p, l.width); err != nil {
+		if err := t.Write(out, p, l.width); err != nil {
 			return l.fail(err)
 		}
 	}
@@ -93,7 +93,7 @@ func (l *ledgerCmd) list(args []string) int {
 		sep = ";\n" // a part per line rather than one wrapped by the terminal
 	}
 	for i := 1; i < len(parts); i++ {
-		parts[i] = p.paint(styleYellow, parts[i])
+		parts[i] = p.Paint(report.StyleYellow, parts[i])
 	}
 	fmt.Fprintln(out, strings.Join(parts, sep))
 	if err := out.Flush(); err != nil {

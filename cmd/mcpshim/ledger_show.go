@@ -49,11 +49,11 @@ func (l *ledgerCmd) show(args []string) int {
 		}
 		return l.writeJSON(out)
 	}
-	p := painter(l.color)
+	p := report.Painter(l.color)
 	w := l.c.stdout
-	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.paint(styleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
+	fmt.Fprintf(w, "%s  %s · generation %d · pid %d · %s\n", p.Paint(report.StyleBold, termsafe.String(r.ID)), termsafe.String(r.Server), r.Generation, r.PID, termsafe.String(r.Shim))
 	fmt.Fprintf(w, "started %s · lasted %s · %s", r.Start.In(l.loc).Format("2006-01-02 15:04:05.000 MST"),
-		verdict.FormatMS(r.DurationMS), p.paint(outcomeStyle(&r.Verdict), r.Outcome))
+		verdict.FormatMS(r.DurationMS), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome))
 	if r.Alive {
 		fmt.Fprint(w, " (still running)")
 	}
@@ -63,7 +63,7 @@ func (l *ledgerCmd) show(args []string) int {
 			continue
 		}
 		if o, ok := d.find(link.id); ok {
-			about := p.paint(outcomeStyle(&o.Verdict), o.Outcome)
+			about := p.Paint(report.OutcomeStyle(&o.Verdict), o.Outcome)
 			if o.Reason != "" {
 				about += ", " + report.OneLine(o.Reason, 80)
 			}
@@ -81,21 +81,21 @@ func (l *ledgerCmd) show(args []string) int {
 		e := &es[i]
 		if e.Phase != phase || i == 0 {
 			phase = e.Phase
-			fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, termsafe.String(string(phase))))
+			fmt.Fprintf(w, "\n%s\n", p.Paint(report.StyleBold, termsafe.String(string(phase))))
 		}
 		text := report.FieldsText(e, room, "stderr_tail", "latency_ms")
 		if ms, ok := e.Float("latency_ms"); ok {
-			text = strings.TrimSpace(text + " " + p.paint(styleBold, "latency "+verdict.FormatMS(ms)))
+			text = strings.TrimSpace(text + " " + p.Paint(report.StyleBold, "latency "+verdict.FormatMS(ms)))
 		}
 		origin := ""
 		if e.Origin != "" {
-			origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
+			origin = p.Paint(report.StyleDim, " ["+termsafe.String(e.Origin)+"]")
 		}
-		line := fmt.Sprintf("  %s  %s%s  %s", p.paint(styleDim, offset(e.Time.Sub(es[0].Time))), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, text)
+		line := fmt.Sprintf("  %s  %s%s  %s", p.Paint(report.StyleDim, offset(e.Time.Sub(es[0].Time))), p.Paint(report.EventStyle(e), termsafe.String(e.Event)), origin, text)
 		fmt.Fprintln(w, strings.TrimRight(line, " "))
 	}
 	if len(r.StderrTail) > 0 {
-		fmt.Fprintf(w, "\n%s\n", p.paint(styleBold, "stderr tail"))
+		fmt.Fprintf(w, "\n%s\n", p.Paint(report.StyleBold, "stderr tail"))
 		for _, s := range r.StderrTail {
 			fmt.Fprintf(w, "  | %s\n", termsafe.String(s))
 		}
@@ -103,9 +103,9 @@ func (l *ledgerCmd) show(args []string) int {
 	if d.Skipped > 0 {
 		fmt.Fprintf(w, "\n%s skipped in the ledger files (torn or not ledger records)\n", verdict.Plural(d.Skipped, "line"))
 	}
-	fmt.Fprintf(w, "\n%s %s: %s\n", p.paint(styleBold, "diagnosis:"), p.paint(outcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
+	fmt.Fprintf(w, "\n%s %s: %s\n", p.Paint(report.StyleBold, "diagnosis:"), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome), termsafe.String(r.Reason))
 	if r.Advice != "" {
-		fmt.Fprintf(w, "%s %s\n", p.paint(styleBold, "what to do:"), termsafe.String(r.Advice))
+		fmt.Fprintf(w, "%s %s\n", p.Paint(report.StyleBold, "what to do:"), termsafe.String(r.Advice))
 	}
 	return 0
 }

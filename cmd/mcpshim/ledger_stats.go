@@ -36,27 +36,27 @@ func (l *ledgerCmd) stats(args []string) int {
 			Servers []report.ServerStats `json:"servers"`
 		}{d.Records, d.Skipped, nonNil(servers)})
 	}
-	p := painter(l.color)
+	p := report.Painter(l.color)
 	// Narrow: ZERO-TOOL, P99, ISERROR, RESTARTS, P50 and P95 give way, in that order.
-	t := &table{steps: []fitStep{{5, true}, {11, true}, {8, true}, {4, true}, {9, true}, {10, true}}}
-	t.add(cell{text: "SERVER / tool"}, cell{text: "RUNS", right: true}, cell{text: "FAILED", right: true}, cell{text: "OUTCOMES"}, cell{text: "RESTARTS", right: true},
-		cell{text: "ZERO-TOOL", right: true}, cell{text: "CALLS", right: true}, cell{text: "ERROR", right: true},
-		cell{text: "ISERROR", right: true}, cell{text: "P50", right: true}, cell{text: "P95", right: true}, cell{text: "P99", right: true})
+	t := &report.Table{Steps: []report.FitStep{{Col: 5, Drop: true}, {Col: 11, Drop: true}, {Col: 8, Drop: true}, {Col: 4, Drop: true}, {Col: 9, Drop: true}, {Col: 10, Drop: true}}}
+	t.Add(report.Cell{Text: "SERVER / tool"}, report.Cell{Text: "RUNS", Right: true}, report.Cell{Text: "FAILED", Right: true}, report.Cell{Text: "OUTCOMES"}, report.Cell{Text: "RESTARTS", Right: true},
+		report.Cell{Text: "ZERO-TOOL", Right: true}, report.Cell{Text: "CALLS", Right: true}, report.Cell{Text: "ERROR", Right: true},
+		report.Cell{Text: "ISERROR", Right: true}, report.Cell{Text: "P50", Right: true}, report.Cell{Text: "P95", Right: true}, report.Cell{Text: "P99", Right: true})
 	for _, st := range servers {
-		t.add(append([]cell{{text: st.Server, style: styleBold}, {text: strconv.Itoa(st.Runs), right: true},
-			{text: strconv.Itoa(st.Failed), right: true, style: map[bool]string{true: styleRed}[st.Failed > 0]},
-			{text: outcomesText(st.Outcomes)}, {text: strconv.Itoa(st.Restarts), right: true},
-			{text: strconv.Itoa(st.ZeroToolDiscoveries), right: true}}, callCells(st.CallStats)...)...)
+		t.Add(append([]report.Cell{{Text: st.Server, Style: report.StyleBold}, {Text: strconv.Itoa(st.Runs), Right: true},
+			{Text: strconv.Itoa(st.Failed), Right: true, Style: map[bool]string{true: report.StyleRed}[st.Failed > 0]},
+			{Text: outcomesText(st.Outcomes)}, {Text: strconv.Itoa(st.Restarts), Right: true},
+			{Text: strconv.Itoa(st.ZeroToolDiscoveries), Right: true}}, callCells(st.CallStats)...)...)
 		for _, tool := range st.Tools {
 			name := tool.Tool
 			if name == "" {
 				name = "(unknown)"
 			}
-			t.add(append([]cell{{text: "  " + name}, {}, {}, {}, {}, {}}, callCells(tool.CallStats)...)...)
+			t.Add(append([]report.Cell{{Text: "  " + name}, {}, {}, {}, {}, {}}, callCells(tool.CallStats)...)...)
 		}
 	}
 	if len(servers) > 0 {
-		t.write(l.c.stdout, p, l.width)
+		t.Write(l.c.stdout, p, l.width)
 	}
 	fmt.Fprintf(l.c.stdout, "%s, %s in %d files", verdict.Plural(len(servers), "server"), verdict.Plural(d.Records, "record"), len(d.files))
 	if d.Skipped > 0 {
@@ -66,22 +66,22 @@ func (l *ledgerCmd) stats(args []string) int {
 	return 0
 }
 
-func callCells(c report.CallStats) []cell {
-	rate := func(r float64, style string) cell {
+func callCells(c report.CallStats) []report.Cell {
+	rate := func(r float64, style string) report.Cell {
 		if c.Calls == 0 {
-			return cell{text: "-", right: true}
+			return report.Cell{Text: "-", Right: true}
 		}
 		if r == 0 {
 			style = ""
 		}
-		return cell{text: fmt.Sprintf("%.1f%%", 100*r), right: true, style: style}
+		return report.Cell{Text: fmt.Sprintf("%.1f%%", 100*r), Right: true, Style: style}
 	}
-	out := []cell{{text: strconv.Itoa(c.Calls), right: true}, rate(c.ErrorRate, styleRed), rate(c.IsErrorRate, styleYellow)}
+	out := []report.Cell{{Text: strconv.Itoa(c.Calls), Right: true}, rate(c.ErrorRate, report.StyleRed), rate(c.IsErrorRate, report.StyleYellow)}
 	if c.Latency == nil {
-		return append(out, cell{text: "-", right: true}, cell{text: "-", right: true}, cell{text: "-", right: true})
+		return append(out, report.Cell{Text: "-", Right: true}, report.Cell{Text: "-", Right: true}, report.Cell{Text: "-", Right: true})
 	}
 	for _, v := range []float64{c.Latency.P50, c.Latency.P95, c.Latency.P99} {
-		out = append(out, cell{text: verdict.FormatMS(v), right: true})
+		out = append(out, report.Cell{Text: verdict.FormatMS(v), Right: true})
 	}
 	return out
 }

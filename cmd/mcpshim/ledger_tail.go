@@ -87,7 +87,7 @@ func (l *ledgerCmd) printRecord(r *ledger.Tailed) {
 		l.c.stdout.Write(append(bytes.TrimRight(r.Line, "\r\n"), '\n'))
 		return
 	}
-	p := painter(l.color)
+	p := report.Painter(l.color)
 	e := &r.Entry
 	run := e.Run
 	if len(run) > 10 {
@@ -95,7 +95,7 @@ func (l *ledgerCmd) printRecord(r *ledger.Tailed) {
 	}
 	origin := ""
 	if e.Origin != "" {
-		origin = p.paint(styleDim, " ["+termsafe.String(e.Origin)+"]")
+		origin = p.Paint(report.StyleDim, " ["+termsafe.String(e.Origin)+"]")
 	}
 	fields := report.FieldsText(e, 80)
 	if l.width > 0 { // the fields give way to the terminal's width
@@ -105,7 +105,7 @@ func (l *ledgerCmd) printRecord(r *ledger.Tailed) {
 		}
 		fields = report.OneLine(fields, max(l.width-plain, 12))
 	}
-	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.paint(styleDim, e.Time.In(l.loc).Format("15:04:05.000")),
-		p.paint(styleBold, termsafe.String(e.Server)), termsafe.String(run), termsafe.String(string(e.Phase)), p.paint(eventStyle(e), termsafe.String(e.Event)), origin, fields)
+	line := fmt.Sprintf("%s %s %s %s %s%s %s", p.Paint(report.StyleDim, e.Time.In(l.loc).Format("15:04:05.000")),
+		p.Paint(report.StyleBold, termsafe.String(e.Server)), termsafe.String(run), termsafe.String(string(e.Phase)), p.Paint(report.EventStyle(e), termsafe.String(e.Event)), origin, fields)
 	fmt.Fprintln(l.c.stdout, strings.TrimRight(line, " "))
 }

@@ -105,7 +105,7 @@ func (l *ledgerCmd) why(args []string) int {
 		Runs    []runAnswers `json:"runs"`
 		Skipped int          `json:"skipped_lines"`
 	}{Skipped: d.Skipped}
-	p := painter(l.color)
+	p := report.Painter(l.color)
 	for n, r := range picked {
 		es := entries[r.ID]
 		answers := r.Answers
@@ -125,13 +125,13 @@ func (l *ledgerCmd) why(args []string) int {
 		if n > 0 {
 			fmt.Fprintln(l.c.stdout)
 		}
-		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.paint(styleBold, termsafe.String(r.Server)), termsafe.String(d.short(r.ID)),
-			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.paint(outcomeStyle(&r.Verdict), r.Outcome))
+		fmt.Fprintf(l.c.stdout, "%s · run %s · %s · %s\n", p.Paint(report.StyleBold, termsafe.String(r.Server)), termsafe.String(d.short(r.ID)),
+			r.Start.In(l.loc).Format("2006-01-02 15:04:05"), p.Paint(report.OutcomeStyle(&r.Verdict), r.Outcome))
 		// A narrow terminal gets the reason and the evidence on lines of
 		// their own under the answer, cut to its width.
 		narrow := l.width > 0 && l.width < 2+38+1+7+2+60
 		for _, a := range answers {
-			answer := p.paint(answerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
+			answer := p.Paint(report.AnswerStyle(a.Answer), fmt.Sprintf("%-7s", a.Answer))
 			evidence := ""
 			if e := a.Evidence.Find(es); e != nil {
 				evidence = "evidence: " + report.OneLine(l.evidenceLine(e), 110)
@@ -139,13 +139,13 @@ func (l *ledgerCmd) why(args []string) int {
 			if narrow {
 				fmt.Fprintf(l.c.stdout, "  %-38s %s\n      %s\n", a.Question, strings.TrimRight(answer, " "), l.fit(termsafe.String(a.Reason), 6))
 				if evidence != "" {
-					fmt.Fprintf(l.c.stdout, "      %s\n", p.paint(styleDim, l.fit(evidence, 6)))
+					fmt.Fprintf(l.c.stdout, "      %s\n", p.Paint(report.StyleDim, l.fit(evidence, 6)))
 				}
 				continue
 			}
 			fmt.Fprintf(l.c.stdout, "  %-38s %s  %s\n", a.Question, answer, l.fit(termsafe.String(a.Reason), 2+38+1+7+2))
 			if evidence != "" {
-				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.paint(styleDim, l.fit(evidence, 2+38+1)))
+				fmt.Fprintf(l.c.stdout, "  %-38s %s\n", "", p.Paint(report.StyleDim, l.fit(evidence, 2+38+1)))
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"io"
@@ -10,141 +10,144 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
-	"github.com/mcpshim-dev/mcpshim/report"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
-// Styles are ANSI SGR sequences; painter applies them only when colour is on.
+// Styles are ANSI SGR sequences; Painter applies them only when colour is on.
 const (
-	styleBold    = "\x1b[1m"
-	styleDim     = "\x1b[2m"
-	styleRed     = "\x1b[31m"
-	styleBoldRed = "\x1b[1;31m"
-	styleGreen   = "\x1b[32m"
-	styleYellow  = "\x1b[33m"
-	styleMagenta = "\x1b[35m"
-	styleCyan    = "\x1b[36m"
+	StyleBold    = "\x1b[1m"
+	StyleDim     = "\x1b[2m"
+	StyleRed     = "\x1b[31m"
+	StyleBoldRed = "\x1b[1;31m"
+	StyleGreen   = "\x1b[32m"
+	StyleYellow  = "\x1b[33m"
+	StyleMagenta = "\x1b[35m"
+	StyleCyan    = "\x1b[36m"
 )
 
-type painter bool
+// Painter paints a text with a style when it is true (colour is on).
+type Painter bool
 
-func (p painter) paint(style, s string) string {
+// Paint is s in style, reset after it.
+func (p Painter) Paint(style, s string) string {
 	if !p || style == "" || s == "" {
 		return s
 	}
 	return style + s + "\x1b[0m"
 }
 
-// outcomeStyle makes the fixable failures stand out.
-// outcomeStyle colours a verdict's outcome word: a failure is never green.
-func outcomeStyle(v *verdict.Verdict) string {
+// OutcomeStyle colours a verdict's outcome word: a failure is never green.
+func OutcomeStyle(v *verdict.Verdict) string {
 	switch {
 	case v.Outcome == verdict.Timeout:
-		return styleYellow
+		return StyleYellow
 	case v.Outcome == verdict.Running:
-		return styleCyan
+		return StyleCyan
 	case v.Fixable:
-		return styleBoldRed
+		return StyleBoldRed
 	case v.Failed:
-		return styleRed
+		return StyleRed
 	}
-	return styleGreen
+	return StyleGreen
 }
 
-// styleIf is style when cond holds.
-func styleIf(cond bool, style string) string {
+// StyleIf is style when cond holds.
+func StyleIf(cond bool, style string) string {
 	if cond {
 		return style
 	}
 	return ""
 }
 
-func answerStyle(a string) string {
+// AnswerStyle colours one of the four answers: yes green, no red, else yellow.
+func AnswerStyle(a string) string {
 	switch a {
 	case "yes":
-		return styleGreen
+		return StyleGreen
 	case "no":
-		return styleRed
+		return StyleRed
 	}
-	return styleYellow
+	return StyleYellow
 }
 
-// eventStyle colours failures red and warnings yellow.
-func eventStyle(e *ledger.Entry) string {
+// EventStyle colours failures red and warnings yellow.
+func EventStyle(e *ledger.Entry) string {
 	switch e.Event {
 	case phases.SpawnFailed, phases.InitializeFailed, phases.DiscoverFailed, phases.ToolsListFailed, phases.HandshakeTimeout,
 		phases.PendingFailed, phases.RestartsExhausted, phases.ReplayFailed, phases.ForgedEvent, phases.RecordsLost, phases.ExternalDenied:
-		return styleRed
+		return StyleRed
 	case phases.StdoutNoise, phases.KillRequested, phases.RestartScheduled, phases.SignalReceived, phases.ClientNoise, phases.ToolsMissing:
-		return styleYellow
+		return StyleYellow
 	case phases.Exited:
 		if code, _ := e.Int("exit_code"); (code != 0 || e.Str("signal") != "") && !e.Bool("requested_by_shim") {
-			return styleRed
+			return StyleRed
 		}
 	case phases.ToolCallResponded:
 		if e.Str("outcome") != "success" {
-			return styleYellow
+			return StyleYellow
 		}
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
-		return styleGreen
+		return StyleGreen
 	}
 	return ""
 }
 
-// table lines up cells in columns; styles are applied after padding so
+// Table lines up cells in columns; styles are applied after padding so
 // escape sequences never skew the widths. Given a width, it fits: it takes
-// its fit steps in order (shorten a column to each cell's short text, or
+// its Steps in order (shorten a column to each Cell's Short text, or
 // drop it) until the rows fit, then cuts the last column with "…". With
-// below set, a last column that would be cut goes on a line of its own under
+// Below set, a last column that would be cut goes on a line of its own under
 // each row instead (folded, at most two lines), and the other columns fit
 // without it: at 80 columns a row keeps its start time and its WHY whole
 // rather than losing the one and cutting the other to 30 characters.
 //
-// Its rows are the ones added, or else n made by row: a million runs are not
+// Its rows are the ones added, or else N made by Row: a million runs are not
 // held as cells (three times the runs themselves) but made twice, for the
 // widths and to print, on every CPU.
-type table struct {
-	rows  [][]cell
-	n     int
-	row   func(i int, dst []cell) []cell // appends row i to dst; safe to call from several goroutines
-	steps []fitStep
-	below bool
+type Table struct {
+	rows  [][]Cell
+	N     int
+	Row   func(i int, dst []Cell) []Cell // appends row i to dst; safe to call from several goroutines
+	Steps []FitStep
+	Below bool
 }
 
-type cell struct {
-	text  string
-	style string
-	right bool
-	short string // the text once its column is shortened; "" keeps text
+// Cell is one cell of a Table.
+type Cell struct {
+	Text  string
+	Style string
+	Right bool
+	Short string // the text once its column is shortened; "" keeps text
 }
 
-// fitStep shortens (drop false) or drops column col.
-type fitStep struct {
-	col  int
-	drop bool
+// FitStep shortens (Drop false) or drops column Col.
+type FitStep struct {
+	Col  int
+	Drop bool
 }
 
-func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
+// Add appends a row.
+func (t *Table) Add(cells ...Cell) { t.rows = append(t.rows, cells) }
 
-func (t *table) len() int {
-	if t.row != nil {
-		return t.n
+func (t *Table) len() int {
+	if t.Row != nil {
+		return t.N
 	}
 	return len(t.rows)
 }
 
 // cells is row i in dst, its texts made safe to print (before the widths:
 // escapes are wider).
-func (t *table) cells(i int, dst []cell) []cell {
-	var row []cell
-	if t.row != nil {
-		row = t.row(i, dst[:0])
+func (t *Table) cells(i int, dst []Cell) []Cell {
+	var row []Cell
+	if t.Row != nil {
+		row = t.Row(i, dst[:0])
 	} else {
 		row = append(dst[:0], t.rows[i]...)
 	}
 	for k := range row {
-		row[k].text, row[k].short = termsafe.String(row[k].text), termsafe.String(row[k].short)
+		row[k].Text, row[k].Short = termsafe.String(row[k].Text), termsafe.String(row[k].Short)
 	}
 	return row
 }
@@ -152,18 +155,18 @@ func (t *table) cells(i int, dst []cell) []cell {
 // widths are a table's column widths, in full and shortened.
 type widths struct{ full, short []int }
 
-func (w *widths) add(row []cell) {
+func (w *widths) add(row []Cell) {
 	for i, c := range row {
 		if i >= len(w.full) {
 			w.full, w.short = append(w.full, 0), append(w.short, 0)
 		}
-		w.full[i] = max(w.full[i], utf8.RuneCountInString(c.text))
+		w.full[i] = max(w.full[i], utf8.RuneCountInString(c.Text))
 		w.short[i] = max(w.short[i], utf8.RuneCountInString(c.shown(true)))
 	}
 }
 
 // measure is the widths of all rows, a share of them on each CPU.
-func (t *table) measure() widths {
+func (t *Table) measure() widths {
 	n := t.len()
 	parts := make([]widths, min(runtime.GOMAXPROCS(0), max(n/4096, 1)))
 	var wg sync.WaitGroup
@@ -171,7 +174,7 @@ func (t *table) measure() widths {
 		wg.Add(1)
 		go func() { // exits when its share is measured
 			defer wg.Done()
-			var row []cell
+			var row []Cell
 			for i := k * n / len(parts); i < (k+1)*n/len(parts); i++ {
 				row = t.cells(i, row)
 				parts[k].add(row)
@@ -191,20 +194,20 @@ func (t *table) measure() widths {
 	return w
 }
 
-// write prints the table; width 0 is unlimited.
-func (t *table) write(w io.Writer, p painter, width int) error {
+// Write prints the table; width 0 is unlimited.
+func (t *Table) Write(w io.Writer, p Painter, width int) error {
 	if t.len() == 0 {
 		return nil
 	}
 	ws := t.measure()
 	last := len(ws.full) - 1
-	l := fit(ws, t.steps, width, -1)
-	if t.below && width > 0 && l.cut > 0 {
-		l = fit(ws, t.steps, width, last)
+	l := fit(ws, t.Steps, width, -1)
+	if t.Below && width > 0 && l.cut > 0 {
+		l = fit(ws, t.Steps, width, last)
 	}
-	rows := sync.Pool{New: func() any { return new([]cell) }}
-	return report.Ordered(w, t.len(), func(dst []byte, i int) ([]byte, error) {
-		row := rows.Get().(*[]cell)
+	rows := sync.Pool{New: func() any { return new([]Cell) }}
+	return Ordered(w, t.len(), func(dst []byte, i int) ([]byte, error) {
+		row := rows.Get().(*[]Cell)
 		*row = t.cells(i, *row)
 		dst = l.appendRow(dst, *row, p, width)
 		rows.Put(row)
@@ -214,7 +217,7 @@ func (t *table) write(w io.Writer, p painter, width int) error {
 
 // appendRow appends a row's line, and the lines of its last column when it
 // goes under the row.
-func (l *layout) appendRow(dst []byte, row []cell, p painter, width int) []byte {
+func (l *layout) appendRow(dst []byte, row []Cell, p Painter, width int) []byte {
 	last := len(l.ws) - 1
 	start := len(dst)
 	end := len(row) - 1
@@ -227,17 +230,17 @@ func (l *layout) appendRow(dst []byte, row []cell, p painter, width int) []byte 
 		}
 		text := c.shown(l.short[i])
 		if i == last && l.cut > 0 {
-			text = report.OneLine(text, l.cut)
+			text = OneLine(text, l.cut)
 		}
 		pad := max(l.ws[i]-utf8.RuneCountInString(text), 0)
-		if i == end && !c.right {
+		if i == end && !c.Right {
 			pad = 0
 		}
-		if c.right {
+		if c.Right {
 			dst = appendSpaces(dst, pad)
-			dst = append(dst, p.paint(c.style, text)...)
+			dst = append(dst, p.Paint(c.Style, text)...)
 		} else {
-			dst = append(dst, p.paint(c.style, text)...)
+			dst = append(dst, p.Paint(c.Style, text)...)
 			dst = appendSpaces(dst, pad)
 		}
 		if i < end && l.ws[i] > 0 {
@@ -248,16 +251,16 @@ func (l *layout) appendRow(dst []byte, row []cell, p painter, width int) []byte 
 		dst = dst[:len(dst)-1]
 	}
 	dst = append(dst, '\n')
-	if l.under && row[last].text != "" {
+	if l.under && row[last].Text != "" {
 		// Folded under the row, two lines at most.
 		const indent = "    "
-		folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].text, width, indent), "\n"), "\n")
+		folded := strings.Split(strings.TrimSuffix(cmdline.Fold(row[last].Text, width, indent), "\n"), "\n")
 		if len(folded) > 2 {
-			folded = []string{folded[0], indent + report.OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
+			folded = []string{folded[0], indent + OneLine(strings.TrimPrefix(strings.Join(folded[1:], " "), indent), width-len(indent))}
 		}
 		for _, f := range folded {
 			dst = append(dst, indent...)
-			dst = append(dst, p.paint(row[last].style, strings.TrimPrefix(f, indent))...)
+			dst = append(dst, p.Paint(row[last].Style, strings.TrimPrefix(f, indent))...)
 			dst = append(dst, '\n')
 		}
 	}
@@ -282,7 +285,7 @@ type layout struct {
 
 // fit takes the steps until the columns fit width; under, when not -1, is
 // the last column, set aside to go below the rows.
-func fit(w widths, steps []fitStep, width, under int) layout {
+func fit(w widths, steps []FitStep, width, under int) layout {
 	const lastRoom = 32 // what an inline last column keeps before the others give way
 	l := layout{dropped: make([]bool, len(w.full)), short: make([]bool, len(w.full)), under: under >= 0}
 	if l.under {
@@ -315,10 +318,10 @@ func fit(w widths, steps []fitStep, width, under int) layout {
 		if width <= 0 || total <= width {
 			break
 		}
-		if st.drop {
-			l.dropped[st.col] = true
+		if st.Drop {
+			l.dropped[st.Col] = true
 		} else {
-			l.short[st.col] = true
+			l.short[st.Col] = true
 		}
 		ws, total = sizes()
 	}
@@ -331,9 +334,9 @@ func fit(w widths, steps []fitStep, width, under int) layout {
 	return l
 }
 
-func (c cell) shown(short bool) string {
-	if short && c.short != "" {
-		return c.short
+func (c Cell) shown(short bool) string {
+	if short && c.Short != "" {
+		return c.Short
 	}
-	return c.text
+	return c.Text
 }
