@@ -3,6 +3,7 @@ package cmdline
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Directives a completion's first line may be instead of candidates: the
@@ -27,13 +28,16 @@ func Script(shell string) (string, bool) {
 
 // flagLine is a flag as usage text lists it: "  --timeout DURATION" or
 // "  --config FILE    the config"; a value name is upper case or a Go type.
-var flagLine = regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)(?: ([A-Z][A-Z_|]*|string|int|int64|uint|uint64|float64|duration|value)\b)?`)
+// Compiled on first use: a shim never completes, and it starts sooner.
+var flagLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\s+--?([a-z][a-z0-9-]*)(?: ([A-Z][A-Z_|]*|string|int|int64|uint|uint64|float64|duration|value)\b)?`)
+})
 
 // FlagsOfUsage reads the flags a usage text lists, as --help prints it:
 // name -> whether it takes a value.
 func FlagsOfUsage(usage string) map[string]bool {
 	flags := map[string]bool{}
-	for _, m := range flagLine.FindAllStringSubmatch(usage, -1) {
+	for _, m := range flagLine().FindAllStringSubmatch(usage, -1) {
 		flags[m[1]] = flags[m[1]] || m[2] != ""
 	}
 	return flags

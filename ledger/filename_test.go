@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"math/rand/v2"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -43,5 +45,23 @@ func TestFileName(t *testing.T) {
 	}
 	if FileName(long+"a") == FileName(long+"b") {
 		t.Errorf("two long names map to the same file %q", FileName(long+"a"))
+	}
+}
+
+// TestFileSafeIsTheRegexp proves fileSafe replaces what the regexp
+// [^A-Za-z0-9._-]+ replaced, runes and invalid UTF-8 included.
+func TestFileSafeIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+	pieces := []string{"a", "Z", "9", ".", "_", "-", " ", "/", "\\", "\x00", "\x1b", "\x7f", "é", "世", "\xff", "\xc3", "\U0001F600", "--", ".."}
+	r := rand.New(rand.NewPCG(28, 2))
+	for range 5000 {
+		var b strings.Builder
+		for n := r.IntN(12); n > 0; n-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		in := b.String()
+		if got, want := fileSafe(in), re.ReplaceAllString(in, "-"); got != want {
+			t.Fatalf("fileSafe(%q): got %q, want %q", in, got, want)
+		}
 	}
 }

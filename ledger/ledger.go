@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +96,22 @@ func PathIn(dir, name string) string {
 	return filepath.Join(dir, FileName(name)+".jsonl")
 }
 
-var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+// fileSafe replaces each run of bytes other than letters, digits, '.', '_'
+// and '-' with one '-': what the regexp [^A-Za-z0-9._-]+ did, without
+// compiling one at every shim's start. A byte outside ASCII is never safe,
+// so a run of runes (or of invalid UTF-8) is one run, as it was.
+func fileSafe(name string) string {
+	b := make([]byte, 0, len(name))
+	run := false
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-' {
+			b, run = append(b, c), false
+		} else if !run {
+			b, run = append(b, '-'), true
+		}
+	}
+	return string(b)
+}
 
 // maxFileName leaves room under the usual 255-byte limit for ".jsonl" and a
 // rotation stamp.
@@ -110,7 +124,7 @@ const maxFileName = 160
 // any file system; a long name keeps its start and a digest of the whole, so
 // two long names stay apart.
 func FileName(name string) string {
-	s := strings.Trim(unsafeFileChars.ReplaceAllString(name, "-"), "-.")
+	s := strings.Trim(fileSafe(name), "-.")
 	if len(s) > maxFileName {
 		sum := sha256.Sum256([]byte(name))
 		s = s[:maxFileName-9] + "-" + hex.EncodeToString(sum[:4])

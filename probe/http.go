@@ -153,12 +153,13 @@ func httpFailure(ctx context.Context, err error) error {
 	return &protocolError{err.Error()}
 }
 
-var realmRE = regexp.MustCompile(`(?i)\brealm="?([^",]*)"?`)
+// realmRE is compiled on first use: a shim never probes, and it starts sooner.
+var realmRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\brealm="?([^",]*)"?`) })
 
 func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Response) answer {
 	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
 		se := &statusError{code: resp.StatusCode, status: resp.Status, authenticate: resp.Header.Get("WWW-Authenticate")}
-		if m := realmRE.FindStringSubmatch(se.authenticate); m != nil {
+		if m := realmRE().FindStringSubmatch(se.authenticate); m != nil {
 			se.realm = m[1]
 		}
 		return answer{err: se}

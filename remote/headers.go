@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Header is one --header NAME: VALUE, its value expanded from the shim's
@@ -24,7 +25,9 @@ var reserved = map[string]bool{
 	"Mcp-Session-Id": true, "Mcp-Protocol-Version": true, "Mcp-Method": true, "Mcp-Name": true, "Last-Event-Id": true,
 }
 
-var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+// varRef is compiled on first use: only the bridge reads --header, and every
+// shim starts sooner.
+var varRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`) })
 
 // ParseHeader reads `Name: value` and expands every ${VAR} and
 // ${VAR:-default} in the value from lookup. An unset variable without a
@@ -41,8 +44,8 @@ func ParseHeader(s string, lookup func(string) (string, bool)) (Header, error) {
 		return Header{}, fmt.Errorf("--header %s: the bridge sets this header itself", canon)
 	}
 	var missing []string
-	value = varRef.ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
-		m := varRef.FindStringSubmatch(ref)
+	value = varRef().ReplaceAllStringFunc(strings.TrimSpace(value), func(ref string) string {
+		m := varRef().FindStringSubmatch(ref)
 		if v, ok := lookup(m[1]); ok && (v != "" || m[2] == "") {
 			return v
 		}

@@ -2,11 +2,9 @@ package report
 
 import (
 	"fmt"
-	"html/template"
 	"io"
 	"math"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -70,7 +68,7 @@ func HTML(w io.Writer, page Page, chains [][]*Run, entries map[string][]ledger.E
 		}
 		view.Chains = append(view.Chains, cv)
 	}
-	return view.Failed, reportTemplate().Execute(w, view)
+	return view.Failed, writePage(w, view)
 }
 
 // The waterfall's geometry, in SVG pixels.
@@ -385,109 +383,3 @@ func ticks(span time.Duration) []time.Duration {
 	}
 	return out
 }
-
-// reportTemplate is parsed on first use: every shim links it, few print a report.
-var reportTemplate = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("report").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<title>mcpshim ledger report</title>
-<style>
-:root { --ok:#2e7d32; --bad:#c62828; --warn:#ef6c00; --pending:#9e9e9e; --input:#6a1b9a; --ext:#1565c0; --ink:#1c1c1c; --mute:#6b6b6b; }
-* { box-sizing: border-box; }
-body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink); background: #f6f6f4; margin: 0; padding: 20px 24px; }
-h1 { font-size: 20px; margin: 0 0 4px; }
-.meta { color: var(--mute); margin-bottom: 12px; }
-.controls { margin: 8px 0 14px; display: flex; gap: 16px; align-items: center; }
-.legend { display: flex; gap: 14px; flex-wrap: wrap; color: var(--mute); font-size: 12px; margin-bottom: 14px; }
-.legend i { display: inline-block; width: 14px; height: 9px; margin-right: 5px; vertical-align: middle; border-radius: 2px; }
-.chain { background: #fff; border: 1px solid #ddd; border-left: 5px solid var(--ok); border-radius: 6px; margin: 0 0 14px; padding: 10px 12px; }
-.chain.failed { border-left-color: var(--bad); }
-.chain header { display: flex; gap: 10px; align-items: baseline; flex-wrap: wrap; margin-bottom: 6px; }
-.chain h2 { font-size: 15px; margin: 0; }
-.badge { font: 600 11px/1 ui-monospace, monospace; padding: 3px 6px; border-radius: 3px; background: #e8f5e9; color: var(--ok); }
-.badge.failed { background: #ffebee; color: var(--bad); }
-.badge.fixable { background: var(--bad); color: #fff; }
-.detail { color: var(--mute); font-size: 12px; }
-.detail.why { color: var(--bad); }
-svg { display: block; }
-/* A window narrower than the waterfall scrolls it inside its card; the page never overflows. */
-.wf { overflow-x: auto; max-width: 100%; }
-.wf svg { display: block; }
-.chain { min-width: 0; overflow-wrap: anywhere; }
-svg text { font: 11px ui-monospace, SFMono-Regular, Menlo, monospace; fill: var(--ink); }
-svg .axis text { fill: var(--mute); }
-svg .axis line { stroke: #e4e4e4; }
-svg .head text { font-weight: 700; }
-svg .head.bad text { fill: var(--bad); }
-svg .life { fill: #eef1f5; }
-svg .bar.ok { fill: var(--ok); }
-svg .bar.failed { fill: var(--bad); }
-svg .bar.warn { fill: var(--warn); }
-svg .bar.timeout { fill: var(--warn); opacity: .75; }
-svg .bar.pending { fill: var(--pending); opacity: .5; }
-svg .bar.input { fill: var(--input); }
-svg .mark { font-size: 12px; text-anchor: middle; dominant-baseline: central; }
-svg .marker-failed text, svg text.marker-failed { fill: var(--bad); font-weight: 700; }
-svg text.noise { fill: var(--warn); }
-svg text.external { fill: var(--ext); }
-svg text.exit { fill: var(--mute); }
-svg text.alive { fill: var(--ext); }
-svg .link { stroke: var(--bad); stroke-dasharray: 4 3; fill: none; }
-.dropped { color: var(--mute); font-size: 12px; }
-body.only-failed .chain:not(.failed) { display: none; }
-</style>
-</head>
-<body>
-<h1>mcpshim ledger report</h1>
-<div class="meta">generated {{.Generated}} · {{.Runs}} runs from {{.Files}} files{{if .Skipped}} · {{.Skipped}} lines skipped (torn or not ledger records){{end}} · <span id="summary">{{len .Chains}} chains, {{.Failed}} with a failure</span></div>
-<div class="controls"><label><input type="checkbox" id="only-failed"> only chains with a failure</label>
-<label>server <input type="search" id="server-filter" placeholder="filter"></label></div>
-<div class="legend"><span><i style="background:var(--ok)"></i>ok</span><span><i style="background:var(--warn)"></i>isError / zero tools / timeout</span><span><i style="background:var(--bad)"></i>error</span><span><i style="background:var(--pending);opacity:.5"></i>no answer recorded</span><span><i style="background:var(--input)"></i>input required</span><span style="color:var(--bad)">✕ failure</span><span style="color:var(--warn)">▲ stdout noise</span><span style="color:var(--ext)">◆ external</span><span>■ exit</span><span style="color:var(--bad)">- - restart</span></div>
-{{range .Chains}}
-<section class="chain{{if .Failed}} failed{{end}}" data-server="{{.Server}}">
-<header><h2>{{.Server}}</h2>
-{{range .Runs}}<span class="badge{{if .Failed}} failed{{end}}{{if .Fixable}} fixable{{end}}" title="{{.Reason}}">{{.Short}} {{.Outcome}}</span>{{end}}
-<span class="detail">{{.Start}} · {{.Duration}}</span></header>
-{{range .Runs}}{{if .Note}}<div class="detail{{if .Failed}} why{{end}}">{{.Short}} {{.Outcome}}: {{.Reason}}{{if .Advice}} — {{.Advice}}{{end}}</div>{{end}}{{end}}
-<div class="wf"><svg width="1120" height="{{.Height}}" viewBox="0 0 1120 {{.Height}}" role="img">
-{{$height := .Height}}<g class="axis">{{range .Ticks}}<line x1="{{printf "%.1f" .X}}" x2="{{printf "%.1f" .X}}" y1="16" y2="{{$height}}"></line><text x="{{printf "%.1f" .X}}" y="12" text-anchor="middle">{{.Label}}</text>{{end}}</g>
-{{range .Rows}}<g class="row{{if .Head}} head {{.Class}}{{end}}" transform="translate(0 {{.Y}})">
-<text x="{{if .Head}}4{{else}}16{{end}}" y="14">{{.Label}}</text>
-{{range .Bars}}<rect class="{{.Class}}" x="{{printf "%.1f" .X}}" y="3" width="{{printf "%.1f" .W}}" height="14" rx="2"><title>{{.Title}}</title></rect>{{end}}
-{{range .Marks}}<text class="mark {{.Class}}" x="{{printf "%.1f" .X}}" y="10"><title>{{.Title}}</title>{{.Glyph}}</text>{{end}}
-</g>{{end}}
-{{range .Links}}<path class="link" d="M{{printf "%.1f" .X1}} {{printf "%.1f" .Y1}} C{{printf "%.1f" .X1}} {{printf "%.1f" .Y2}} {{printf "%.1f" .X2}} {{printf "%.1f" .Y1}} {{printf "%.1f" .X2}} {{printf "%.1f" .Y2}}"><title>{{.Title}}</title></path>{{end}}
-</svg></div>
-{{if .Dropped}}<div class="dropped">{{.Dropped}} more rows not drawn</div>{{end}}
-</section>
-{{end}}
-<script>
-(function () {
-  var body = document.body, chains = document.querySelectorAll('.chain');
-  var failed = document.querySelectorAll('.chain.failed').length;
-  var box = document.getElementById('only-failed'), filter = document.getElementById('server-filter');
-  function apply() {
-    body.classList.toggle('only-failed', box.checked);
-    var q = filter.value.toLowerCase(), shown = 0;
-    chains.forEach(function (c) {
-      var hide = q && c.dataset.server.toLowerCase().indexOf(q) < 0;
-      c.style.display = hide ? 'none' : '';
-      if (!hide && (!box.checked || c.classList.contains('failed'))) shown++;
-    });
-    document.getElementById('summary').textContent = shown + ' of ' + chains.length + ' chains shown, ' + failed + ' with a failure';
-  }
-  box.addEventListener('change', apply);
-  filter.addEventListener('input', apply);
-  apply();
-  body.dataset.bars = document.querySelectorAll('rect.bar').length;
-  // For the narrow-window test: does anything stick out of the page?
-  body.dataset.pageOverflow = document.documentElement.scrollWidth > document.documentElement.clientWidth ? 'yes' : 'no';
-  body.dataset.ready = 'yes';
-})();
-</script>
-</body>
-</html>
-`))
-})

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -129,7 +128,7 @@ func logfmtPairs(s string) ([][2]string, bool) {
 			return pairs, len(pairs) > 0
 		}
 		eq := strings.IndexByte(s, '=')
-		if eq <= 0 || !logfmtKey.MatchString(s[:eq]) {
+		if eq <= 0 || !logfmtKey(s[:eq]) {
 			return nil, false
 		}
 		key := s[:eq]
@@ -159,7 +158,17 @@ func logfmtPairs(s string) ([][2]string, bool) {
 	}
 }
 
-var logfmtKey = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+// logfmtKey reports whether s is a key of a logfmt pair: letters, digits,
+// '_', '.' and '-' (the regexp ^[A-Za-z0-9_.-]+$, without compiling one at
+// every shim's start).
+func logfmtKey(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.' || c == '-') {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // closingQuote returns the index of the quote ending the string s opens, or -1.
 func closingQuote(s string) int {

@@ -2,6 +2,7 @@ package witness
 
 import (
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -89,5 +90,15 @@ func TestParseServerEvent(t *testing.T) {
 				t.Errorf("ParseServerEvent(%q) = %+v, %v; want %+v, %v", tt.line, got, ok, tt.want, tt.wantOK)
 			}
 		})
+	}
+}
+
+// TestLogfmtKeyIsTheRegexp proves logfmtKey accepts what ^[A-Za-z0-9_.-]+$ did.
+func TestLogfmtKeyIsTheRegexp(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+	for _, s := range []string{"", "a", "Z9", "host.name", "a_b-c.d", "a b", "a=b", "a\n", "\na", "é", "\xff", "key\x00", "k:v", "a/b", `"q"`, "-", "."} {
+		if got, want := logfmtKey(s), re.MatchString(s); got != want {
+			t.Errorf("logfmtKey(%q): got %v, want %v", s, got, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -169,8 +170,9 @@ func runIDs(c *cli) []string {
 	return out
 }
 
-// rotation is the stamp ledger.RotatedName adds to a full ledger's name.
-var rotation = regexp.MustCompile(`\.\d{8}T\d{6}\.\d{3}Z(-\d+)?$`)
+// rotation is the stamp ledger.RotatedName adds to a full ledger's name,
+// compiled on first use: a shim never completes, and it starts sooner.
+var rotation = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\.\d{8}T\d{6}\.\d{3}Z(-\d+)?$`) })
 
 // servers are the names of the servers with a ledger in the default directory.
 func servers(c *cli) []string {
@@ -182,7 +184,7 @@ func servers(c *cli) []string {
 		if !ok {
 			continue
 		}
-		name = rotation.ReplaceAllString(name, "")
+		name = rotation().ReplaceAllString(name, "")
 		if !seen[name] {
 			seen[name] = true
 			out = append(out, name)
