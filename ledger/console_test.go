@@ -23,6 +23,9 @@ func TestEventLine(t *testing.T) {
 			ledger.F("d", []ledger.Field{ledger.F("k", 1), ledger.F("s", "v w")}), ledger.F("path", "/skipped"), ledger.F("other", time.Month(3))}},
 			`mcpshim[fs] 15:04:05.678 launch spawned pid=7 n64=-3 u=9 ok=true f=0.25 big=1e+21 latency_ms=1.5 argv=["a b",c] empty="" eq="a=b" ctl=x\x1b[2Jy bad="\xff" d={k=1 s="v w"} other=March run=…5ZPA87` + "\n"},
 		{ledger.Record{Event: "x", Phase: "p", Origin: "server", Run: "short"}, "mcpshim[fs] 15:04:05.678 p x (server)\n"},
+		// Around the plain fast path: each of these leaves it.
+		{ledger.Record{Event: "x", Phase: "p", Fields: []ledger.Field{ledger.F("tab", "a\tb"), ledger.F("del", "a\x7fb"), ledger.F("utf", "héllo"),
+			ledger.F("bs", `a\b`), ledger.F("nl", "a\nb"), ledger.F("q", `a"b`), ledger.F("sp", " ")}}, `mcpshim[fs] 15:04:05.678 p x tab="a\tb" del=a\x7fb utf=héllo bs=a\b nl=a\nb q="a\"b" sp=" "` + "\n"},
 	} {
 		var events bytes.Buffer
 		l, _ := ledger.Open(ledger.Options{Server: "fs", Events: &events})

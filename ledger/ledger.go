@@ -71,7 +71,17 @@ type Ledger struct {
 	held    bool         // between Hold and Flush
 	file    bytes.Buffer // held records for the file
 	fileN   uint64       // how many
-	console bytes.Buffer // held event lines
+	console bytes.Buffer // held JSON event lines
+	lines   []heldLine   // held event lines, in order: printed at Flush
+}
+
+// heldLine is the event line of a held record: a text line is formatted at
+// Flush, so that a line left out (Unprint) costs no formatting.
+type heldLine struct {
+	seq        uint64
+	rec        Record // text
+	start, end int    // JSON: the line in console
+	drop       bool
 }
 
 // DefaultPath returns <name>.jsonl in DefaultDir.
@@ -215,13 +225,38 @@ func (l *Ledger) Skip(n uint64) {
 // collected costs one write to the file and one to the log.
 func (l *Ledger) Hold() { l.held = true }
 
+// Unprint leaves out the event line of the record numbered seq if it is
+// still held: the record is in the file, its line is not printed. Once
+// printed, a line stays.
+func (l *Ledger) Unprint(seq uint64) {
+	for i := len(l.lines) - 1; i >= 0 && l.lines[i].seq >= seq; i-- {
+		if l.lines[i].seq == seq {
+			l.lines[i].drop = true
+			return
+		}
+	}
+}
+
 // Flush writes the held records and ends Hold.
 func (l *Ledger) Flush() {
 	l.held = false
-	if l.console.Len() > 0 {
-		if l.opts.Events != nil {
-			l.opts.Events.Write(l.console.Bytes())
+	if len(l.lines) > 0 {
+		l.line.Reset()
+		for i := range l.lines {
+			h := &l.lines[i]
+			switch {
+			case h.drop:
+			case l.opts.JSON:
+				l.line.Write(l.console.Bytes()[h.start:h.end])
+			default:
+				formatConsole(&l.line, &h.rec, l.opts.Color, &l.stamp)
+			}
 		}
+		if l.line.Len() > 0 {
+			l.opts.Events.Write(l.line.Bytes()) // one Write: never spliced into a server stderr line
+		}
+		clear(l.lines) // the records' fields are garbage now
+		l.lines = l.lines[:0]
 		l.console.Reset()
 	}
 	if l.file.Len() > 0 {
@@ -381,26 +416,37 @@ func (l *Ledger) print(r *Record, line []byte) {
 	if l.opts.Events == nil {
 		return
 	}
+	if l.held {
+		h := heldLine{seq: r.Seq}
+		if l.opts.JSON {
+			h.start = l.console.Len()
+			l.console.Write(line)
+			h.end = l.console.Len()
+		} else {
+			h.rec = *r
+		}
+		l.lines = append(l.lines, h)
+		return
+	}
 	if l.opts.JSON {
-		l.events(line)
+		l.opts.Events.Write(line)
 		return
 	}
 	l.line.Reset()
 	formatConsole(&l.line, r, l.opts.Color, &l.stamp)
-	l.events(l.line.Bytes()) // one Write: never spliced into a server stderr line
+	l.opts.Events.Write(l.line.Bytes()) // one Write: never spliced into a server stderr line
 }
 
-func (l *Ledger) events(line []byte) {
-	if l.held {
-		l.console.Write(line)
-		return
+// consoleSkip reports the fields left out of the readable line: the
+// client's log already has the server's stderr, and the rest is in the
+// ledger. A switch, not a map: it is asked for every field of every record.
+func consoleSkip(key string) bool {
+	switch key {
+	case "env_names", "path", "stderr_tail", "tool_digests", "body":
+		return true
 	}
-	l.opts.Events.Write(line)
+	return false
 }
-
-// consoleSkip are fields left out of the readable line: the client's log
-// already has the server's stderr, and the rest is in the ledger.
-var consoleSkip = map[string]bool{"env_names": true, "path": true, "stderr_tail": true, "tool_digests": true, "body": true}
 
 // formatConsole formats a record as one readable line, straight from the
 // record (re-parsing its JSON cost half the shim's CPU):
@@ -432,7 +478,7 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool, st *stamp) {
 		b = append(b, ')')
 	}
 	for _, f := range r.Fields {
-		if consoleSkip[f.Key] {
+		if consoleSkip(f.Key) {
 			continue
 		}
 		b = append(b, ' ')
@@ -451,9 +497,24 @@ func formatConsole(buf *bytes.Buffer, r *Record, color bool, st *stamp) {
 	buf.Write(b)
 }
 
+// plain reports whether s is printed as it is: printable ASCII, none of
+// the characters that make a value quoted. termsafe, the quoting and UTF-8
+// validation would each pass over it to leave it unchanged.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c >= 0x7f || c == '"' || c == '=' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func appendValue(b []byte, v any) []byte {
 	switch v := v.(type) {
 	case string:
+		if plain(v) {
+			return append(b, v...) // the common case, in one pass
+		}
 		if v == "" || strings.ContainsAny(v, " \t\"=") || !utf8.ValidString(v) {
 			return strconv.AppendQuote(b, v)
 		}

@@ -1,4 +1,4 @@
-package tap_test
+package tap
 
 import (
 	"fmt"
@@ -10,13 +10,13 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
-	"github.com/mcpshim-dev/mcpshim/tap"
 )
 
 // BenchmarkRecordToolCall is the recorder's work for one small tool call
 // (its request and its response): the tracker's records, encoded into the
-// ledger file and printed as event lines, held and flushed as one poll does.
-// It is the recorder's share of a round trip (bench/relay.sh measures the trip).
+// ledger file and printed as event lines, held and flushed as one poll does,
+// through the recorder's own handling (without its goroutine). It is the
+// recorder's share of a round trip (bench/relay.sh measures the trip).
 func BenchmarkRecordToolCall(b *testing.B) {
 	for _, sink := range []struct {
 		name   string
@@ -30,24 +30,23 @@ func BenchmarkRecordToolCall(b *testing.B) {
 			}
 			l, _ := ledger.Open(opts)
 			defer l.Close()
-			t := &tap.Tracker{}
+			t := &Tracker{}
 			t.Begin("run_01M8RMSNP1KYPB75JGK35ZPA87", 4242, time.Now(), phases.Spawned)
-			line := func(s string) tap.Observation {
+			r := &Recorder{ledger: l, tracker: t}
+			line := func(s string) Observation {
 				data := []byte(s)
-				return tap.Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
+				return Observation{Data: data, Size: int64(len(data) + 1), Msg: mcp.Peek(data), Forwarded: true}
 			}
-			observe := func(dir phases.Dir, l0 tap.Observation) {
+			observe := func(dir phases.Dir, l0 Observation) {
 				l0.End = time.Now()
-				for _, r := range t.Observe(dir, &l0) {
-					l.Write(&r)
-				}
+				r.handle(item{dir: dir, line: l0})
 			}
 			observe(phases.FromClient, line(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`))
 			observe(phases.FromServer, line(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"echo","version":"1"}}}`))
 			observe(phases.FromClient, line(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 			// Scanned once here: the relay scans, not the recorder.
-			reqs := make([]tap.Observation, 64)
-			resps := make([]tap.Observation, 64)
+			reqs := make([]Observation, 64)
+			resps := make([]Observation, 64)
 			for i := range reqs {
 				reqs[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, i+1))
 				resps[i] = line(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"content":[{"type":"text","text":"hi"}]}}`, i+1))

@@ -365,7 +365,12 @@ func (r *Recorder) handle(it item) {
 		r.write([]ledger.Record{*rec})
 	default:
 		r.queued.Add(-int64(len(it.line.Data)))
-		r.write(r.tracker.Observe(it.dir, &it.line))
+		recs := r.tracker.Observe(it.dir, &it.line)
+		r.write(recs)
+		r.tracker.Recorded(recs)
+		if seq := r.tracker.Answered(); seq != 0 {
+			r.ledger.Unprint(seq) // answered before the poll's write: one line, the answer's
+		}
 	}
 }
 

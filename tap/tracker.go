@@ -39,6 +39,14 @@ type Tracker struct {
 	// Task-augmented calls whose task is still running, by task id. They
 	// outlive a run: a restart loses them, and Exited says which.
 	tasks map[string]taskCall
+	out   []ledger.Record // what Observe and Expire return; see one
+
+	// The last Observe's request whose record may make way for its answer's
+	// line (see Recorded), and the record its answer made way for.
+	asked    mcp.ID
+	askedDir phases.Dir
+	askedOK  bool
+	answered uint64
 }
 
 // taskCall is the tools/call a task was created for.
@@ -58,6 +66,7 @@ const (
 )
 
 type pendingReq struct {
+	seq    uint64 // its record's, when its event line may be left out (see Answered)
 	id     string // as the requester spelled it: the ledger's request_id
 	method string
 	tool   string
@@ -68,7 +77,7 @@ type pendingReq struct {
 // Begin starts tracking a new run (a new child process, or a connection to
 // a remote server) that event (spawned, connected) opened.
 func (t *Tracker) Begin(run string, pid int, now time.Time, event string) {
-	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now, tasks: t.tasks}
+	*t = Tracker{CaptureFull: t.CaptureFull, HandshakeTimeout: t.HandshakeTimeout, run: run, pid: pid, spawnedAt: now, tasks: t.tasks, out: t.out}
 	t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	t.lastEvent = event // spawned, or connected for a remote server
 	if t.HandshakeTimeout > 0 {
@@ -92,7 +101,8 @@ func (t *Tracker) HandshakeDone() bool { return t.hs == hsDone }
 func (t *Tracker) Deadline() (time.Time, bool) { return t.deadline, !t.deadline.IsZero() }
 
 // Expire records handshake_timeout once when the deadline has passed. It
-// observes; it does not kill (the client owns that decision).
+// observes; it does not kill (the client owns that decision). The slice
+// returned is the tracker's, valid until its next call, as Observe's.
 func (t *Tracker) Expire(now time.Time) []ledger.Record {
 	if t.deadline.IsZero() || now.Before(t.deadline) || t.hs == hsDone || t.timedOut {
 		return nil
@@ -106,7 +116,7 @@ func (t *Tracker) Expire(now time.Time) []ledger.Record {
 	case hsResponded:
 		last = phases.ResponseSentNoInitialized
 	}
-	return []ledger.Record{t.rec(now, phases.Handshake, phases.HandshakeTimeout, ledger.F(phases.FieldLastEvent, last), ledger.F(phases.FieldTimeoutMS, t.HandshakeTimeout))}
+	return t.one(t.rec(now, phases.Handshake, phases.HandshakeTimeout, ledger.F(phases.FieldLastEvent, last), ledger.F(phases.FieldTimeoutMS, t.HandshakeTimeout)))
 }
 
 // Context describes where the run is, for evidence that arrives from
@@ -159,6 +169,16 @@ func (t *Tracker) Stop() (lostTasks []string) {
 	return lostTasks
 }
 
+// one is r as the tracker's own slice, reused by the next call: a message
+// costs no allocation for the slice of its record. Not inlined: its append
+// at each of its call sites grew the binary by 3 KB.
+//
+//go:noinline
+func (t *Tracker) one(r ledger.Record) []ledger.Record {
+	t.out = append(t.out[:0], r)
+	return t.out
+}
+
 func (t *Tracker) rec(now time.Time, p phases.Phase, event string, fields ...ledger.Field) ledger.Record {
 	switch event {
 	case phases.StdoutNoise, phases.ClientNoise, phases.MessageTruncated, phases.RequestReceived, phases.RequestResponded, phases.ToolsListChanged:
@@ -168,15 +188,17 @@ func (t *Tracker) rec(now time.Time, p phases.Phase, event string, fields ...led
 	return ledger.Record{Time: now, Run: t.run, PID: t.pid, Phase: p, Event: event, Fields: fields}
 }
 
-// Observe turns one relayed line into records.
+// Observe turns one relayed line into records. The slice returned is the
+// tracker's, valid until its next call: write the records before.
 func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 	if t.pending[0] == nil {
 		t.pending = [2]map[mcp.ID]pendingReq{{}, {}}
 	}
 	now := l.End
+	t.askedOK, t.answered = false, 0
 	if l.Unterminated && !l.Forwarded {
-		return []ledger.Record{t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F(phases.FieldDirection, dir.String()), ledger.F("bytes", l.Size),
-			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F(phases.FieldPreview, redact.Preview(l.Data, 120)))}
+		return t.one(t.rec(now, phases.Transport, phases.PartialLineDropped, ledger.F(phases.FieldDirection, dir.String()), ledger.F("bytes", l.Size),
+			ledger.F("sha256", mcp.Sha256(l.Data)), ledger.F(phases.FieldPreview, redact.Preview(l.Data, 120))))
 	}
 	var out []ledger.Record
 	if l.Truncated {
@@ -193,6 +215,7 @@ func (t *Tracker) Observe(dir phases.Dir, l *Observation) []ledger.Record {
 		for i := range m.Batch {
 			out = append(out, t.message(now, dir, &m.Batch[i], l)...)
 		}
+		t.askedOK, t.answered = false, 0 // a batch's lines stay: only single messages pair
 		return out
 	}
 	if out == nil {
@@ -238,7 +261,7 @@ func (t *Tracker) message(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	id := string(m.RawID)
 	p := pendingReq{id: id, method: m.Method, at: now}
-	var out []ledger.Record
+	out := t.out[:0]
 	if dir == phases.FromClient {
 		switch m.Method {
 		case mcp.MethodInitialize:
@@ -260,19 +283,20 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 			out = append(out, t.rec(now, phases.Discovery, phases.ToolsListReceived, ledger.F(phases.FieldRequestID, id)))
 		case mcp.MethodCallTool:
 			t.modern(now, m, &out)
-			p.tool = mcp.String(mcp.Member(m.Params, "name"))
-			args := mcp.Member(m.Params, "arguments")
+			c := mcp.ParseCall(m.Params)
+			p.tool = c.Name
 			ev := phases.ToolCallReceived
-			if mcp.IsContinuation(m.Params) {
+			if c.Continuation {
 				// MRTR: "the client retries the original request" with the input
 				// asked for; the rounds are one call.
 				ev = phases.ToolCallContinued
 			}
-			fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F("args_bytes", len(args)), ledger.F("args_sha256", mcp.Sha256(args))}
-			if mcp.Member(m.Params, "task") != nil {
+			fields := make([]ledger.Field, 4, 7) // room for task, traceparent and body: one allocation
+			fields[0], fields[1], fields[2], fields[3] = ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F("args_bytes", len(c.Arguments)), ledger.F("args_sha256", mcp.Sha256(c.Arguments))
+			if c.Task {
 				fields = append(fields, ledger.F("task", true))
 			}
-			out = append(out, t.rec(now, phases.Execution, ev, append(append(fields, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, phases.Execution, ev, append(append(fields, traceparentIn(c.Meta)...), t.body(l)...)...))
 		case mcp.MethodTaskResult:
 			t.modern(now, m, &out)
 			p.task = mcp.String(mcp.Member(m.Params, "taskId"))
@@ -287,8 +311,36 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldDirection, dir.String())}, t.body(l)...)...))
 	}
 	t.pending[dir][m.ID] = p
+	switch m.Method {
+	case mcp.MethodInitialize, mcp.MethodDiscover, mcp.MethodListTools:
+		// The handshake's and discovery's lines stay: they say what the
+		// answer's do not (the client, the page asked for).
+	default:
+		t.asked, t.askedDir, t.askedOK = m.ID, dir, true
+	}
+	t.out = out
 	return out
 }
+
+// Recorded tells the tracker the seq numbers the last Observe's records
+// got. A call's answer then names its request's record (Answered).
+func (t *Tracker) Recorded(recs []ledger.Record) {
+	if !t.askedOK || len(recs) == 0 {
+		return
+	}
+	t.askedOK = false
+	if p, ok := t.pending[t.askedDir][t.asked]; ok {
+		p.seq = recs[len(recs)-1].Seq // the request's record comes last
+		t.pending[t.askedDir][t.asked] = p
+	}
+}
+
+// Answered is the seq of the request record (tools/call and the requests of
+// request_received) that the last Observe's answer answers; 0 for none. Its
+// event line says nothing the answer's does not need, so the recorder
+// leaves it out when both are written at once (ledger.Unprint): one line
+// per call answered within a poll, two for a call still running.
+func (t *Tracker) Answered() uint64 { return t.answered }
 
 // modern notes the first 2026-07-28 request of a run that had no handshake:
 // that era has none, so the request itself completes it.
@@ -308,7 +360,12 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
 // into the ledger, so an exported span joins the agent's own trace.
 func traceparent(params []byte) []ledger.Field {
-	tp := mcp.String(mcp.Member(mcp.Member(params, "_meta"), "traceparent"))
+	return traceparentIn(mcp.Member(params, "_meta"))
+}
+
+// traceparentIn is traceparent given params._meta.
+func traceparentIn(meta []byte) []ledger.Field {
+	tp := mcp.String(mcp.Member(meta, "traceparent"))
 	if tp == "" || len(tp) > 64 {
 		return nil
 	}
@@ -325,9 +382,9 @@ func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledg
 		case hsInitReceived:
 			t.earlyInit = true
 		}
-		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializedReceived)}
+		return t.one(t.rec(now, phases.Handshake, phases.InitializedReceived))
 	case dir == phases.FromServer && m.Method == mcp.NotificationToolListChanged:
-		return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListChanged)}
+		return t.one(t.rec(now, phases.Discovery, phases.ToolsListChanged))
 	case m.Method == mcp.NotificationCancelled:
 		// A side cancels a request it sent itself.
 		reqID, _ := mcp.ParseID(mcp.Member(m.Params, "requestId"))
@@ -336,8 +393,8 @@ func (t *Tracker) notification(now time.Time, dir phases.Dir, m *mcp.Msg) []ledg
 			return nil
 		}
 		delete(t.pending[dir], reqID)
-		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestCancelled, ledger.F(phases.FieldRequestID, p.id), ledger.F(phases.FieldMethod, p.method),
-			ledger.F(phases.FieldReason, mcp.String(mcp.Member(m.Params, "reason"))), ledger.F(phases.FieldLatencyMS, now.Sub(p.at)))}
+		return t.one(t.rec(now, phases.Execution, phases.RequestCancelled, ledger.F(phases.FieldRequestID, p.id), ledger.F(phases.FieldMethod, p.method),
+			ledger.F(phases.FieldReason, mcp.String(mcp.Member(m.Params, "reason"))), ledger.F(phases.FieldLatencyMS, now.Sub(p.at))))
 	}
 	return nil
 }
@@ -347,6 +404,14 @@ type rpcError struct {
 	Message string `json:"message"`
 }
 
+// parseError reads an error response's error; its own function so that the
+// answers that succeed do not allocate it.
+func parseError(raw []byte) rpcError {
+	var e rpcError
+	_ = json.Unmarshal(raw, &e)
+	return e
+}
+
 func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observation) []ledger.Record {
 	reqDir := phases.FromClient
 	if dir == phases.FromClient {
@@ -354,25 +419,26 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 	}
 	p, ok := t.pending[reqDir][m.ID]
 	if !ok {
-		return []ledger.Record{t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, string(m.RawID)), ledger.F(phases.FieldDirection, dir.String()))}
+		return t.one(t.rec(now, phases.Transport, phases.UnknownResponse, ledger.F(phases.FieldRequestID, string(m.RawID)), ledger.F(phases.FieldDirection, dir.String())))
 	}
 	delete(t.pending[reqDir], m.ID)
+	t.answered = p.seq
 	id := p.id // the request's spelling: the answer may re-spell the same id
 	latency := ledger.F(phases.FieldLatencyMS, now.Sub(p.at))
 	var e rpcError
 	failed := m.Kind == mcp.ErrorResponse
 	if failed {
-		_ = json.Unmarshal(m.Error, &e)
+		e = parseError(m.Error)
 	}
 	body := t.body(l)
 	if reqDir == phases.FromServer {
-		return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method),
-			ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldCode, e.Code), latency}, body...)...)}
+		return t.one(t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method),
+			ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldCode, e.Code), latency}, body...)...))
 	}
 	switch p.method {
 	case mcp.MethodInitialize:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
+			return t.one(t.rec(now, phases.Handshake, phases.InitializeFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency))
 		}
 		r, _ := mcp.ParseInitializeResult(m.Result)
 		server := r.Server()
@@ -381,27 +447,28 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 			t.hs = hsDone
 			t.deadline = time.Time{}
 		}
-		return []ledger.Record{t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldProtocolVersion, r.ProtocolVersion),
-			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...)}
+		return t.one(t.rec(now, phases.Handshake, phases.InitializeResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldProtocolVersion, r.ProtocolVersion),
+			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency}, body...)...))
 	case mcp.MethodDiscover:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
+			return t.one(t.rec(now, phases.Handshake, phases.DiscoverFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency))
 		}
 		r, _ := mcp.ParseDiscoverResult(m.Result)
 		server := r.Server()
 		t.hs = hsDone
 		t.deadline = time.Time{}
-		return []ledger.Record{t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F(phases.FieldRequestID, id), ledger.F("supported_versions", r.SupportedVersions),
-			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency)}
+		return t.one(t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F(phases.FieldRequestID, id), ledger.F("supported_versions", r.SupportedVersions),
+			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency))
 	case mcp.MethodListTools:
 		if failed {
-			return []ledger.Record{t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency)}
+			return t.one(t.rec(now, phases.Discovery, phases.ToolsListFailed, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)), latency))
 		}
-		return []ledger.Record{t.toolsListed(now, id, m.Result, l, latency)}
+		return t.one(t.toolsListed(now, id, m.Result, l, latency))
 	case mcp.MethodCallTool:
 		// The outcome comes from the scanner, which read the whole line however long.
 		oc := mcp.Outcome(m)
-		fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F(phases.FieldOutcome, oc), latency, ledger.F("result_bytes", l.Size)}
+		fields := make([]ledger.Field, 5, 8) // room for code, message or task id, and body: one allocation
+		fields[0], fields[1], fields[2], fields[3], fields[4] = ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldTool, p.tool), ledger.F(phases.FieldOutcome, oc), latency, ledger.F("result_bytes", l.Size)
 		if failed {
 			fields = append(fields, ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)))
 		}
@@ -420,7 +487,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 				fields = append(fields, ledger.F(phases.FieldTaskID, task))
 			}
 		}
-		return []ledger.Record{t.rec(now, phases.Execution, ev, append(fields, body...)...)}
+		return t.one(t.rec(now, phases.Execution, ev, append(fields, body...)...))
 	case mcp.MethodTaskResult:
 		if c, ok := t.tasks[p.task]; ok {
 			// The task's outcome is the call's: the record links back to it.
@@ -430,14 +497,14 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 			if failed {
 				fields = append(fields, ledger.F(phases.FieldCode, e.Code), ledger.F(phases.FieldMessage, redact.String(e.Message)))
 			}
-			return []ledger.Record{t.rec(now, phases.Execution, phases.ToolCallResponded, append(fields, body...)...)}
+			return t.one(t.rec(now, phases.Execution, phases.ToolCallResponded, append(fields, body...)...))
 		}
 	}
 	fields := []ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method), ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), latency}
 	if failed {
 		fields = append(fields, ledger.F(phases.FieldCode, e.Code))
 	}
-	return []ledger.Record{t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...)}
+	return t.one(t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...))
 }
 
 func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observation, latency ledger.Field) ledger.Record {
