@@ -124,14 +124,21 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		stdin.Close()
 	}
 	// Orphans of a SIGKILLed shim are ended by its guard; give them a moment.
-	var left []string
-	deadline := time.Now().Add(eventWait)
-	for left = processesWith(marker); len(left) > 0 && time.Now().Before(deadline); left = processesWith(marker) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(left) > 0 {
+	if left := leftOver(marker); len(left) > 0 {
 		t.Fatalf("%d processes left over after %v: %v", len(left), eventWait, left)
 	}
+}
+
+// leftOver is the processes whose environment holds marker still alive
+// eventWait from now, or none as soon as they are gone.
+func leftOver(marker string) []string {
+	deadline := time.Now().Add(eventWait)
+	left := processesWith(marker)
+	for len(left) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+		left = processesWith(marker)
+	}
+	return left
 }
 
 // processesWith lists live processes whose environment holds marker.

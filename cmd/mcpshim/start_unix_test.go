@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
@@ -43,12 +42,7 @@ func TestLedgerUnopenableAfterStart(t *testing.T) {
 	if !strings.Contains(stderr.String(), "cannot be opened") {
 		t.Errorf("no stderr line about the ledger:\n%s", stderr.String())
 	}
-	var left []string
-	deadline := time.Now().Add(eventWait)
-	for left = processesWith(marker); len(left) > 0 && time.Now().Before(deadline); left = processesWith(marker) {
-		time.Sleep(100 * time.Millisecond)
-	}
-	if len(left) > 0 {
+	if left := leftOver(marker); len(left) > 0 {
 		t.Fatalf("%d processes left over %v after the shim was killed: %v", len(left), eventWait, left)
 	}
 }
