@@ -231,10 +231,10 @@ func Member(obj []byte, key string) (v []byte) {
 	return v
 }
 
-// Members is Member for several keys in one pass over obj: vals[i] is the
+// membersOf is Member for several keys in one pass over obj: vals[i] is the
 // value of keys[i], nil when absent. A tools/call's params are read once,
 // not once per member the tracker wants.
-func Members(obj []byte, keys []string, vals [][]byte) {
+func membersOf(obj []byte, keys []string, vals [][]byte) {
 	clear(vals)
 	found := 0
 	members(obj, func(k, v []byte) bool {

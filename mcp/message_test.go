@@ -46,6 +46,29 @@ func TestMember(t *testing.T) {
 	}
 }
 
+// TestParseCallIsMember: ParseCall's one pass reads what a Member call per
+// key reads: the first of a repeated key, nothing past a torn member.
+func TestParseCallIsMember(t *testing.T) {
+	for _, params := range []string{
+		`{"name":"echo","arguments":{"name":"not this"},"task":{},"_meta":{"traceparent":"x"}}`,
+		`{"arguments":{"a":1},"name":"first","name":"second","requestState":"s"}`,
+		`{"inputResponses":{},"name":"e\u0063ho"}`,
+		`{"name":"echo","arguments":{"a":1}`,     // cut after a whole member
+		`{"name":"echo","arguments":{"a":`,       // cut inside one
+		`{"task":null,"name":"a", "_meta" : {}}`, // null is present
+		`[]`, ``, `{}`,
+	} {
+		b := []byte(params)
+		got := ParseCall(b)
+		want := Call{Name: String(Member(b, "name")), Arguments: Member(b, "arguments"), Task: Member(b, "task") != nil,
+			Continuation: Member(b, "inputResponses") != nil || Member(b, "requestState") != nil, Meta: Member(b, "_meta")}
+		if got.Name != want.Name || string(got.Arguments) != string(want.Arguments) || got.Task != want.Task ||
+			got.Continuation != want.Continuation || string(got.Meta) != string(want.Meta) {
+			t.Errorf("ParseCall(%s) = %+v, want %+v (Member per key)", params, got, want)
+		}
+	}
+}
+
 func FuzzPeek(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x"}`))
 	f.Add([]byte(`[{"jsonrpc":"2.0","id":1}`))

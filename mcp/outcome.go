@@ -32,19 +32,15 @@ func Outcome(m *Msg) string {
 	return OutcomeSuccess
 }
 
-// IsContinuation reports whether request params continue an earlier round
-// of the same call (MRTR, 2026-07-28 basic/patterns/mrtr): the client
-// retries the request with the input the server asked for.
-func IsContinuation(params []byte) bool {
-	return ParseCall(params).Continuation
-}
-
 // Call is what the tap reads of a tools/call's params, in one pass.
 type Call struct {
-	Name         string
-	Arguments    []byte // raw; nil when absent
-	Task         bool   // task-augmented: params.task is present
-	Continuation bool   // see IsContinuation
+	Name      string
+	Arguments []byte // raw; nil when absent
+	Task      bool   // task-augmented: params.task is present
+	// Continuation: the params continue an earlier round of the same call
+	// (MRTR, 2026-07-28 basic/patterns/mrtr): the client retries the request
+	// with the input the server asked for (inputResponses, requestState).
+	Continuation bool
 	Meta         []byte // params._meta, raw
 }
 
@@ -53,6 +49,6 @@ var callMembers = []string{"name", "arguments", "task", "inputResponses", "reque
 // ParseCall reads a tools/call's params.
 func ParseCall(params []byte) Call {
 	var v [6][]byte
-	Members(params, callMembers, v[:])
+	membersOf(params, callMembers, v[:])
 	return Call{Name: String(v[0]), Arguments: v[1], Task: v[2] != nil, Continuation: v[3] != nil || v[4] != nil, Meta: v[5]}
 }
