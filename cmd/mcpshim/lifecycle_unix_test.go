@@ -188,19 +188,7 @@ func TestProbeInterruptedLeavesNothing(t *testing.T) {
 // hand would: it says it is meant for an MCP client, then carries on.
 func TestTerminalHint(t *testing.T) {
 	bin := builtShim(t)
-	cmd := exec.Command(bin, "--ledger", "off", "--", bin, "fixture", "healthy")
-	var stderr testkit.Buffer
-	cmd.Stderr = &stderr
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	cmd.Stdin, cmd.Stdout = tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
+	cmd, ptmx, stderr := onTerminal(t, bin, "fixture", "healthy")
 	fmt.Fprintf(ptmx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":%s}`+"\n", initParams)
 	r := bufio.NewReader(ptmx)
 	deadline := time.Now().Add(10 * time.Second)
@@ -224,20 +212,7 @@ func TestTerminalHint(t *testing.T) {
 // at a terminal is told so and gets the prompt back; the wait for a client's
 // first request (10 s) is for clients, which write it as they start.
 func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
-	bin := builtShim(t)
-	cmd := exec.Command(bin, "--ledger", "off", "--", "no-such-mcp-server-x")
-	var stderr testkit.Buffer
-	cmd.Stderr = &stderr
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pty: %v", err)
-	}
-	defer ptmx.Close()
-	cmd.Stdin, cmd.Stdout = tty, tty
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	tty.Close()
+	cmd, ptmx, stderr := onTerminal(t, "no-such-mcp-server-x")
 	go io.Copy(io.Discard, ptmx) // the terminal's screen; returns when the pty closes
 	// Less than the 10 s a client is waited for: nothing is typed.
 	waitOrKill(t, cmd, 8*time.Second)
@@ -247,4 +222,25 @@ func TestTerminalMissingCommandExitsAtOnce(t *testing.T) {
 	if !strings.Contains(stderr.String(), "no-such-mcp-server-x") {
 		t.Errorf("stderr does not name the command:\n%s", stderr.String())
 	}
+}
+
+// onTerminal starts the shim (--ledger off) in front of argv with its stdin
+// and stdout on a new terminal, as a person who typed it; the test reads and
+// writes the terminal's other end. Skipped where there is no pty.
+func onTerminal(t *testing.T, argv ...string) (*exec.Cmd, *os.File, *testkit.Buffer) {
+	t.Helper()
+	cmd := exec.Command(builtShim(t), append([]string{"--ledger", "off", "--"}, argv...)...)
+	stderr := &testkit.Buffer{}
+	cmd.Stderr = stderr
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	t.Cleanup(func() { ptmx.Close() })
+	cmd.Stdin, cmd.Stdout = tty, tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	return cmd, ptmx, stderr
 }
