@@ -151,8 +151,9 @@ func TestCrashRestartLinksRuns(t *testing.T) {
 		t.Errorf("first root error %v %q attrs %v, want CRASHED with the last stderr line", root1.Error, root1.Message, root1.Attrs)
 	}
 	lost := a["tools/call get_rate"]
-	if !lost.Error || lost.Attrs["error.type"] != phases.PendingFailed || lost.Parent != root1.ID {
-		t.Errorf("lost call error %v attrs %v parent %s, want pending_failed under the first root", lost.Error, lost.Attrs, lost.Parent)
+	if !lost.Error || lost.Attrs["error.type"] != "-31000" || lost.Attrs["rpc.response.status_code"] != "-31000" ||
+		lost.Message != "mcpshim: server rates exited with code 1 before answering" || lost.Parent != root1.ID {
+		t.Errorf("lost call error %v %q attrs %v parent %s, want the shim's -31000 answer under the first root", lost.Error, lost.Message, lost.Attrs, lost.Parent)
 	}
 	restart := a[phases.RestartScheduled]
 	if restart.Parent != root1.ID || restart.End.Sub(restart.Start) != 100*ms || restart.Attrs["mcpshim.attempt"] != "1" {
@@ -197,8 +198,8 @@ func TestHandshakeTimeout(t *testing.T) {
 	if !root.Error || root.Attrs["error.type"] != "timeout" || root.Attrs["mcpshim.outcome"] != verdict.Timeout {
 		t.Errorf("root error %v attrs %v, want TIMEOUT", root.Error, root.Attrs)
 	}
-	if !init.Error || init.Attrs["error.type"] != phases.PendingFailed || init.Parent != hs.ID {
-		t.Errorf("initialize error %v attrs %v parent %s, want pending_failed under the handshake %s", init.Error, init.Attrs, init.Parent, hs.ID)
+	if !init.Error || init.Attrs["error.type"] != "-31000" || init.Parent != hs.ID {
+		t.Errorf("initialize error %v attrs %v parent %s, want the shim's -31000 answer under the handshake %s", init.Error, init.Attrs, init.Parent, hs.ID)
 	}
 	if _, ok := got["discovery"]; ok {
 		t.Errorf("spans %v: a run that never shook hands has no discovery", names(r.Spans()))

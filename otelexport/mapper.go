@@ -236,7 +236,7 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		}
 		emit(m.endRequest(r, e, dir, fail(phases.RequestCancelled, e.Str(phases.FieldReason))))
 	case phases.PendingFailed:
-		emit(m.endRequest(r, e, dirOf(e), fail(phases.PendingFailed, e.Str(phases.FieldMessage))))
+		emit(m.endRequest(r, e, dirOf(e), ownError(e)))
 
 	default:
 		m.event(r, e)

@@ -11,7 +11,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 	"go.opentelemetry.io/otel/attribute"
-	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -51,6 +51,17 @@ type status struct {
 }
 
 func fail(errType, desc string) status { return status{errType: errType, desc: desc} }
+
+// ownError is the shim's own answer to a request the server can no longer
+// answer: a JSON-RPC error like the server's, with the shim's code.
+func ownError(e *ledger.Entry) status {
+	if e.Str(phases.FieldDirection) == "server" {
+		// A server's request the shim withdrew (notifications/cancelled): no error answer.
+		return fail(phases.PendingFailed, e.Str(phases.FieldMessage))
+	}
+	code := strconv.Itoa(mcp.CodeServerGone)
+	return status{errType: code, code: code, desc: e.Str(phases.FieldMessage)}
+}
 
 // rpcFail is a JSON-RPC error answer: error.type is its code (MCP conventions).
 func rpcFail(e *ledger.Entry) status {
@@ -147,9 +158,16 @@ func remember(m map[string]*linkState, key string, l *linkState) map[string]*lin
 }
 
 func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, st status) *Span {
+	fields := merge(s.Fields, e.Fields)
+	prompt, _ := fields[phases.FieldPrompt].(string)
+	// "{mcp.method.name} {target}" where target is the tool or the prompt;
+	// never the resource URI, which is high-cardinality.
 	name := s.Method
-	if s.Tool != "" {
+	switch {
+	case s.Tool != "":
 		name += " " + s.Tool
+	case prompt != "":
+		name += " " + prompt
 	}
 	span := m.stub(r, name, s, e.Time)
 	span.SpanKind = trace.SpanKindServer
@@ -175,6 +193,11 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool), semconv.GenAIOperationNameExecuteTool)
 	case s.Tool != "":
 		addAttrs(span, semconv.GenAIToolNameKey.String(s.Tool)) // a task's tasks/result
+	case prompt != "":
+		addAttrs(span, semconv.GenAIPromptNameKey.String(prompt))
+	}
+	if uri, _ := fields[phases.FieldURI].(string); uri != "" {
+		addAttrs(span, semconv.McpResourceURIKey.String(uri))
 	}
 	if l := s.Follows; l != nil {
 		tid, _ := trace.TraceIDFromHex(l.Trace)
@@ -186,13 +209,14 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 	if st.code != "" {
 		addAttrs(span, semconv.RPCResponseStatusCodeKey.String(st.code))
 	}
-	addAttrs(span, fieldAttrs(merge(s.Fields, e.Fields), requestKeys)...)
+	addAttrs(span, fieldAttrs(fields, requestKeys)...)
 	setStatus(span, st)
 	return span
 }
 
 // requestKeys are fields already carried by convention attributes.
-var requestKeys = map[string]bool{phases.FieldRequestID: true, phases.FieldMethod: true, phases.FieldTool: true, TraceparentField: true}
+var requestKeys = map[string]bool{phases.FieldRequestID: true, phases.FieldMethod: true, phases.FieldTool: true, TraceparentField: true,
+	phases.FieldURI: true, phases.FieldPrompt: true}
 
 // closeRun ends what is still open in r and then r itself.
 func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {

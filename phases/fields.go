@@ -13,6 +13,8 @@ const (
 	FieldDirection    = "direction" // the side that sent the message or request: client or server
 	FieldGeneration   = "generation"
 	FieldPreviousRun  = "previous_run"
+	FieldURI          = "uri"    // the resource a resources/read, subscribe or unsubscribe names
+	FieldPrompt       = "prompt" // the prompt a prompts/get names
 
 	// What came of it.
 	FieldOutcome    = "outcome" // a call's: success, is_error, rpc_error

@@ -304,8 +304,8 @@ func (t *Tracker) request(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observat
 				ledger.F(phases.FieldDirection, dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
 		default:
 			t.modern(now, m, &out)
-			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method),
-				ledger.F(phases.FieldDirection, dir.String())}, traceparent(m.Params)...), t.body(l)...)...))
+			out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append(append(append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method),
+				ledger.F(phases.FieldDirection, dir.String())}, target(m.Method, m.Params)...), traceparent(m.Params)...), t.body(l)...)...))
 		}
 	} else {
 		out = append(out, t.rec(now, phases.Execution, phases.RequestReceived, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldDirection, dir.String())}, t.body(l)...)...))
@@ -359,6 +359,29 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 
 // traceparent carries a request's W3C trace context (params._meta.traceparent)
 // into the ledger, so an exported span joins the agent's own trace.
+// maxTarget bounds a request's target field: a resource URI can be any length.
+const maxTarget = 1024
+
+// target is what a request acts on, for the fields of its record: the
+// resource of resources/read, subscribe and unsubscribe, the prompt of
+// prompts/get (redacted: a URI may carry a credential).
+func target(method string, params []byte) []ledger.Field {
+	key, field := "", ""
+	switch method {
+	case mcp.MethodReadResource, mcp.MethodSubscribe, mcp.MethodUnsubscribe:
+		key, field = "uri", phases.FieldURI
+	case mcp.MethodGetPrompt:
+		key, field = "name", phases.FieldPrompt
+	default:
+		return nil
+	}
+	v := mcp.String(mcp.Member(params, key))
+	if v == "" || len(v) > maxTarget {
+		return nil
+	}
+	return []ledger.Field{ledger.F(field, redact.String(v))}
+}
+
 func traceparent(params []byte) []ledger.Field {
 	return traceparentIn(mcp.Member(params, "_meta"))
 }
@@ -433,7 +456,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 	body := t.body(l)
 	if reqDir == phases.FromServer {
 		return t.one(t.rec(now, phases.Execution, phases.RequestResponded, append([]ledger.Field{ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldMethod, p.method),
-			ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldCode, e.Code), latency}, body...)...))
+			ledger.F(phases.FieldDirection, reqDir.String()), ledger.F(phases.FieldOutcome, mcp.Outcome(m)), ledger.F(phases.FieldCode, e.Code), latency}, append(errMessage(failed, e), body...)...)...))
 	}
 	switch p.method {
 	case mcp.MethodInitialize:
@@ -504,7 +527,15 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 	if failed {
 		fields = append(fields, ledger.F(phases.FieldCode, e.Code))
 	}
-	return t.one(t.rec(now, phases.Execution, phases.RequestResponded, append(fields, body...)...))
+	return t.one(t.rec(now, phases.Execution, phases.RequestResponded, append(append(fields, errMessage(failed, e)...), body...)...))
+}
+
+// errMessage is a failed answer's message, redacted: the span's status says it.
+func errMessage(failed bool, e rpcError) []ledger.Field {
+	if !failed {
+		return nil
+	}
+	return []ledger.Field{ledger.F(phases.FieldMessage, redact.String(e.Message))}
 }
 
 func (t *Tracker) toolsListed(now time.Time, id string, result []byte, l *Observation, latency ledger.Field) ledger.Record {

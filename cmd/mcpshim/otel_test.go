@@ -2,6 +2,8 @@ package main
 
 import (
 	"compress/gzip"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,9 @@ import (
 
 	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -26,6 +31,49 @@ type collector struct {
 	mu      sync.Mutex
 	spans   []string // span names
 	metrics []string // metric names
+	full    []otlpSpan
+	points  map[string][]*metricspb.HistogramDataPoint // by metric name
+}
+
+// otlpSpan is a span as it arrived, its values as text.
+type otlpSpan struct {
+	Name            string
+	Attrs, Resource map[string]string
+	Error           bool // status ERROR
+	Status          string
+	Start, End      uint64
+	TraceID, SpanID string
+	Parent          string
+	EventNames      []string
+}
+
+func kvText(kvs []*commonpb.KeyValue) map[string]string {
+	out := map[string]string{}
+	for _, kv := range kvs {
+		v := kv.GetValue()
+		switch {
+		case v.GetArrayValue() != nil:
+			var parts []string
+			for _, x := range v.GetArrayValue().GetValues() {
+				parts = append(parts, x.GetStringValue())
+			}
+			out[kv.GetKey()] = "[" + strings.Join(parts, " ") + "]"
+		case v.GetValue() == nil:
+			out[kv.GetKey()] = ""
+		default:
+			switch x := v.GetValue().(type) {
+			case *commonpb.AnyValue_StringValue:
+				out[kv.GetKey()] = x.StringValue
+			case *commonpb.AnyValue_IntValue:
+				out[kv.GetKey()] = fmt.Sprint(x.IntValue)
+			case *commonpb.AnyValue_BoolValue:
+				out[kv.GetKey()] = fmt.Sprint(x.BoolValue)
+			case *commonpb.AnyValue_DoubleValue:
+				out[kv.GetKey()] = fmt.Sprint(x.DoubleValue)
+			}
+		}
+	}
+	return out
 }
 
 func newCollector(t *testing.T) *collector {
@@ -59,6 +107,14 @@ func newCollector(t *testing.T) *collector {
 				for _, ss := range rs.GetScopeSpans() {
 					for _, s := range ss.GetSpans() {
 						c.spans = append(c.spans, s.GetName())
+						g := otlpSpan{Name: s.GetName(), Attrs: kvText(s.GetAttributes()), Resource: kvText(rs.GetResource().GetAttributes()),
+							Error: s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR, Status: s.GetStatus().GetMessage(),
+							Start: s.GetStartTimeUnixNano(), End: s.GetEndTimeUnixNano(), TraceID: hex.EncodeToString(s.GetTraceId()),
+							SpanID: hex.EncodeToString(s.GetSpanId()), Parent: hex.EncodeToString(s.GetParentSpanId())}
+						for _, ev := range s.GetEvents() {
+							g.EventNames = append(g.EventNames, ev.GetName())
+						}
+						c.full = append(c.full, g)
 					}
 				}
 			}
@@ -72,6 +128,10 @@ func newCollector(t *testing.T) *collector {
 				for _, sm := range rm.GetScopeMetrics() {
 					for _, m := range sm.GetMetrics() {
 						c.metrics = append(c.metrics, m.GetName())
+						if c.points == nil {
+							c.points = map[string][]*metricspb.HistogramDataPoint{}
+						}
+						c.points[m.GetName()] = append(c.points[m.GetName()], m.GetHistogram().GetDataPoints()...)
 					}
 				}
 			}
@@ -84,6 +144,40 @@ func newCollector(t *testing.T) *collector {
 	t.Cleanup(srv.Close)
 	c.url = srv.URL
 	return c
+}
+
+// span is the one span named name; the test fails without one.
+func (c *collector) span(t *testing.T, name string) otlpSpan {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var found []otlpSpan
+	for _, s := range c.full {
+		if s.Name == name {
+			found = append(found, s)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d spans named %q among %q, want 1", len(found), name, c.spans)
+	}
+	return found[0]
+}
+
+// wantSpan checks a span's attributes (want "" for an attribute that must be
+// absent) and its status: "" for unset, else the ERROR status's description.
+func wantSpan(t *testing.T, s otlpSpan, status string, attrs map[string]string) {
+	t.Helper()
+	for k, v := range attrs {
+		got, ok := s.Attrs[k]
+		if v == "" && ok {
+			t.Errorf("span %q: attribute %s=%q, want none", s.Name, k, got)
+		} else if v != "" && got != v {
+			t.Errorf("span %q: attribute %s=%q, want %q", s.Name, k, got, v)
+		}
+	}
+	if got := map[bool]string{true: "ERROR " + s.Status, false: ""}[s.Error]; got != status && !(status != "" && got == "ERROR "+status) {
+		t.Errorf("span %q: status %q, want %q", s.Name, got, status)
+	}
 }
 
 func (c *collector) got() (spans, metrics []string) {
@@ -162,4 +256,41 @@ func TestLedgerExportToReceiver(t *testing.T) {
 	if !slices.Contains(spans, "run test") || !slices.Contains(spans, "tools/call echo") {
 		t.Errorf("ledger export %q: got spans %q, want the run's", out, spans)
 	}
+}
+
+// A session through the shim exports the MCP conventions' attributes: the
+// resource of resources/read, the prompt of prompts/get (and its span name),
+// the JSON-RPC error's message as the status, and the shim's own -31000
+// answer to a call the server died on as an error like the server's.
+func TestOTLPConventions(t *testing.T) {
+	col := newCollector(t)
+	s := start(t, true, []string{"--otlp", col.url, "--max-restarts", "0"}, "fixture", "healthy", "--crash-on-call", "2")
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	s.call("2", "tools/call", `{"name":"echo","arguments":{"text":"hi"}}`)
+	s.call("3", "resources/read", `{"uri":"file:///srv/report.pdf"}`)
+	s.call("4", "prompts/get", `{"name":"analyze-code"}`)
+	if line := s.call("5", "tools/call", `{"name":"echo","arguments":{"text":"crash"}}`); !strings.Contains(line, "-31000") {
+		t.Fatalf("the call the server died on got %s, want the shim's -31000", line)
+	}
+	s.finish()
+	wantSpan(t, col.span(t, "resources/read"), "ERROR Method not found", map[string]string{"mcp.method.name": "resources/read",
+		"mcp.resource.uri": "file:///srv/report.pdf", "error.type": "-32601", "rpc.response.status_code": "-32601", "mcpshim.uri": ""})
+	wantSpan(t, col.span(t, "prompts/get analyze-code"), "ERROR Method not found", map[string]string{"mcp.method.name": "prompts/get",
+		"gen_ai.prompt.name": "analyze-code", "error.type": "-32601", "rpc.response.status_code": "-32601", "mcpshim.prompt": ""})
+	var died otlpSpan
+	for _, sp := range col.full {
+		if sp.Name == "tools/call echo" && sp.Attrs["jsonrpc.request.id"] == "5" {
+			died = sp
+		}
+	}
+	if died.Name == "" {
+		t.Fatalf("no span of call 5 among %q", col.spans)
+	}
+	if !died.Error || !strings.HasPrefix(died.Status, "mcpshim: server test") {
+		t.Errorf("call 5: status error=%v %q, want ERROR with the shim's message", died.Error, died.Status)
+	}
+	wantSpan(t, died, "ERROR "+died.Status, map[string]string{"error.type": "-31000", "rpc.response.status_code": "-31000"})
 }
