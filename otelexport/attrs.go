@@ -10,28 +10,18 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	semconv "go.opentelemetry.io/otel/semconv/v1.22.0"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 )
 
-// resource is NewResource(server, shim), made once per pair.
+// resource is the resource of server's runs under shim, made once per pair.
 func (m *Mapper) resource(server, shim string) *Resource {
 	key := [2]string{server, shim}
 	if res, ok := m.resources[key]; ok {
 		return res
 	}
-	res := NewResource(server, shim)
+	res := NewResource(m.base, server, shim)
 	m.resources[key] = res
 	return res
-}
-
-// NewResource describes what emits a run's telemetry: service.name=mcpshim,
-// mcpshim.server=the server's label, service.instance.id=the shim invocation.
-func NewResource(server, shim string) *Resource {
-	attrs := []attribute.KeyValue{semconv.ServiceNameKey.String("mcpshim"), attribute.String(FieldPrefix+"server", server)}
-	if shim != "" {
-		attrs = append(attrs, semconv.ServiceInstanceIDKey.String(shim))
-	}
-	return &Resource{Attributes: attrs}
 }
 
 func addAttrs(s *Span, kv ...attribute.KeyValue) {

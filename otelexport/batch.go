@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/safefile"
 )
@@ -82,6 +84,8 @@ type BatchOptions struct {
 	State string
 	// BatchSize is spans per export; default 512.
 	BatchSize int
+	// Base is the resource every span's starts from (BaseResource).
+	Base []attribute.KeyValue
 }
 
 // BatchResult counts what an export did.
@@ -112,7 +116,7 @@ func ExportFiles(ctx context.Context, exp *Exporter, files []string, opts BatchO
 			return res, err
 		}
 	}
-	m := NewMapper()
+	m := NewMapper(opts.Base)
 	if len(st.Open) > 0 {
 		if err := m.UnmarshalJSON(st.Open); err != nil {
 			return res, fmt.Errorf("export state %s: %w", opts.State, err)

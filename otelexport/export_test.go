@@ -86,7 +86,7 @@ func TestHealthyRunSpanTree(t *testing.T) {
 			if root.Parent != "" || root.ID != RootSpanID(run).String() || root.Error {
 				t.Errorf("root %+v: want no parent, id %s, no error", root, RootSpanID(run))
 			}
-			wantAttrs(t, root, map[string]string{"mcpshim.outcome": "ENDED", "process.pid": "4242", "network.transport": "pipe",
+			wantAttrs(t, root, map[string]string{"mcpshim.outcome": "ENDED", "mcpshim.server_pid": "4242", "network.transport": "pipe",
 				"mcp.protocol.version": "2025-11-25", "mcpshim.exit_code": "0", "mcpshim.run": run})
 			if want := s.recs[0].Time; !root.Start.Equal(want) {
 				t.Errorf("root start %v, want spawn_requested's %v", root.Start, want)
@@ -97,7 +97,7 @@ func TestHealthyRunSpanTree(t *testing.T) {
 			if !slices.Contains(root.Events, phases.ClientDisconnected) {
 				t.Errorf("root events %v, want client_disconnected", root.Events)
 			}
-			wantAttrs(t, got["launch"], map[string]string{"mcpshim.command": "/usr/bin/rates", "mcpshim.argv": "[--port 0]", "process.pid": "4242"})
+			wantAttrs(t, got["launch"], map[string]string{"mcpshim.command": "/usr/bin/rates", "mcpshim.argv": "[--port 0]", "mcpshim.server_pid": "4242"})
 			wantAttrs(t, got["initialize"], map[string]string{"mcp.method.name": "initialize", "jsonrpc.request.id": "1",
 				"mcpshim.client_name": "agent", "mcpshim.server_name": "rates"})
 			wantAttrs(t, got["discovery"], map[string]string{"mcpshim.tool_count": "2", "mcpshim.tools": "[convert get_rate]"})
@@ -438,7 +438,7 @@ func TestLiveOperationDuration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := NewLive(exp, LiveOptions{Metrics: mexp, Resource: NewResource("rates", "shim_1")})
+	l := NewLive(exp, LiveOptions{Metrics: mexp, Resource: NewResource(nil, "rates", "shim_1")})
 	s := newScript("rates")
 	s.healthy("run_01M", 1, "")
 	for i := range s.recs {
@@ -513,7 +513,7 @@ func TestExporterEnvAndRetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	span := &Span{Name: "x", SpanContext: rootContext("run_1"), Resource: NewResource("s", "")}
+	span := &Span{Name: "x", SpanContext: rootContext("run_1"), Resource: NewResource(nil, "s", "")}
 	if err := exp.ExportSpans(context.Background(), []*Span{span}); err != nil {
 		t.Fatalf("export after one 503: %v", err)
 	}

@@ -26,6 +26,8 @@ type LiveOptions struct {
 	Metrics      *Exporter
 	MetricsEvery time.Duration
 	Resource     *Resource
+	// Base is the resource every span's starts from (BaseResource).
+	Base []attribute.KeyValue
 }
 
 // LiveStats counts what became of a session's records.
@@ -85,7 +87,7 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	if opts.MetricsEvery <= 0 {
 		opts.MetricsEvery = time.Minute
 	}
-	l := &Live{exp: exp, opts: opts, mapper: NewMapper(), queue: make(chan ledger.Record, opts.Queue),
+	l := &Live{exp: exp, opts: opts, mapper: NewMapper(opts.Base), queue: make(chan ledger.Record, opts.Queue),
 		stop: make(chan struct{}), done: make(chan struct{})}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if opts.Metrics != nil {

@@ -52,6 +52,9 @@ const (
 type Mapper struct {
 	st        mapperState
 	resources map[[2]string]*Resource
+	// base is the resource every span's starts from (BaseResource); nil is
+	// service.name=mcpshim alone.
+	base []attribute.KeyValue
 	// rootAttrs, when set, adds attributes to every root span (the live
 	// exporter's drop count).
 	rootAttrs func() []attribute.KeyValue
@@ -59,9 +62,10 @@ type Mapper struct {
 	Orphans int
 }
 
-// NewMapper returns a Mapper with no open runs.
-func NewMapper() *Mapper {
-	return &Mapper{st: mapperState{Runs: map[string]*runState{}}, resources: map[[2]string]*Resource{}}
+// NewMapper returns a Mapper with no open runs, whose spans' resources start
+// from base (BaseResource; nil is service.name=mcpshim alone).
+func NewMapper(base []attribute.KeyValue) *Mapper {
+	return &Mapper{st: mapperState{Runs: map[string]*runState{}}, resources: map[[2]string]*Resource{}, base: base}
 }
 
 // MarshalJSON is the open state: the open runs and the recently ended ones.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -154,7 +155,7 @@ func TestRootOutcome(t *testing.T) {
 			fold.Add(&e)
 		}
 		want := verdict.Judge(&fold, s.recs[len(s.recs)-1].Time, false)
-		spans := mapAll(t, NewMapper(), s.recs)
+		spans := mapAll(t, NewMapper(nil), s.recs)
 		root := find(spans, "run srv")
 		if root == nil {
 			t.Fatalf("%s: no root span in %d spans", tt.name, len(spans))
@@ -184,7 +185,7 @@ func TestMissingRequestRecord(t *testing.T) {
 	s.add(0, "run_1", 5, phases.Launch, phases.Spawned)
 	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "9"), ledger.F("tool", "get_rate"),
 		ledger.F("outcome", "success"), ledger.F("latency_ms", 250*ms))
-	m := NewMapper()
+	m := NewMapper(nil)
 	spans := mapAll(t, m, s.recs)
 	call := find(spans, "tools/call get_rate")
 	if call == nil {
@@ -209,7 +210,7 @@ func TestEventsCapped(t *testing.T) {
 	}
 	s.add(ms, "run_1", 5, phases.Launch, phases.Exited, ledger.F("exit_code", 0), ledger.F("requested_by_shim", true))
 	s.add(ms, "", 0, phases.LedgerPhase, phases.RecordsLost, ledger.F("count", 3))
-	m := NewMapper()
+	m := NewMapper(nil)
 	root := find(mapAll(t, m, s.recs), "run srv")
 	if len(root.Events) != maxEvents || root.DroppedEvents != 10 {
 		t.Errorf("root has %d events, %d dropped; want %d kept, 10 dropped", len(root.Events), root.DroppedEvents, maxEvents)
@@ -224,7 +225,7 @@ func TestFinish(t *testing.T) {
 	s := newScript("srv")
 	s.add(0, "run_1", 5, phases.Launch, phases.SpawnRequested)
 	s.add(time.Second, "run_1", 5, phases.Execution, phases.ToolCallReceived, ledger.F("request_id", "1"), ledger.F("tool", "t"))
-	m := NewMapper()
+	m := NewMapper(nil)
 	mapAll(t, m, s.recs)
 	spans := m.Finish()
 	root, call := find(spans, "run srv"), find(spans, "tools/call t")
@@ -298,7 +299,7 @@ func TestInputRequiredRounds(t *testing.T) {
 	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallContinued, ledger.F("request_id", "2"), ledger.F("tool", "book"))
 	s.add(ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "2"), ledger.F("tool", "book"),
 		ledger.F("outcome", "success"), ledger.F("latency_ms", ms))
-	m := NewMapper()
+	m := NewMapper(nil)
 	var spans []*Span
 	for _, sp := range mapAll(t, m, s.recs) {
 		if sp.Name != "launch" {
@@ -343,7 +344,7 @@ func TestTaskCreatedCall(t *testing.T) {
 	s.add(ms, "run_1", 5, phases.Execution, phases.RequestReceived, ledger.F("request_id", "3"), ledger.F("method", "tasks/result"), ledger.F("direction", "client"))
 	s.add(10*ms, "run_1", 5, phases.Execution, phases.ToolCallResponded, ledger.F("request_id", "1"), ledger.F("tool", "render"),
 		ledger.F("outcome", "is_error"), ledger.F("latency_ms", 14*ms), ledger.F("task_id", "T1"), ledger.F("via_request_id", "3"))
-	m := NewMapper()
+	m := NewMapper(nil)
 	spans := mapAll(t, m, s.recs)
 	if n := openRequests(m, "run_1"); n != 0 {
 		t.Fatalf("%d request spans open after the task's result, want 0", n)
@@ -376,4 +377,57 @@ func spanNames(spans []*Span) []string {
 		out = append(out, s.Name)
 	}
 	return out
+}
+
+func TestBaseResource(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want map[string]string // "" for absent
+	}{
+		{nil, map[string]string{"service.name": "mcpshim", "service.version": "v1.2.3", "process.pid": fmt.Sprint(os.Getpid())}},
+		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "service.name=a,k=v%2Cw, bad ,=x,host.name=h1"},
+			map[string]string{"service.name": "a", "k": "v,w", "host.name": "h1", "bad": ""}},
+		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "service.name=a", "OTEL_SERVICE_NAME": "b"}, map[string]string{"service.name": "b"}},
+		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "k=%zz"}, map[string]string{"k": ""}},
+	}
+	for _, c := range cases {
+		attrs := BaseResource(Identity{Version: "v1.2.3", Self: true}, func(k string) string { return c.env[k] })
+		got := map[string]string{}
+		for _, kv := range attrs {
+			got[string(kv.Key)] = kv.Value.Emit()
+		}
+		for k, v := range c.want {
+			if got[k] != v {
+				t.Errorf("env %v: %s=%q, want %q (all %v)", c.env, k, got[k], v, got)
+			}
+		}
+	}
+	res := NewResource(BaseResource(Identity{}, func(string) string { return "service.instance.id=x,mcpshim.server=y" }), "srv", "shim_1")
+	got := map[string]string{}
+	for _, kv := range res.Attributes {
+		got[string(kv.Key)] = kv.Value.Emit()
+	}
+	if got["mcpshim.server"] != "srv" || got["service.instance.id"] != "shim_1" || got["process.pid"] != "" {
+		t.Errorf("resource %v: want the run's mcpshim.server=srv and service.instance.id=shim_1 over the environment's, no process.pid without Self", got)
+	}
+}
+
+func TestResolveOff(t *testing.T) {
+	cases := []struct {
+		endpoint string
+		env      map[string]string
+		want     bool
+	}{
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, true},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_SDK_DISABLED": "TRUE"}, false},
+		{"", map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318", "OTEL_TRACES_EXPORTER": "none"}, false},
+		{"http://c:4318", map[string]string{"OTEL_SDK_DISABLED": "true"}, true},
+		{"", nil, false},
+	}
+	for _, c := range cases {
+		_, on := Config{Endpoint: c.endpoint, Getenv: func(k string) string { return c.env[k] }}.Resolve()
+		if on != c.want {
+			t.Errorf("endpoint %q env %v: on %v, want %v", c.endpoint, c.env, on, c.want)
+		}
+	}
 }

@@ -51,6 +51,16 @@ type Config struct {
 	NoRetry bool
 	// Getenv reads the variables; nil is os.Getenv.
 	Getenv func(string) string
+	// Version is the shim's version, service.version of the resource; it is
+	// asked for only when export is on.
+	Version func() string
+}
+
+func (cfg Config) version() string {
+	if cfg.Version == nil {
+		return ""
+	}
+	return cfg.Version()
 }
 
 // Exporter posts OTLP requests for one signal to a collector.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
@@ -23,9 +24,17 @@ const closeGrace = 2 * time.Second
 // collector. Without an Endpoint the exporters read the endpoint variables
 // themselves; headers, TLS, timeout and compression always come from the
 // OTEL_EXPORTER_OTLP_* variables.
+//
+// As the SDKs do, OTEL_SDK_DISABLED=true and OTEL_TRACES_EXPORTER=none turn
+// off what the variables name; an Endpoint given (--otlp) is asked for and
+// stays on.
 func (cfg Config) Resolve() (Config, bool) {
 	if cfg.Protocol == "" {
 		cfg.Protocol = cfg.firstEnv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if cfg.Endpoint == "" && (strings.EqualFold(strings.TrimSpace(cfg.firstEnv("OTEL_SDK_DISABLED")), "true") ||
+		strings.TrimSpace(cfg.firstEnv("OTEL_TRACES_EXPORTER")) == "none") {
+		return cfg, false
 	}
 	return cfg, cfg.Collector() != ""
 }
@@ -66,6 +75,7 @@ func (cfg Config) firstEnv(keys ...string) string {
 // collector did not get. A bad endpoint is said once and the session
 // carries on without OTLP: export never breaks a session.
 func StartSession(ctx context.Context, cfg Config, shimID, server string, stderr io.Writer) (onRecord func(*ledger.Record), stop func()) {
+	given := cfg
 	cfg, ok := cfg.Resolve()
 	if !ok {
 		return nil, func() {}
@@ -76,14 +86,20 @@ func StartSession(ctx context.Context, cfg Config, shimID, server string, stderr
 		fmt.Fprintf(stderr, "mcpshim: --otlp: %v; carrying on without it\n", err)
 		return nil, func() {}
 	}
-	opts := LiveOptions{}
+	opts := LiveOptions{Base: BaseResource(Identity{Version: cfg.version(), Self: true}, cfg.Getenv)}
 	// Metrics only where a collector is named for them, not a traces-only
 	// one, and not against the standard OTEL_METRICS_EXPORTER=none.
 	metrics := (cfg.Endpoint != "" || cfg.firstEnv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != "") &&
 		cfg.firstEnv("OTEL_METRICS_EXPORTER") != "none"
 	if metrics {
-		if mexp, err := NewMetricExporter(ctx, cfg); err == nil {
-			opts.Metrics, opts.Resource = mexp, NewResource(server, shimID)
+		mcfg := cfg
+		if given.Protocol == "" {
+			mcfg.Protocol = cfg.firstEnv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL")
+		}
+		if mexp, err := NewMetricExporter(ctx, mcfg); err == nil {
+			opts.Metrics, opts.Resource = mexp, NewResource(opts.Base, server, shimID)
+		} else {
+			fmt.Fprintf(stderr, "mcpshim: otlp metrics: %v; carrying on with traces only\n", err)
 		}
 	}
 	live := NewLive(exp, opts)

@@ -86,7 +86,7 @@ func (m *Mapper) end(r *runState, s *spanState, name string, e *ledger.Entry, st
 	span := m.stub(r, name, s, e.Time)
 	addAttrs(span, fieldAttrs(merge(s.Fields, e.Fields), nil)...)
 	if name == "launch" && r.PID > 0 {
-		addAttrs(span, semconv.ProcessPIDKey.Int(r.PID))
+		addAttrs(span, serverPID(r.PID))
 	}
 	if name == "handshake" && r.Protocol != "" {
 		addAttrs(span, semconv.McpProtocolVersionKey.String(r.Protocol))
@@ -214,6 +214,10 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 	return span
 }
 
+// serverPID is the server's pid: an attribute of its spans, since the
+// resource's process.pid is the shim's own.
+func serverPID(pid int) attribute.KeyValue { return attribute.Int(FieldPrefix+"server_pid", pid) }
+
 // requestKeys are fields already carried by convention attributes.
 var requestKeys = map[string]bool{phases.FieldRequestID: true, phases.FieldMethod: true, phases.FieldTool: true, TraceparentField: true,
 	phases.FieldURI: true, phases.FieldPrompt: true}
@@ -267,7 +271,7 @@ func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {
 	}
 	addAttrs(span, semconv.NetworkTransportPipe, attribute.String(FieldPrefix+"run", r.Run))
 	if r.PID > 0 {
-		addAttrs(span, semconv.ProcessPIDKey.Int(r.PID))
+		addAttrs(span, serverPID(r.PID))
 	}
 	if r.Protocol != "" {
 		addAttrs(span, semconv.McpProtocolVersionKey.String(r.Protocol))

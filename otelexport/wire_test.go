@@ -34,7 +34,7 @@ func str(k, v string) *commonpb.KeyValue {
 // exactly the message the generated types would have built.
 func TestTracesRequestDecodes(t *testing.T) {
 	t0 := time.Unix(1700000000, 123456789)
-	res := NewResource("rates", "shim_1")
+	res := NewResource(nil, "rates", "shim_1")
 	run := TraceID("run_1")
 	remote := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2}, Remote: true})
 	spans := []*Span{{
@@ -114,7 +114,7 @@ func TestMetricsRequestDecodes(t *testing.T) {
 	}
 	now := h.start.Add(time.Second)
 	var got collectormetrics.ExportMetricsServiceRequest
-	if err := proto.Unmarshal(metricsRequest(h, NewResource("rates", ""), now), &got); err != nil {
+	if err := proto.Unmarshal(metricsRequest(h, NewResource(nil, "rates", ""), now), &got); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
 	lo, hi := 0.005, 400.0

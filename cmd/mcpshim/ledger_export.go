@@ -79,7 +79,8 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
-	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state})
+	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state,
+		Base: otelexport.BaseResource(otelexport.Identity{Version: shimVersion()}, c.getenv)})
 	if serr := exp.Shutdown(ctx); err == nil && serr != nil {
 		err = serr
 	}

@@ -2,6 +2,9 @@ package main
 
 import (
 	"flag"
+	"runtime/debug"
+
+	"github.com/mcpshim-dev/mcpshim/buildinfo"
 
 	"github.com/mcpshim-dev/mcpshim/otelexport"
 )
@@ -20,5 +23,11 @@ func (f *otlpFlags) register(fs *flag.FlagSet, what string) {
 // config is the collector the flags name, read with the command's
 // environment (otelexport.Config.Resolve adds the standard variables).
 func (f *otlpFlags) config(c *cli) otelexport.Config {
-	return otelexport.Config{Endpoint: f.endpoint, Protocol: f.protocol, Getenv: c.getenv}
+	return otelexport.Config{Endpoint: f.endpoint, Protocol: f.protocol, Getenv: c.getenv, Version: shimVersion}
+}
+
+// shimVersion is service.version: the version `mcpshim version` prints.
+func shimVersion() string {
+	bi, _ := debug.ReadBuildInfo()
+	return buildinfo.Read(buildinfo.Version{Version: version, Commit: commit, Date: date}, bi).Version
 }

@@ -294,3 +294,39 @@ func TestOTLPConventions(t *testing.T) {
 	}
 	wantSpan(t, died, "ERROR "+died.Status, map[string]string{"error.type": "-31000", "rpc.response.status_code": "-31000"})
 }
+
+// The resource says which shim on which machine: the SDKs' variables
+// (OTEL_SERVICE_NAME over OTEL_RESOURCE_ATTRIBUTES' service.name), the
+// shim's version, host and process; the server's pid is its spans'.
+func TestOTLPResource(t *testing.T) {
+	col := newCollector(t)
+	t.Setenv("OTEL_SERVICE_NAME", "fleet-a")
+	t.Setenv("OTEL_RESOURCE_ATTRIBUTES", "service.name=ignored, deployment.environment.name=prod,team=a%20b")
+	s := start(t, true, []string{"--otlp", col.url}, "fixture", "healthy")
+	legacySession(s)
+	shimPID := s.cmd.Process.Pid
+	if code := s.finish(); code != 0 {
+		t.Fatalf("shim exited %d; stderr:\n%s", code, s.stderr.String())
+	}
+	host, _ := os.Hostname()
+	launch := col.span(t, "launch")
+	want := map[string]string{"service.name": "fleet-a", "deployment.environment.name": "prod", "team": "a b", "host.name": host,
+		"process.pid": fmt.Sprint(shimPID), "process.executable.name": filepath.Base(builtShim(t)), "mcpshim.server": "test"}
+	for k, v := range want {
+		if launch.Resource[k] != v {
+			t.Errorf("resource %s=%q, want %q (resource %v)", k, launch.Resource[k], v, launch.Resource)
+		}
+	}
+	if launch.Resource["service.version"] == "" || launch.Resource["service.instance.id"] == "" {
+		t.Errorf("resource %v: want service.version and service.instance.id", launch.Resource)
+	}
+	var serverPID string
+	for _, e := range s.entries() {
+		if e.Event == "spawned" {
+			serverPID = fmt.Sprint(e.PID)
+		}
+	}
+	for _, name := range []string{"launch", "run test"} {
+		wantSpan(t, col.span(t, name), "", map[string]string{"mcpshim.server_pid": serverPID, "process.pid": ""})
+	}
+}

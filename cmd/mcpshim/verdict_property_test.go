@@ -69,7 +69,7 @@ func agree(t *testing.T, path string, seen map[string]int) bool {
 	folds := map[string]*verdict.Fold{}
 	var order []string
 	spans := map[string]*otelexport.Span{}
-	m := otelexport.NewMapper()
+	m := otelexport.NewMapper(nil)
 	for i := range entries {
 		e := &entries[i]
 		if folds[e.Run] == nil {
