@@ -1,6 +1,7 @@
 package otelexport
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
@@ -209,9 +210,43 @@ func (m *Mapper) request(r *runState, s *spanState, e *ledger.Entry, id string, 
 	if st.code != "" {
 		addAttrs(span, semconv.RPCResponseStatusCodeKey.String(st.code))
 	}
-	addAttrs(span, fieldAttrs(fields, requestKeys)...)
+	skip := requestKeys
+	if s.Tool != "" {
+		// --capture full: the call's bodies as the conventions' opt-in
+		// attributes rather than the lines they came in.
+		skip = callKeys
+		addAttrs(span, toolCallBodies(s.Method, s.Fields, e, st)...)
+	}
+	addAttrs(span, fieldAttrs(fields, skip)...)
 	setStatus(span, st)
 	return span
+}
+
+// callKeys are requestKeys and the bodies, which a call's span carries as
+// gen_ai.tool.call.arguments and .result.
+var callKeys = map[string]bool{phases.FieldRequestID: true, phases.FieldMethod: true, phases.FieldTool: true, TraceparentField: true,
+	phases.FieldURI: true, phases.FieldPrompt: true, bodyField: true}
+
+// bodyField holds a message's line, redacted, under --capture full.
+const bodyField = "body"
+
+// toolCallBodies are the opt-in gen_ai.tool.call.arguments (the request's
+// params.arguments) and gen_ai.tool.call.result ("if execution was
+// successful": the answer's result), as JSON text, from the redacted lines
+// --capture full records. A line that does not parse gives nothing.
+func toolCallBodies(method string, opened map[string]any, e *ledger.Entry, st status) []attribute.KeyValue {
+	var out []attribute.KeyValue
+	if req, _ := opened[bodyField].(string); req != "" && method == mcp.MethodCallTool {
+		if args := mcp.Member(mcp.Member([]byte(req), "params"), "arguments"); len(args) > 0 && json.Valid(args) {
+			out = append(out, semconv.GenAIToolCallArgumentsKey.String(string(args)))
+		}
+	}
+	if resp := e.Str(bodyField); resp != "" && st.errType == "" && e.Str(phases.FieldOutcome) == mcp.OutcomeSuccess {
+		if res := mcp.Member([]byte(resp), "result"); len(res) > 0 && json.Valid(res) {
+			out = append(out, semconv.GenAIToolCallResultKey.String(string(res)))
+		}
+	}
+	return out
 }
 
 // serverPID is the server's pid: an attribute of its spans, since the

@@ -330,3 +330,25 @@ func TestOTLPResource(t *testing.T) {
 		wantSpan(t, col.span(t, name), "", map[string]string{"mcpshim.server_pid": serverPID, "process.pid": ""})
 	}
 }
+
+// --capture full exports a call's arguments and result as the conventions'
+// opt-in gen_ai.tool.call.arguments and .result, redacted, not a body.
+func TestOTLPCaptureFull(t *testing.T) {
+	col := newCollector(t)
+	token := "ghp_" + strings.Repeat("a1B2", 9)
+	s := start(t, true, []string{"--otlp", col.url, "--capture", "full"}, "fixture", "healthy")
+	s.call("1", "initialize", initParams)
+	if err := s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
+		t.Fatal(err)
+	}
+	s.call("2", "tools/call", `{"name":"echo","arguments":{"text":"use `+token+`"}}`)
+	s.finish()
+	call := col.span(t, "tools/call echo")
+	wantSpan(t, call, "", map[string]string{"gen_ai.tool.call.arguments": `{"text":"use [REDACTED]"}`,
+		"gen_ai.tool.call.result": `{"content":[{"type":"text","text":"use [REDACTED]"}]}`, "mcpshim.body": ""})
+	for k, v := range call.Attrs {
+		if strings.Contains(v, token) {
+			t.Errorf("attribute %s carries the token: %s", k, v)
+		}
+	}
+}
