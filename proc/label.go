@@ -22,6 +22,9 @@ func Label(command []string) string {
 	if f := cmdC(command[1:]); cmd == "cmd" && len(f) > 0 {
 		return Label(f)
 	}
+	if r, ok := ParseContainerRun(command); ok {
+		return scriptName(r.Image)
+	}
 	name := trimExe(command[0][strings.LastIndexAny(command[0], `/\`)+1:])
 	if launchers[cmd] {
 		args := command[1:]

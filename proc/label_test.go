@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -42,6 +43,60 @@ func TestLabelWindows(t *testing.T) {
 	for _, tt := range tests {
 		if got := Label(tt.argv); got != tt.want {
 			t.Errorf("Label(%q) = %q, want %q", tt.argv, got, tt.want)
+		}
+	}
+}
+
+// TestLabelContainer: a container's server is named after its image, past
+// the engine's valued options, whichever spelling of run.
+func TestLabelContainer(t *testing.T) {
+	cases := map[string]string{
+		"docker run -i --rm --network host ghcr.io/github/github-mcp-server":                           "github-mcp-server",
+		"docker run -i --rm --mount type=bind,src=/tmp,dst=/data mcp/filesystem /data":                 "filesystem",
+		"docker run -i --rm --env-file ./env mcp/postgres postgres://db":                               "postgres",
+		"docker run -i --rm --pull never mcp/time":                                                     "time",
+		"docker container run -i --rm mcp/fetch":                                                       "fetch",
+		"docker --context remote run -i --rm mcp/git":                                                  "git",
+		"docker -H unix:///tmp/d.sock run -it --rm mcp/git":                                            "git",
+		"docker run -i --rm -e GITHUB_TOKEN -eX=1 -p8080:80 -v /a:/b ghcr.io/github/github-mcp-server": "github-mcp-server",
+		"docker run --interactive --rm --name gh --network=none mcp/gh:1.2":                            "gh",
+		"podman run -i --rm --userns keep-id --replace quay.io/acme/notes-mcp@sha256:abc":              "notes-mcp",
+		"docker.exe run -i --rm -- mcp/sqlite --db /x":                                                 "sqlite",
+		"docker exec -i mycontainer server":                                                            "mycontainer",
+	}
+	for cmd, want := range cases {
+		if got := Label(strings.Fields(cmd)); got != want {
+			t.Errorf("Label(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// TestParseContainerRun: where the shim may add options, and what it reads.
+func TestParseContainerRun(t *testing.T) {
+	tests := []struct {
+		cmd         string
+		ok          bool
+		engine      string
+		run         int
+		image       string
+		interactive bool
+		cidfile     string
+	}{
+		{"docker run -i --rm img", true, "docker", 1, "img", true, ""},
+		{"docker run --rm img", true, "docker", 1, "img", false, ""},
+		{"docker --context c container run -it --cidfile /tmp/c img", true, "docker --context c", 4, "img", true, "/tmp/c"},
+		{"podman --remote run --interactive=false --cidfile=/x img arg", true, "podman --remote", 2, "img", false, "/x"},
+		{"docker run -i --rm", false, "", 0, "", false, ""},
+		{"docker ps", false, "", 0, "", false, ""},
+		{"docker compose run svc", false, "", 0, "", false, ""},
+		{"npx -y run", false, "", 0, "", false, ""},
+	}
+	for _, tt := range tests {
+		r, ok := ParseContainerRun(strings.Fields(tt.cmd))
+		got := []any{ok, strings.Join(r.Engine, " "), r.Run, r.Image, r.Interactive, r.CIDFile}
+		want := []any{tt.ok, tt.engine, tt.run, tt.image, tt.interactive, tt.cidfile}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("ParseContainerRun(%q) = %v, want %v", tt.cmd, got, want)
 		}
 	}
 }
