@@ -436,15 +436,24 @@ var (
 	tmpRE      = regexp.MustCompile(`/tmp/[^\s":)]*`)
 )
 
+// normalizePaths names the checkout (wd, interop/) and the shim before any
+// other temporary path: a checkout under /tmp is a temporary path too.
+func normalizePaths(s, wd, shim string) string {
+	if shim != "" {
+		s = strings.ReplaceAll(s, shim, "<mcpshim>")
+	}
+	if wd != "" {
+		s = strings.ReplaceAll(s, wd, "<interop>")
+	}
+	return tmpRE.ReplaceAllString(s, "<tmp>")
+}
+
 func normalize(sc verdictScenario, s string) string {
 	s = durationRE.ReplaceAllString(s, "<dur>")
 	s = pidRE.ReplaceAllString(s, "pid <pid>")
 	s = portRE.ReplaceAllString(s, "127.0.0.1:<port>")
-	s = tmpRE.ReplaceAllString(s, "<tmp>")
-	s = strings.ReplaceAll(s, bins.shim, "<mcpshim>")
-	if wd, err := os.Getwd(); err == nil {
-		s = strings.ReplaceAll(s, wd, "<interop>")
-	}
+	wd, _ := os.Getwd()
+	s = normalizePaths(s, wd, bins.shim)
 	keys := make([]string, 0, len(sc.races))
 	for k := range sc.races {
 		keys = append(keys, k)
@@ -454,4 +463,20 @@ func normalize(sc verdictScenario, s string) string {
 		s = strings.ReplaceAll(s, k, sc.races[k])
 	}
 	return s
+}
+
+// TestNormalizePaths: a checkout under /tmp is named <interop>, not <tmp>
+// (the golden table failed in every checkout there).
+func TestNormalizePaths(t *testing.T) {
+	for _, c := range []struct{ in, wd, shim, want string }{
+		{"fork/exec /tmp/clone/interop/testdata/verdict/crash.py: permission denied", "/tmp/clone/interop", "/tmp/go-build1/mcpshim",
+			"fork/exec <interop>/testdata/verdict/crash.py: permission denied"},
+		{"fork/exec /work/m/interop/testdata/x: denied; /tmp/TestX123/ledger", "/work/m/interop", "/tmp/b/mcpshim",
+			"fork/exec <interop>/testdata/x: denied; <tmp>"},
+		{"/tmp/b/mcpshim -- /tmp/clone/interop/a", "/tmp/clone/interop", "/tmp/b/mcpshim", "<mcpshim> -- <interop>/a"},
+	} {
+		if got := normalizePaths(c.in, c.wd, c.shim); got != c.want {
+			t.Errorf("normalizePaths(%q, wd %q, shim %q) = %q, want %q", c.in, c.wd, c.shim, got, c.want)
+		}
+	}
 }
