@@ -86,6 +86,8 @@ type BatchOptions struct {
 	BatchSize int
 	// Base is the resource every span's starts from (BaseResource).
 	Base []attribute.KeyValue
+	// Full is Config.Full.
+	Full bool
 }
 
 // BatchResult counts what an export did.
@@ -117,6 +119,7 @@ func ExportFiles(ctx context.Context, exp *Exporter, files []string, opts BatchO
 		}
 	}
 	m := NewMapper(opts.Base)
+	m.full = opts.Full
 	if len(st.Open) > 0 {
 		if err := m.UnmarshalJSON(st.Open); err != nil {
 			return res, fmt.Errorf("export state %s: %w", opts.State, err)

@@ -28,6 +28,8 @@ type LiveOptions struct {
 	Resource     *Resource
 	// Base is the resource every span's starts from (BaseResource).
 	Base []attribute.KeyValue
+	// Full is Config.Full.
+	Full bool
 }
 
 // LiveStats counts what became of a session's records.
@@ -89,6 +91,7 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	}
 	l := &Live{exp: exp, opts: opts, mapper: NewMapper(opts.Base), queue: make(chan ledger.Record, opts.Queue),
 		stop: make(chan struct{}), done: make(chan struct{})}
+	l.mapper.full = opts.Full
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if opts.Metrics != nil {
 		l.duration = newHistogram()

@@ -55,6 +55,9 @@ type Mapper struct {
 	// base is the resource every span's starts from (BaseResource); nil is
 	// service.name=mcpshim alone.
 	base []attribute.KeyValue
+	// full exports what --capture full asks for: the launch's whole
+	// environment, PATH and cwd.
+	full bool
 	// rootAttrs, when set, adds attributes to every root span (the live
 	// exporter's drop count).
 	rootAttrs func() []attribute.KeyValue

@@ -51,6 +51,9 @@ type Config struct {
 	NoRetry bool
 	// Getenv reads the variables; nil is os.Getenv.
 	Getenv func(string) string
+	// Full exports what --capture full records beyond what a reader needs:
+	// the launch's every variable name, PATH and cwd.
+	Full bool
 	// Version is the shim's version, service.version of the resource; it is
 	// asked for only when export is on.
 	Version func() string

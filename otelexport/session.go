@@ -86,7 +86,7 @@ func StartSession(ctx context.Context, cfg Config, shimID, server string, stderr
 		fmt.Fprintf(stderr, "mcpshim: --otlp: %v; carrying on without it\n", err)
 		return nil, func() {}
 	}
-	opts := LiveOptions{Base: BaseResource(Identity{Version: cfg.version(), Self: true}, cfg.Getenv)}
+	opts := LiveOptions{Base: BaseResource(Identity{Version: cfg.version(), Self: true}, cfg.Getenv), Full: cfg.Full}
 	// Metrics only where a collector is named for them, not a traces-only
 	// one, and not against the standard OTEL_METRICS_EXPORTER=none.
 	metrics := (cfg.Endpoint != "" || cfg.firstEnv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT") != "") &&

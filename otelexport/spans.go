@@ -10,6 +10,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -85,7 +86,17 @@ func outcomeStatus(e *ledger.Entry) status {
 
 func (m *Mapper) end(r *runState, s *spanState, name string, e *ledger.Entry, st status) *Span {
 	span := m.stub(r, name, s, e.Time)
-	addAttrs(span, fieldAttrs(merge(s.Fields, e.Fields), nil)...)
+	fields := merge(s.Fields, e.Fields)
+	var skip map[string]bool
+	if name == "launch" && !m.full {
+		// What a reader needs: the command and which variables the shim
+		// hid; the whole environment, PATH and cwd only with --capture full.
+		skip = launchBulk
+		if hidden := credentialNames(fields[launchEnvNames]); len(hidden) > 0 {
+			addAttrs(span, attribute.StringSlice(FieldPrefix+"env_redacted", hidden))
+		}
+	}
+	addAttrs(span, fieldAttrs(fields, skip)...)
 	if name == "launch" && r.PID > 0 {
 		addAttrs(span, serverPID(r.PID))
 	}
@@ -244,6 +255,25 @@ func toolCallBodies(method string, opened map[string]any, e *ledger.Entry, st st
 	if resp := e.Str(bodyField); resp != "" && st.errType == "" && e.Str(phases.FieldOutcome) == mcp.OutcomeSuccess {
 		if res := mcp.Member([]byte(resp), "result"); len(res) > 0 && json.Valid(res) {
 			out = append(out, semconv.GenAIToolCallResultKey.String(string(res)))
+		}
+	}
+	return out
+}
+
+// launchEnvNames is spawn_requested's field naming the server's variables.
+const launchEnvNames = "env_names"
+
+// launchBulk are spawn_requested's fields a launch span leaves to --capture full.
+var launchBulk = map[string]bool{launchEnvNames: true, "path": true, "cwd": true}
+
+// credentialNames are the names in v (a ledger list) whose values the shim
+// hides (redact.CredentialName).
+func credentialNames(v any) []string {
+	l, _ := v.([]any)
+	var out []string
+	for _, n := range l {
+		if s, ok := n.(string); ok && redact.CredentialName(s) {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -138,7 +138,7 @@ func EnvHider(env map[string]string) func(string) string {
 // appendCredential appends v to values if it is a credential's value: 6 bytes
 // or more under a credential's name.
 func appendCredential(values []string, name, v string) []string {
-	if len(v) >= 6 && credentialName(name) {
+	if len(v) >= 6 && CredentialName(name) {
 		return append(values, v)
 	}
 	return values
@@ -158,11 +158,11 @@ func hideValues(s string, values []string) string {
 	return s
 }
 
-// credentialName reports whether a variable's name says it holds a
+// CredentialName reports whether a variable's name says it holds a
 // credential: one of its parts (split at _ - .) is or ends with a secret word
 // (GITHUB_PAT, OPENAI_APIKEY, DB_PASSWORD), not merely contains its letters
 // (PATH, KEYBOARD_LAYOUT). It errs towards hiding: MONKEY ends in KEY.
-func credentialName(name string) bool {
+func CredentialName(name string) bool {
 	for _, part := range strings.FieldsFunc(strings.ToUpper(name), func(r rune) bool { return r == '_' || r == '-' || r == '.' }) {
 		for _, w := range envSecretWords {
 			if strings.HasSuffix(part, w) || strings.HasSuffix(part, w+"S") {

@@ -206,8 +206,8 @@ func TestCredentialName(t *testing.T) {
 		"AWS_SECRET_ACCESS_KEY": true, "GOOGLE_APPLICATION_CREDENTIALS": true, "session-cookie": true, "MY_AUTH": true,
 		"PATH": false, "KEYBOARD_LAYOUT": false, "PATH_INFO": false, "HOME": false, "PATHEXT": false,
 	} {
-		if got := credentialName(name); got != want {
-			t.Errorf("credentialName(%q) = %v, want %v", name, got, want)
+		if got := CredentialName(name); got != want {
+			t.Errorf("CredentialName(%q) = %v, want %v", name, got, want)
 		}
 	}
 }

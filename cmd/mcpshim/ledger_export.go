@@ -11,7 +11,8 @@ import (
 	"github.com/mcpshim-dev/mcpshim/otelexport"
 )
 
-const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--state FILE|off] [--json] [PATH...]
+const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--state FILE|off]
+                             [--capture meta|full] [--json] [PATH...]
 
 Ships ledgers to an OpenTelemetry collector as traces: one trace per run, a
 span per phase (launch, handshake, discovery) and per request. It remembers in
@@ -39,14 +40,16 @@ type ledgerExportJSON struct {
 // runLedgerExport is `mcpshim ledger export`: the resumable batch export.
 func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 	var (
-		otlp   otlpFlags
-		state  string
-		asJSON bool
+		otlp    otlpFlags
+		state   string
+		asJSON  bool
+		capture string
 	)
 	fs := flag.NewFlagSet("mcpshim ledger export", flag.ContinueOnError)
 	otlp.register(fs, "send the ledgers")
 	fs.StringVar(&state, "state", "", "remember progress in `FILE` (default: one per collector in the ledger directory); off sends everything again")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON document")
+	fs.StringVar(&capture, "capture", "meta", "meta: a launch span names the command and the variables the shim hid; full: also every variable's name, PATH and cwd")
 	paths, err := cmdline.Parse(fs, args, "mcpshim ledger export --help")
 	switch {
 	case errors.Is(err, cmdline.ErrHelp):
@@ -55,6 +58,10 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		return 0
 	case err != nil:
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
+		return exitUsage
+	}
+	if capture != "meta" && capture != "full" {
+		fmt.Fprintf(c.stderr, "mcpshim ledger export: --capture %q: want meta or full\n", capture)
 		return exitUsage
 	}
 	cfg, ok := otlp.config(c).Resolve()
@@ -79,7 +86,7 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
-	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state,
+	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state, Full: capture == "full",
 		Base: otelexport.BaseResource(otelexport.Identity{Version: shimVersion()}, c.getenv)})
 	if serr := exp.Shutdown(ctx); err == nil && serr != nil {
 		err = serr

@@ -352,3 +352,27 @@ func TestOTLPCaptureFull(t *testing.T) {
 		}
 	}
 }
+
+// The launch span names the command and the variables whose values the shim
+// hid; every variable's name, PATH and cwd only with --capture full.
+func TestOTLPLaunch(t *testing.T) {
+	t.Setenv("DEPLOY_TOKEN", "tok-123456789")
+	for _, capture := range []string{"meta", "full"} {
+		col := newCollector(t)
+		s := start(t, true, []string{"--otlp", col.url, "--capture", capture}, "fixture", "healthy")
+		legacySession(s)
+		s.finish()
+		launch := col.span(t, "launch")
+		if launch.Attrs["mcpshim.command"] != builtShim(t) || launch.Attrs["mcpshim.argv"] != "[fixture healthy]" {
+			t.Errorf("--capture %s: launch %v, want the command and its argv", capture, launch.Attrs)
+		}
+		if got := launch.Attrs["mcpshim.env_redacted"]; capture == "meta" && !strings.Contains(got, "DEPLOY_TOKEN") {
+			t.Errorf("--capture meta: mcpshim.env_redacted %q, want DEPLOY_TOKEN in it", got)
+		}
+		for _, k := range []string{"mcpshim.env_names", "mcpshim.path", "mcpshim.cwd"} {
+			if _, ok := launch.Attrs[k]; ok != (capture == "full") {
+				t.Errorf("--capture %s: launch has %s %v, want %v", capture, k, ok, capture == "full")
+			}
+		}
+	}
+}

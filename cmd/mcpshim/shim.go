@@ -328,7 +328,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if f.quiet {
 		events = nil
 	}
-	onRecord, stopOTLP := otelexport.StartSession(ctx, f.otlp.config(c), shimID, f.name, stderr)
+	otlp := f.otlp.config(c)
+	otlp.Full = f.capture == "full"
+	onRecord, stopOTLP := otelexport.StartSession(ctx, otlp, shimID, f.name, stderr)
 	defer stopOTLP() // runs after rec.Close: every record has reached the exporter
 	lw, _ := ledger.Open(ledger.Options{
 		OnRecord: onRecord,
