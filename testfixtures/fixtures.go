@@ -53,6 +53,7 @@ type options struct {
 	seed                int64
 	record              string
 	url                 string
+	spec                string
 }
 
 const fakeToken = "sk-test-123456789abcdef"
@@ -129,6 +130,8 @@ var fixtures = map[string]struct {
 		})},
 	"browser": {"not a server: a browser at an authorization server that approves at once: GET --url, then its Location ($BROWSER for OAuth tests)",
 		browse},
+	"fault": {"the truth harness's server: breaks where and as --spec says (see FaultSpec), else serves echo in its era",
+		func(o options, st stdio) int { return serveFault(o.spec, st) }},
 	"chaos": {"a random peer: late, re-spelled, reordered answers up to 4 MiB, notifications, server requests, deaths; --seed, --record DIR",
 		func(o options, st stdio) int { return chaos(o.seed, o.record, st) }},
 	"stderr-chatty": {"healthy, but writes --lines stderr lines (default 200) and one per request, with a fake bearer token",
@@ -258,6 +261,7 @@ func parseOptions(name string, args []string, stderr io.Writer) (options, error)
 	fs.BoolVar(&o.refuseDiscover, "refuse-discover", false, "server/discover answers -32022 UnsupportedProtocolVersion")
 	fs.Int64Var(&o.seed, "seed", 1, "chaos: the random seed (mixed with the pid)")
 	fs.StringVar(&o.record, "record", "", "chaos: a directory to record every line read and written in")
+	fs.StringVar(&o.spec, "spec", "", "fault: the fault spec, e.g. \"era=legacy at=read:1 do=exit:3 say=cause\"")
 	fs.StringVar(&o.url, "url", "", "browser: the authorization URL to visit")
 	fs.StringVar(&o.supported, "supported", "", "comma-separated supportedVersions of server/discover (default 2026-07-28,2025-11-25)")
 	if err := fs.Parse(args); err != nil {
