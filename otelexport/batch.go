@@ -88,6 +88,11 @@ type BatchOptions struct {
 	Base []attribute.KeyValue
 	// Full is Config.Full.
 	Full bool
+	// Alive says whether a run's server pid still runs; nil is never. A
+	// run with no end record whose server is gone had its shim killed
+	// (SIGKILL, a power cut): it is ended at its last record with the
+	// verdict mcpshim ledger gives it, UNRECORDED, not left open.
+	Alive func(pid int) bool
 }
 
 // BatchResult counts what an export did.
@@ -97,6 +102,7 @@ type BatchResult struct {
 	Spans   int // spans exported
 	Skipped int // lines that were not records (torn, garbage)
 	Open    int // runs still open: their root spans wait for their exit
+	Ended   int // runs with no end record whose server is gone, ended UNRECORDED
 }
 
 // ExportFiles exports the records of files (in order: rotated files first,
@@ -139,6 +145,20 @@ func ExportFiles(ctx context.Context, exp *Exporter, files []string, opts BatchO
 		}
 		if opts.State != "" {
 			if err := st.Save(opts.State); err != nil {
+				return res, err
+			}
+		}
+	}
+	if opts.Alive != nil {
+		open := m.OpenRuns()
+		if spans := m.FinishGone(opts.Alive); len(spans) > 0 {
+			if err := exp.ExportSpans(ctx, spans); err != nil {
+				return res, fmt.Errorf("export: %w", err)
+			}
+			res.Spans += len(spans)
+			res.Ended = open - m.OpenRuns()
+			var err error
+			if st.Open, err = m.MarshalJSON(); err != nil {
 				return res, err
 			}
 		}

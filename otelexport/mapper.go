@@ -253,10 +253,16 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 
 // Finish ends every open run at its last record, marked unfinished: the
 // session is over and no exit will be recorded.
-func (m *Mapper) Finish() []*Span {
+func (m *Mapper) Finish() []*Span { return m.FinishGone(nil) }
+
+// FinishGone ends, as Finish does, the open runs whose server is not alive
+// (alive nil: every one): no shim is left to record their end.
+func (m *Mapper) FinishGone(alive func(pid int) bool) []*Span {
 	runs := make([]string, 0, len(m.st.Runs))
-	for id := range m.st.Runs {
-		runs = append(runs, id)
+	for id, r := range m.st.Runs {
+		if alive == nil || r.PID <= 0 || !alive(r.PID) {
+			runs = append(runs, id)
+		}
 	}
 	sort.Strings(runs)
 	var out []*Span

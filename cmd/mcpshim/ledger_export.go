@@ -9,6 +9,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/cmdline"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/otelexport"
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 const ledgerExportUsage = `usage: mcpshim ledger export [--otlp URL] [--state FILE|off]
@@ -18,7 +19,9 @@ Ships ledgers to an OpenTelemetry collector as traces: one trace per run, a
 span per phase (launch, handshake, discovery) and per request. It remembers in
 the state file how far each ledger was exported, so running it again (after a
 session, from cron) sends only what is new; a run still going is finished by a
-later export. PATH is a ledger file or directory, by default
+later export, and one whose server is gone with no exit recorded (its shim
+was killed) is ended UNRECORDED, as mcpshim ledger judges it. PATH is a
+ledger file or directory, by default
   %s
 Headers, TLS and timeouts come from the OTEL_EXPORTER_OTLP_* variables.
 
@@ -34,7 +37,10 @@ type ledgerExportJSON struct {
 	Spans     int    `json:"spans"`
 	Skipped   int    `json:"skipped_lines"`
 	OpenRuns  int    `json:"open_runs"` // runs whose root span waits for their exit
-	Error     string `json:"error,omitempty"`
+	// Unrecorded are runs with no exit whose server is gone (their shim was
+	// killed): ended at their last record, UNRECORDED.
+	Unrecorded int    `json:"unrecorded_runs"`
+	Error      string `json:"error,omitempty"`
 }
 
 // runLedgerExport is `mcpshim ledger export`: the resumable batch export.
@@ -86,14 +92,14 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim ledger export: %v\n", err)
 		return exitUsage
 	}
-	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state, Full: capture == "full",
+	res, err := otelexport.ExportFiles(ctx, exp, files, otelexport.BatchOptions{State: state, Full: capture == "full", Alive: proc.Alive,
 		Base: otelexport.BaseResource(otelexport.Identity{Version: shimVersion()}, c.getenv)})
 	if serr := exp.Shutdown(ctx); err == nil && serr != nil {
 		err = serr
 	}
 	if asJSON {
 		out := ledgerExportJSON{Collector: cfg.Collector(), State: state, Files: res.Files, Records: res.Records,
-			Spans: res.Spans, Skipped: res.Skipped, OpenRuns: res.Open}
+			Spans: res.Spans, Skipped: res.Skipped, OpenRuns: res.Open, Unrecorded: res.Ended}
 		if err != nil {
 			out.Error = err.Error()
 		}
@@ -102,6 +108,9 @@ func runLedgerExport(ctx context.Context, c *cli, args []string) int {
 		}
 	} else if err == nil {
 		fmt.Fprintf(c.stdout, "%d records from %d files: %d spans to %s", res.Records, res.Files, res.Spans, cfg.Collector())
+		if res.Ended > 0 {
+			fmt.Fprintf(c.stdout, "; %d runs UNRECORDED (no exit recorded and the server is gone: its shim was killed)", res.Ended)
+		}
 		if res.Open > 0 {
 			fmt.Fprintf(c.stdout, "; %d runs still going (their root spans follow when they end)", res.Open)
 		}

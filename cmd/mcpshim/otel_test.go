@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	collectormetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
@@ -21,6 +22,8 @@ import (
 	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/mcpshim-dev/mcpshim/proc"
 )
 
 // collector is an OTLP/HTTP receiver on a loopback port that decodes what
@@ -374,5 +377,42 @@ func TestOTLPLaunch(t *testing.T) {
 				t.Errorf("--capture %s: launch has %s %v, want %v", capture, k, ok, capture == "full")
 			}
 		}
+	}
+}
+
+// A run whose shim was killed by SIGKILL has no exit record: ledger export
+// ends it at its last record with the verdict mcpshim ledger gives,
+// UNRECORDED, root span and all, rather than waiting for an exit that will
+// never come.
+func TestLedgerExportKilledShim(t *testing.T) {
+	s := start(t, true, nil, "fixture", "healthy")
+	s.call("1", "initialize", initParams)
+	spawned := s.waitEvent("spawned")
+	if err := s.cmd.Process.Kill(); err != nil { // SIGKILL: the shim records nothing more
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait()
+	deadline := time.Now().Add(eventWait)
+	for proc.Alive(spawned.PID) { // its guard ends the server
+		if time.Now().After(deadline) {
+			t.Fatalf("server pid %d still alive %v after its shim was killed", spawned.PID, eventWait)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	col := newCollector(t)
+	out, err := exec.Command(builtShim(t), "ledger", "export", "--otlp", col.url, "--state", "off", s.ledger).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ledger export: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "still going") || !strings.Contains(string(out), "1 runs UNRECORDED") {
+		t.Errorf("ledger export said %q, want the run UNRECORDED, not still going", out)
+	}
+	root := col.span(t, "run test")
+	wantSpan(t, root, "ERROR "+root.Status, map[string]string{"mcpshim.outcome": "UNRECORDED", "error.type": "unrecorded"})
+	if !strings.Contains(root.Status, "the shim was killed") {
+		t.Errorf("root status %q, want the judge's reason (the shim was killed)", root.Status)
+	}
+	if launch := col.span(t, "launch"); launch.Parent != root.SpanID {
+		t.Errorf("launch parent %s, want the root %s", launch.Parent, root.SpanID)
 	}
 }
