@@ -17,6 +17,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -102,6 +103,11 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		return nil
 	}
 	if _, open := m.st.Runs[e.Run]; !open && m.closed(e.Run) {
+		if e.Event == phases.RestartScheduled {
+			// Its span is the wait: it ends when the next run is asked for.
+			m.st.Restarts = remember(m.st.Restarts, e.Run, &restartState{Shim: e.Shim, Server: e.Server, Seq: e.Seq, Start: e.Time, Fields: e.Fields})
+			return nil
+		}
 		return []*Span{m.late(e)}
 	}
 	r := m.run(e)
@@ -119,6 +125,10 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	case phases.SpawnRequested:
 		r.PrevRun = e.Str(phases.FieldPreviousRun)
 		r.Launch = r.open("launch", e)
+		if w := m.st.Restarts[r.PrevRun]; w != nil {
+			delete(m.st.Restarts, r.PrevRun)
+			emit(m.restart(r.PrevRun, w, e.Time, r.Run))
+		}
 	case phases.Spawned:
 		r.SpawnedAt = e.Time
 		r.PID = e.PID // the record's own pid; the field of the same name folds into it
@@ -270,6 +280,23 @@ func (m *Mapper) FinishGone(alive func(pid int) bool) []*Span {
 		r := m.st.Runs[id]
 		e := &ledger.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}
 		out = append(out, m.closeRun(r, e)...)
+	}
+	if alive == nil {
+		// No next run will be asked for: a wait ends when it was to.
+		waits := make([]string, 0, len(m.st.Restarts))
+		for id := range m.st.Restarts {
+			waits = append(waits, id)
+		}
+		sort.Strings(waits)
+		for _, id := range waits {
+			w := m.st.Restarts[id]
+			end := w.Start
+			if ms, ok := (&ledger.Entry{Fields: w.Fields}).Float(phases.FieldDelayMS); ok {
+				end = end.Add(time.Duration(ms * float64(time.Millisecond)))
+			}
+			out = append(out, m.restart(id, w, end, ""))
+		}
+		m.st.Restarts = nil
 	}
 	return out
 }

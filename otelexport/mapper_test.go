@@ -431,3 +431,38 @@ func TestResolveOff(t *testing.T) {
 		}
 	}
 }
+
+// A restart's span is the real wait, from the run's end to the next run's
+// spawn_requested, even when the backoff's delay is 0: a 0 ms span is a
+// "negative duration" to Jaeger.
+func TestRestartSpanIsTheWait(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "srv"))
+	s.add(ms, "run_1", 7, phases.Launch, phases.Spawned)
+	s.add(ms, "run_1", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
+	s.add(0, "run_1", 7, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 1), ledger.F("delay_ms", time.Duration(0)))
+	s.add(3*ms, "run_2", 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "srv"), ledger.F("previous_run", "run_1"))
+	m := NewMapper(nil)
+	spans := mapAll(t, m, s.recs)
+	w := find(spans, phases.RestartScheduled)
+	if w == nil {
+		t.Fatalf("no restart span in %v", spanNames(spans))
+	}
+	if d := w.EndTime.Sub(w.StartTime); d != 3*ms {
+		t.Errorf("restart span lasted %v, want the 3ms from the exit to the next spawn_requested", d)
+	}
+	if w.Parent.SpanID() != RootSpanID("run_1") || attr(w, "mcpshim.next_run") != "run_2" || link(w, "next_run") == nil {
+		t.Errorf("restart span parent %v next_run %q: want under run_1's root, linked to run_2", w.Parent.SpanID(), attr(w, "mcpshim.next_run"))
+	}
+	// The session ends during a wait: the span ends when the wait was to.
+	s = newScript("srv")
+	s.add(0, "run_3", 7, phases.Launch, phases.Spawned)
+	s.add(ms, "run_3", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
+	s.add(0, "run_3", 7, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 2), ledger.F("delay_ms", 250*ms))
+	m = NewMapper(nil)
+	mapAll(t, m, s.recs)
+	w = find(m.Finish(), phases.RestartScheduled)
+	if w == nil || w.EndTime.Sub(w.StartTime) != 250*ms {
+		t.Errorf("restart span at Finish %v, want one lasting the 250ms delay", w)
+	}
+}

@@ -160,12 +160,12 @@ func (m *Mapper) endTaskResult(r *runState, e *ledger.Entry, via string) *Span {
 	return m.request(r, s, e, via, outcomeStatus(e))
 }
 
-// remember adds an ended round to m, made on first use.
-func remember(m map[string]*linkState, key string, l *linkState) map[string]*linkState {
+// remember adds key to m, made on first use.
+func remember[V any](m map[string]V, key string, v V) map[string]V {
 	if m == nil {
-		m = map[string]*linkState{}
+		m = map[string]V{}
 	}
-	m[key] = l
+	m[key] = v
 	return m
 }
 
@@ -376,14 +376,26 @@ func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {
 func (m *Mapper) late(e *ledger.Entry) *Span {
 	r := &runState{Run: e.Run, Shim: e.Shim, Server: e.Server, Root: spanState{ID: RootSpanID(e.Run).String()}}
 	s := &spanState{ID: spanID(e.Run, "rec/"+strconv.FormatUint(e.Seq, 10)).String(), Parent: r.Root.ID, Start: e.Time}
-	end := e.Time
-	if ms, ok := e.Float(phases.FieldDelayMS); ok && e.Event == phases.RestartScheduled {
-		end = end.Add(time.Duration(ms * float64(time.Millisecond)))
-	}
-	span := m.stub(r, e.Event, s, end)
+	span := m.stub(r, e.Event, s, e.Time)
 	addAttrs(span, fieldAttrs(e.Fields, nil)...)
 	if e.Event == phases.RestartsExhausted {
 		setStatus(span, fail(phases.RestartsExhausted, e.Str(phases.FieldReason)))
+	}
+	return span
+}
+
+// restart is the span of run's restart_scheduled: from the record (the run
+// ended) to end, when the next run was asked for, under the run's root; next
+// is that run.
+func (m *Mapper) restart(run string, w *restartState, end time.Time, next string) *Span {
+	r := &runState{Run: run, Shim: w.Shim, Server: w.Server, Root: spanState{ID: RootSpanID(run).String()}}
+	s := &spanState{ID: spanID(run, "rec/"+strconv.FormatUint(w.Seq, 10)).String(), Parent: r.Root.ID, Start: w.Start}
+	span := m.stub(r, phases.RestartScheduled, s, end)
+	addAttrs(span, fieldAttrs(w.Fields, nil)...)
+	if next != "" {
+		addAttrs(span, attribute.String(FieldPrefix+"next_run", next))
+		span.Links = append(span.Links, Link{SpanContext: rootContext(next),
+			Attributes: []attribute.KeyValue{attribute.String(FieldPrefix+"link", "next_run")}})
 	}
 	return span
 }
