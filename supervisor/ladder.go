@@ -17,12 +17,16 @@ import (
 // supervise waits for the child to exit, handling the client leaving and
 // signals meanwhile. When the shim asked the child to stop, stopped says
 // why, in words that follow "stopped by mcpshim" ("after the client left");
-// it is empty when the child ended on its own.
-func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error) (stopped string, stdoutOpen <-chan error) {
+// it is empty when the child ended on its own. killed is why the shim
+// already sent it SIGKILL ("" if it did not).
+func (s *Supervisor) supervise(ctx context.Context, c *child, stdoutDone <-chan error, killed string) (stopped string, stdoutOpen <-chan error) {
 	p := c.p
 	var ladder <-chan time.Time
 	var waited time.Duration // the ladder's current wait
 	step := 0                // 0: nothing asked, 1: stdin closed, 2: SIGTERM sent, 3: SIGKILL sent
+	if killed != "" {
+		stopped, step = killed, 3
+	}
 	// stopFor keeps the first reason the shim had to stop the child.
 	stopFor := func(why string) {
 		if stopped == "" {

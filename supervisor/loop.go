@@ -196,11 +196,29 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		})
 	}()
 
+	var killed string // why the shim killed it before supervising it
 	if gen > 1 {
 		if err := s.replay(ctx, c); err != nil {
 			s.say("the restarted server did not take the session back: %v", err)
-			s.emit(phases.Supervision, phases.ReplayFailed, ledger.F(phases.FieldError, err.Error()))
-			_ = p.Signal(syscall.SIGKILL)
+			fields := []ledger.Field{ledger.F(phases.FieldError, err.Error())}
+			var re *replayError
+			if errors.As(err, &re) {
+				fields = append(fields, ledger.F(phases.FieldMethod, re.method))
+				if re.timeout > 0 {
+					fields = append(fields, ledger.F(phases.FieldTimeoutMS, re.timeout))
+				}
+			}
+			s.emit(phases.Supervision, phases.ReplayFailed, fields...)
+			select {
+			case <-p.Exited(): // it died by itself: its end is its own
+			default:
+				// The shim's own kill: recorded as one, so that the verdict
+				// does not read it as a signal from outside.
+				s.emit(phases.Interruption, phases.KillRequested, ledger.F(phases.FieldSignal, proc.KillName),
+					ledger.F(phases.FieldReason, "the restarted server did not take the session back: "+err.Error()))
+				_ = p.Signal(syscall.SIGKILL)
+				killed = "after it did not take the session back"
+			}
 		}
 	}
 	s.childIn.set(p.Stdin)
@@ -218,7 +236,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		s.emit(phases.Supervision, phases.LateResponseDropped, ledger.F(phases.FieldRequestID, id))
 	}
 
-	stopped, stdoutOpen := s.supervise(ctx, c, stdoutDone)
+	stopped, stdoutOpen := s.supervise(ctx, c, stdoutDone, killed)
 	requested := stopped != ""
 	s.childIn.set(nil)
 	code, sig := p.Status()

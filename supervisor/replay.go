@@ -3,6 +3,7 @@ package supervisor
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -168,6 +169,23 @@ func (s *Supervisor) ownCall(ctx context.Context, c *child, method string, req f
 	}
 }
 
+// replayError is a replay that failed: the method it failed at, and the
+// replay's deadline when that is what passed.
+type replayError struct {
+	method  string
+	timeout time.Duration
+	err     error
+}
+
+func (e *replayError) Error() string {
+	if e.timeout > 0 {
+		return fmt.Sprintf("%s: no answer within %v", e.method, e.timeout)
+	}
+	return e.err.Error()
+}
+
+func (e *replayError) Unwrap() error { return e.err }
+
 // replay gives a restarted child the session the client already has: the
 // legacy handshake (under ids the client cannot have used, answers
 // swallowed), the log level and subscriptions; then it lists the tools and
@@ -193,21 +211,28 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
+	fail := func(method string, err error) error {
+		re := &replayError{method: method, err: err}
+		if errors.Is(err, context.DeadlineExceeded) {
+			re.timeout = timeout
+		}
+		return re
+	}
 	var replayed []string
 	if !modern {
 		res, rpcErr, err := s.ownCall(ctx, c, mcp.MethodInitialize, raw(mcp.MethodInitialize, initParams))
 		if err != nil {
-			return err
+			return fail(mcp.MethodInitialize, err)
 		}
 		if rpcErr != nil {
-			return fmt.Errorf("initialize refused: %s", rpcErr)
+			return fail(mcp.MethodInitialize, fmt.Errorf("initialize refused: %s", rpcErr))
 		}
 		r, _ := mcp.ParseInitializeResult(res)
 		if version != "" && r.ProtocolVersion != version {
-			return fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version)
+			return fail(mcp.MethodInitialize, fmt.Errorf("initialize negotiated %q, the client's session has %q", r.ProtocolVersion, version))
 		}
 		if _, err := c.p.Stdin.Write(append(mcp.NotificationLine(mcp.NotificationInitialized), '\n')); err != nil {
-			return fmt.Errorf("notifications/initialized: %w", err)
+			return fail(mcp.NotificationInitialized, fmt.Errorf("notifications/initialized: %w", err))
 		}
 		replayed = append(replayed, mcp.MethodInitialize)
 		if setLevel != nil {
@@ -226,7 +251,7 @@ func (s *Supervisor) replay(ctx context.Context, c *child) error {
 	// that ends a stream goes to the client.
 	for _, l := range s.sess.reopen() {
 		if _, err := c.p.Stdin.Write(append(mcp.RawRequest(l.id, mcp.MethodListen, l.params), '\n')); err != nil {
-			return fmt.Errorf("subscriptions/listen: %w", err)
+			return fail(mcp.MethodListen, fmt.Errorf("subscriptions/listen: %w", err))
 		}
 		replayed = append(replayed, mcp.MethodListen)
 	}

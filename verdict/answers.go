@@ -176,6 +176,8 @@ func (j *judgement) noHandshake() string {
 		return j.refusalReason()
 	case v.Outcome == ProtocolError && v.NoiseFirst:
 		return "stdout carried " + quote(f.NoisePreview) + " before the handshake, which breaks a client's JSON-RPC parser"
+	case f.At.ReplayFailed.Set() && (v.Outcome == Timeout || v.Outcome == ProtocolError):
+		return v.Reason
 	case v.Outcome == Timeout:
 		s := "no answer in time, last confirmed state " + j.state()
 		if j.clientLeft {
@@ -212,6 +214,8 @@ func (j *judgement) endRef() *Ref {
 		return ref(phases.ConnectFailed, f.At.Connected)
 	case f.SpawnFailed:
 		return ref(phases.SpawnFailed, f.At.End)
+	case f.At.ReplayFailed.Set() && (v.Outcome == Timeout || v.Outcome == ProtocolError):
+		return ref(phases.ReplayFailed, f.At.ReplayFailed)
 	case v.Outcome == ProtocolError && f.At.InitFailed.Set():
 		return ref(phases.InitializeFailed, f.At.InitFailed)
 	case v.Outcome == ProtocolError && j.refusal != "":

@@ -160,6 +160,11 @@ type Internal struct {
 	DiscFailCoded bool   `json:"discover_fail_coded,omitempty"`
 	ClientReason  string `json:"client_reason,omitempty"` // client_disconnected's reason
 	ExternalEvent string `json:"external_event,omitempty"`
+	// The restarted server did not take the session back: the method the
+	// replay failed at, why, and its deadline when that passed.
+	ReplayMethod    string  `json:"replay_method,omitempty"`
+	ReplayError     string  `json:"replay_error,omitempty"`
+	ReplayTimeoutMS float64 `json:"replay_timeout_ms,omitempty"`
 }
 
 // Marks are when the records that order matters for were written.
@@ -172,6 +177,7 @@ type Marks struct {
 	Listed, ListFailed, Missing, External  Mark
 	Denied, Connected, AuthFailed, Failure Mark
 	Exhausted, Redirect, Paged, Authorized Mark
+	ReplayFailed                           Mark
 }
 
 // Fold is one run's records folded, in any order: the same records give the
@@ -341,6 +347,11 @@ func (f *Fold) Add(e *ledger.Entry) {
 			f.Attempts = int(n)
 		} else if n, ok := e.Int(phases.FieldFailures); ok {
 			f.Attempts = int(n)
+		}
+	case phases.ReplayFailed:
+		if f.At.ReplayFailed.first(m) {
+			f.Internal.ReplayMethod, f.Internal.ReplayError = e.Str(phases.FieldMethod), e.Str(phases.FieldError)
+			f.Internal.ReplayTimeoutMS, _ = e.Float(phases.FieldTimeoutMS)
 		}
 	case phases.RecordsLost:
 		n, _ := e.Int(phases.FieldCount)

@@ -209,6 +209,8 @@ func (j *judgement) local() {
 	case !j.done && j.refusal != "":
 		j.set(ProtocolError, j.refusal, true)
 		v.Reason, v.Advice = j.refusalReason(), refusalAdvice
+	case !j.done && f.At.ReplayFailed.Set() && !j.selfDied:
+		j.replayFailed()
 	case !j.done && j.selfDied && !j.gaveUpWaiting():
 		j.set(Exited, j.cause, true)
 		v.Reason, v.Advice = j.exitReason(), exitAdvice

@@ -55,6 +55,8 @@ func before(f *Fold) string {
 	switch {
 	case f.At.InitReceived.Set() || f.At.DiscReceived.Set():
 		return "before answering the handshake"
+	case f.At.ReplayFailed.Set():
+		return "before answering the handshake the shim replayed"
 	case f.At.Spawned.Set():
 		return "before any request reached it"
 	}
@@ -156,6 +158,34 @@ func (j *judgement) timeoutAdvice() string {
 		return s + "; a cold npx/uvx install or a slow start needs a longer client timeout (Claude Code: MCP_TIMEOUT)"
 	}
 	return "the server answered its handshake, then not " + j.f.TimeoutWaiting + " in time: look at its stderr"
+}
+
+// replayFailed judges a restarted server that did not take the client's
+// session back (the shim replays the handshake, then kills it): no answer
+// in time is a timeout, any other answer a protocol error.
+func (j *judgement) replayFailed() {
+	f, v := j.f, &j.v
+	in := f.Internal
+	killed := ""
+	if j.stopped {
+		killed = "; mcpshim stopped it (" + exitHow(f) + ")"
+	}
+	stderr := ""
+	switch {
+	case j.line != "":
+		stderr = "; stderr: " + j.line
+	case f.Exited && len(f.StderrTail) == 0:
+		stderr = "; stderr silent"
+	}
+	if in.ReplayTimeoutMS > 0 {
+		j.set(Timeout, j.line, false)
+		v.Reason = "restarted, no answer to the replayed " + orUnknown(in.ReplayMethod) + " within " + FormatMS(in.ReplayTimeoutMS) + killed + stderr
+		v.Advice = "the restarted server never answered the client's handshake, which the shim replayed: look at its stderr, or run the entry's command by hand with its env to see it start"
+		return
+	}
+	j.set(ProtocolError, in.ReplayError, true)
+	v.Reason = "restarted, the replayed handshake failed: " + in.ReplayError + killed + stderr
+	v.Advice = "the restarted server does not take back the session its first start accepted: look at its stderr; a retry fails the same way"
 }
 
 func (j *judgement) leftEarlyReason() string {

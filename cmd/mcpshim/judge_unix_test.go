@@ -1,0 +1,97 @@
+//go:build !windows
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The judge's defects of issue 33, each through the built shim with real
+// processes: the verdict must state what was recorded, and blame the side
+// the facts blame.
+
+// judged is the ledger's verdict on each run at path (ledger --json).
+func judged(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	var doc listDoc
+	ledgerJSON(t, &doc, path)
+	return doc.Runs
+}
+
+// runOf is the run of generation gen among runs, failing the test without one.
+func runOf(t *testing.T, runs []map[string]any, gen int) map[string]any {
+	t.Helper()
+	for _, r := range runs {
+		if fmt.Sprint(r["generation"]) == fmt.Sprint(gen) {
+			return r
+		}
+	}
+	t.Fatalf("no run of generation %d in %v", gen, runs)
+	return nil
+}
+
+// secondStart is a server that serves its first start (the healthy fixture,
+// crashing on its first call) and starts the second time as then says.
+func secondStart(t *testing.T, then string) string {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "server.sh")
+	body := fmt.Sprintf("#!/bin/sh\nif [ -e %[1]s/started ]; then %[2]s; fi\ntouch %[1]s/started\nexec %[3]s fixture healthy --crash-on-call 1\n",
+		dir, then, builtShim(t))
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestReplayKillIsTheShims: the shim kills a restarted server that does not
+// take the session back (no answer to the replayed initialize within the
+// replay's 10 s, or a refusal); that SIGKILL is the shim's own, recorded
+// requested_by_shim=true with its kill_requested, and judged as what the
+// server did (TIMEOUT, PROTOCOL_ERROR), not as a kill from outside "before
+// any request reached it" (issue 33 item 6; that is what it said before).
+func TestReplayKillIsTheShims(t *testing.T) {
+	for _, c := range []struct {
+		name, then, outcome, detail string
+	}{
+		{"no answer", "exec sleep 60", "TIMEOUT", "restarted, no answer to the replayed initialize within 10s; mcpshim stopped it (killed by SIGKILL); stderr silent"},
+		{"refused", "exec " + builtShim(t) + " fixture protocol-reject", "PROTOCOL_ERROR", "restarted, the replayed handshake failed: initialize refused: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, true, []string{"--backoff", "20ms", "--max-restarts", "1"}, secondStart(t, c.then))
+			s.call("1", "initialize", initParams)
+			s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			s.call("2", "tools/call", `{"name":"echo","arguments":{"text":"x"}}`)
+			waitEvent(t, s.ledger, "restarts_exhausted", eventWait)
+			s.finish()
+			es := s.entries()
+			var second []string
+			for _, e := range es {
+				if e.Event == "exited" && e.Bool("requested_by_shim") != (e.Str("signal") == "SIGKILL") {
+					t.Errorf("exited signal=%q requested_by_shim=%v, want the shim's SIGKILL recorded as requested", e.Str("signal"), e.Bool("requested_by_shim"))
+				}
+				if e.Event == "kill_requested" {
+					second = append(second, e.Str("reason"))
+				}
+			}
+			if len(second) != 1 || !strings.HasPrefix(second[0], "the restarted server did not take the session back: ") {
+				t.Errorf("kill_requested reasons %q, want one: the restarted server did not take the session back", second)
+			}
+			r := runOf(t, judged(t, s.ledger), 2)
+			if r["outcome"] != c.outcome || r["failed"] != true || !strings.HasPrefix(fmt.Sprint(r["detail"]), c.detail) {
+				t.Errorf("run 2: got %v ! %v: %v, want %s !: %s...", r["outcome"], r["failed"], r["detail"], c.outcome, c.detail)
+			}
+			if a := fmt.Sprint(r["advice"]); strings.Contains(a, "fix what it says") || !strings.Contains(a, "restarted server") {
+				t.Errorf("run 2 advice %q, want it about the restarted server", a)
+			}
+			if got := s.stderr.String(); !strings.Contains(got, "mcpshim test: "+c.outcome+": restarted") {
+				t.Errorf("the shim's stderr lacks its line %q:\n%s", "mcpshim test: "+c.outcome+": restarted", got)
+			}
+		})
+	}
+}
