@@ -64,11 +64,14 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 		return &FlowError{Stage: StageStore, Err: err}
 	}
 	defer unlock()
-	if !stepUp && s.cfg.Store != nil {
-		if kept, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey); err == nil && kept.Token != nil &&
-			(before.Token == nil || kept.Token.AccessToken != before.Token.AccessToken) && !kept.Token.expired(s.now()) {
-			s.setRecord(kept)
-			return nil
+	rec := s.record()
+	if s.cfg.Store != nil {
+		if kept, st, err := s.load(); err == nil {
+			if !stepUp && kept.Token != nil && (before.Token == nil || kept.Token.AccessToken != before.Token.AccessToken) && !kept.Token.expired(s.now()) && !s.isDead(kept.Token) {
+				s.adopt(kept, st)
+				return nil
+			}
+			rec = kept // the store is the truth: its clients and scopes are what the sign-in adds to
 		}
 	}
 	tg, err := s.discover(ctx, ch)
@@ -80,7 +83,6 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 			return &FlowError{Stage: StageToken, Err: err}
 		}
 	}
-	rec := s.record()
 	// 2026-07-28, Authorization Server Binding: "If the authorization server
 	// indicated by protected resource metadata no longer matches the one the
 	// credentials were registered with, clients SHOULD surface an error
@@ -149,9 +151,11 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 }
 
 // refresh replaces an expired or refused token: a refresh_token grant, or a
-// new client_credentials grant. Under the store's lock it first reads the
-// store again: when another shim has refreshed meanwhile its token is taken
-// as it is, since a rotated refresh token works once.
+// new client_credentials grant. The store is the truth: under its lock the
+// refresh reads it first and uses what it holds, since another shim (or
+// mcpshim auth login) may have refreshed meanwhile and a rotated refresh
+// token works once (a replayed one revokes its family, OAuth 2.1 §4.3.1),
+// or signed out. A refresh that fails leaves the store as it was.
 func (s *Session) refresh(ctx context.Context, status int) error {
 	before := s.record()
 	unlock, err := s.lock(ctx)
@@ -160,15 +164,18 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 	}
 	defer unlock()
 	if s.cfg.Store != nil {
-		if kept, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey); err == nil && kept.Token != nil &&
-			before.Token != nil && kept.Token.AccessToken != before.Token.AccessToken && !kept.Token.expired(s.now()) {
-			s.setRecord(kept)
-			return nil
+		kept, st, err := s.load()
+		if err != nil {
+			return s.failed(status, &FlowError{Stage: StageStore, Err: err})
 		}
+		s.adopt(kept, st)
 	}
 	rec := s.record()
+	if s.isSignedOut() {
+		return s.signedOutError()
+	}
 	if rec.Token != nil && before.Token != nil && rec.Token.AccessToken != before.Token.AccessToken && !rec.Token.expired(s.now()) {
-		return nil // refreshed by another request of this process meanwhile
+		return nil // refreshed meanwhile, by another process or another request of this one
 	}
 	if rec.Token == nil || rec.AS == nil {
 		return errors.New("nothing to refresh")
@@ -198,12 +205,15 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 			if te.Code == "invalid_grant" && machine(rec.Grant) {
 				fe.Err = fmt.Errorf("the authorization server %s refused the %s grant (invalid_grant): check the client's credentials or the workload's token", rec.Issuer, grantName(rec.Grant))
 			} else if te.Code == "invalid_grant" {
-				// Revoked or expired: the stored token is dead. Forget it, so
-				// that the next run signs in instead of failing the same way.
+				// Revoked or expired: this process stops using it and signs
+				// in at the next 401. The store keeps it: the refresh token
+				// another process saves meanwhile must not be lost.
 				next := *rec
 				next.Token = nil
-				next.Updated = s.now()
-				s.save(&next)
+				s.setRecord(&next)
+				s.mu.Lock()
+				s.dead = rec.Token.RefreshToken
+				s.mu.Unlock()
 				fe.Err = fmt.Errorf("the authorization server %s refused the stored refresh token (revoked or expired): sign in again with mcpshim auth login --url %s", rec.Issuer, s.cfg.Server)
 			}
 		}
@@ -305,20 +315,113 @@ func (s *Session) setRecord(r *Record) {
 	s.mu.Unlock()
 }
 
-// save keeps r in memory and in the store.
+// save keeps r in memory and in the store, under the store's lock. A token
+// obtained later than r's, saved meanwhile by a process that did not take
+// the lock, stays and is taken instead: a newer refresh token is never
+// overwritten with an older one.
 func (s *Session) save(r *Record) error {
-	s.setRecord(r)
 	if s.cfg.Store == nil {
+		s.setRecord(r)
 		return nil
 	}
-	return s.cfg.Store.Save(r)
+	if cur, st, err := s.load(); err == nil && cur.Token != nil && r.Token != nil && cur.Token.Obtained.After(r.Token.Obtained) {
+		s.adopt(cur, st)
+		return nil
+	}
+	s.setRecord(r)
+	if err := s.cfg.Store.Save(r); err != nil {
+		return err
+	}
+	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
+	s.mu.Lock()
+	s.kept, s.signedOut = st, false
+	s.mu.Unlock()
+	return nil
+}
+
+// load reads the store's record and the stamp it was read at.
+func (s *Session) load() (*Record, stamp, error) {
+	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
+	r, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey)
+	return r, st, err
+}
+
+// follow takes the store's record when another process changed it since
+// this Session read or wrote it (a refresh, a sign-in, a logout): a stat
+// per request tells.
+func (s *Session) follow() {
+	if s.cfg.Store == nil {
+		return
+	}
+	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
+	s.mu.Lock()
+	same := st == s.kept
+	s.mu.Unlock()
+	if same {
+		return
+	}
+	if r, st, err := s.load(); err == nil {
+		s.adopt(r, st) // a damaged file: what memory holds stays
+	}
+}
+
+// adopt makes the store's record this Session's. A record that lost the
+// token this Session held was signed out (mcpshim auth logout): the
+// tokens are no longer used, and it says so once.
+func (s *Session) adopt(r *Record, st stamp) {
+	s.hideRecord(r)
+	dead := s.isDead(r.Token)
+	s.mu.Lock()
+	lost := r.Token == nil && s.rec.Token != nil && !s.signedOut
+	if r.Token != nil {
+		s.signedOut = false
+	}
+	if lost {
+		s.signedOut = true
+	}
+	s.rec, s.kept = r, st
+	if dead {
+		mem := *r
+		mem.Token = nil
+		s.rec = &mem
+	}
+	s.mu.Unlock()
+	if lost {
+		s.failed(0, s.signedOutError())
+	}
+}
+
+// isDead tells whether t's refresh token is the one the server refused.
+func (s *Session) isDead(t *Token) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return t != nil && t.RefreshToken != "" && t.RefreshToken == s.dead
+}
+
+func (s *Session) isSignedOut() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.signedOut
+}
+
+// signedOutError is what requests get after a logout: this shim signs in
+// again only when asked to (mcpshim auth login), whose token it then takes.
+func (s *Session) signedOutError() error {
+	return &FlowError{Stage: StageStore, Err: fmt.Errorf("the sign-in to %s was removed from the token store (mcpshim auth logout): this shim no longer uses its tokens; sign in again with mcpshim auth login --url %s", s.cfg.Server, s.cfg.Server)}
 }
 
 // lock takes the store's lock for this server and client; without a store
 // only this process shares the token, and a lock of its own serializes it.
 func (s *Session) lock(ctx context.Context) (func(), error) {
 	if s.cfg.Store != nil {
-		return s.cfg.Store.Lock(ctx, s.cfg.Server.String(), s.clientKey)
+		return s.cfg.Store.lock(ctx, s.cfg.Server.String(), s.clientKey, func(holder string) {
+			s.mu.Lock()
+			prompt := s.cfg.Prompt
+			s.mu.Unlock()
+			if prompt != nil {
+				fmt.Fprintf(prompt, "mcpshim: waiting for %s\n", holder)
+			}
+		})
 	}
 	select {
 	case s.local <- struct{}{}:

@@ -147,6 +147,13 @@ type Session struct {
 
 	mu  sync.Mutex
 	rec *Record
+	// kept is the store file's stamp when rec was read or written there;
+	// signedOut: the store lost the sign-in rec had (mcpshim auth logout).
+	kept      stamp
+	signedOut bool
+	// dead is the refresh token the authorization server refused: the
+	// store keeps it (see refresh), this Session no longer takes it.
+	dead string
 	// running is the sign-in under way, nil when none.
 	running *flowRun
 	// refreshed is the access token the last refresh produced: a 401 for it
@@ -232,11 +239,12 @@ func New(cfg Config) (*Session, error) {
 	s.post = &post
 	s.rec = &Record{Version: 1, Server: cfg.Server.String(), ClientKey: s.clientKey}
 	if cfg.Store != nil {
+		st := cfg.Store.stamp(cfg.Server.String(), s.clientKey)
 		r, err := cfg.Store.Load(cfg.Server.String(), s.clientKey)
 		if err != nil {
 			return nil, err
 		}
-		s.rec = r
+		s.rec, s.kept = r, st
 	}
 	s.hide(cfg.ClientSecret)
 	s.hideRecord(s.rec)
@@ -297,6 +305,7 @@ func (s *Session) record() *Record {
 // sign-in. An expired token is refreshed first when it can be; when the
 // refresh fails the server's 401 leads to Challenged.
 func (s *Session) Header(ctx context.Context) string {
+	s.follow()
 	rec := s.record()
 	t := rec.Token
 	if t == nil {
@@ -404,6 +413,9 @@ func (s *Session) reauthorize(ctx context.Context, status int, ch Challenge, sen
 	if status == http.StatusForbidden && !stepUp {
 		return &FlowError{Stage: StageScope, Code: ch.Param("error"), Description: ch.Param("error_description"),
 			Err: fmt.Errorf("the server refused the request (HTTP 403) and asked for no scope: signing in again cannot help")}
+	}
+	if s.isSignedOut() {
+		return s.signedOutError()
 	}
 	rec := s.record()
 	if stepUp {

@@ -43,8 +43,20 @@ func (s *Store) Logout(ctx context.Context, server, secret string, done func(r *
 			continue
 		}
 		n++
+		// Under the record's lock, so that a running shim's refresh does
+		// not write the tokens back after they are gone: it finds the
+		// store empty and stops using them.
+		unlock, err := s.Lock(ctx, r.Server, r.ClientKey)
+		if err != nil {
+			return n - 1, err
+		}
+		if cur, err := s.Load(r.Server, r.ClientKey); err == nil && cur.Token != nil {
+			r = cur // what a refresh saved meanwhile is what to revoke
+		}
 		how := Revoke(ctx, r, secret)
-		if err := s.Remove(r); err != nil {
+		err = s.Remove(r)
+		unlock()
+		if err != nil {
 			return n, err
 		}
 		done(r, how)

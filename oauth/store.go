@@ -12,9 +12,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/mcpshim-dev/mcpshim/safefile"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 // Store keeps what a sign-in produced, one file per server and client, in a
@@ -24,6 +26,26 @@ import (
 // record serializes the shims that refresh the same token.
 type Store struct {
 	Dir string
+	// Waiting is told, once per wait, who holds a record's lock when it is
+	// not free at once (mcpshim auth says so); nil: nobody.
+	Waiting func(holder string)
+}
+
+// stamp tells whether a record's file changed: a Session rereads the store
+// only when it did, so that a refresh or a logout by another process is
+// seen at the next request for the cost of a stat.
+type stamp struct {
+	exists bool
+	mod    int64 // nanoseconds
+	size   int64
+}
+
+func (s *Store) stamp(server, clientKey string) stamp {
+	fi, err := os.Stat(s.name(server, clientKey) + ".json")
+	if err != nil {
+		return stamp{}
+	}
+	return stamp{exists: true, mod: fi.ModTime().UnixNano(), size: fi.Size()}
 }
 
 // Record is one server and client's sign-in.
@@ -142,6 +164,10 @@ func (s *Store) mkdir() error {
 // returned function releases it. Shims of the same server take it around a
 // refresh or a sign-in, so that a rotated refresh token is used once.
 func (s *Store) Lock(ctx context.Context, server, clientKey string) (func(), error) {
+	return s.lock(ctx, server, clientKey, s.Waiting)
+}
+
+func (s *Store) lock(ctx context.Context, server, clientKey string, waiting func(string)) (func(), error) {
 	if err := s.mkdir(); err != nil {
 		return nil, err
 	}
@@ -150,6 +176,7 @@ func (s *Store) Lock(ctx context.Context, server, clientKey string) (func(), err
 	if err != nil {
 		return nil, fmt.Errorf("the token lock %s: %w", path, err)
 	}
+	told := false
 	for {
 		ok, err := tryLock(f)
 		if err != nil {
@@ -157,15 +184,33 @@ func (s *Store) Lock(ctx context.Context, server, clientKey string) (func(), err
 			return nil, fmt.Errorf("the token lock %s: %w", path, err)
 		}
 		if ok {
-			return func() { unlock(f); f.Close() }, nil
+			// The holder's name, for whoever waits next: the lock itself
+			// is the kernel's, dropped when this process dies.
+			f.Truncate(0)
+			f.WriteAt(fmt.Appendf(nil, "pid %d since %s", os.Getpid(), time.Now().Format("15:04:05")), 0)
+			return func() { f.Truncate(0); unlock(f); f.Close() }, nil
+		}
+		if !told && waiting != nil {
+			told = true
+			waiting(holder(path))
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("waiting for another mcpshim signing in to the same server: %w", ctx.Err())
+			return nil, fmt.Errorf("waiting for %s: %w", holder(path), ctx.Err())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// holder says who holds the lock at path, as the holder wrote it.
+func holder(path string) string {
+	b, _ := os.ReadFile(path)
+	who := "another mcpshim"
+	if h := strings.TrimSpace(string(b)); h != "" && len(h) < 64 && termsafe.String(h) == h {
+		who += " (" + h + ")"
+	}
+	return who + " signing in to the same server or refreshing its token (it holds the lock " + path + "; its browser page may be waiting: finish or close it, or stop that process)"
 }
 
 // List reads every record, sorted by server.
@@ -191,12 +236,12 @@ func (s *Store) List() ([]*Record, error) {
 	return out, nil
 }
 
-// Remove deletes a record and its lock.
+// Remove deletes a record. Its lock file stays: removed while another
+// process waits on it, a third would lock a new file and both would hold
+// the lock.
 func (s *Store) Remove(r *Record) error {
-	base := s.name(r.Server, r.ClientKey)
-	if err := os.Remove(base + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(s.name(r.Server, r.ClientKey) + ".json"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	os.Remove(base + ".lock")
 	return nil
 }

@@ -185,5 +185,5 @@ func authStore(c *cli) (*oauth.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &oauth.Store{Dir: dir}, nil
+	return &oauth.Store{Dir: dir, Waiting: func(holder string) { fmt.Fprintf(c.stderr, "mcpshim auth: waiting for %s\n", holder) }}, nil
 }

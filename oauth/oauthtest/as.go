@@ -44,7 +44,6 @@ func (s *Servers) metadata(w http.ResponseWriter) {
 		"issuer":                                         iss,
 		"authorization_endpoint":                         iss + "/authorize",
 		"token_endpoint":                                 iss + "/token",
-		"revocation_endpoint":                            iss + "/revoke",
 		"response_types_supported":                       []string{"code"},
 		"grant_types_supported":                          []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":               []string{"S256"},
@@ -53,6 +52,9 @@ func (s *Servers) metadata(w http.ResponseWriter) {
 	}
 	if !s.opts.NoRegistration {
 		m["registration_endpoint"] = iss + "/register"
+	}
+	if !s.opts.NoRevocation {
+		m["revocation_endpoint"] = iss + "/revoke"
 	}
 	if s.opts.ASScopes != nil {
 		m["scopes_supported"] = s.opts.ASScopes

@@ -58,6 +58,8 @@ type Options struct {
 	IDPKey *ecdsa.PrivateKey
 	// NoRegistration hides the registration endpoint.
 	NoRegistration bool
+	// NoRevocation hides the revocation endpoint: a logout only forgets.
+	NoRevocation bool
 	// IssuerPath is the issuer's path (e.g. "/tenant1"); default none.
 	IssuerPath string
 	// Handler answers authorized requests to the MCP endpoint; default an
