@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 )
@@ -55,6 +57,10 @@ type Live struct {
 	opts     LiveOptions
 	mapper   *Mapper    // owned by the loop
 	duration *histogram // owned by the loop; nil without Metrics
+	session  *histogram // likewise: mcp.server.session.duration, at Close
+	// The session's last root span: its error.type and protocol are the
+	// session's. Owned by the loop.
+	lastRoot *Span
 
 	queue    chan ledger.Record
 	stop     chan struct{}
@@ -94,7 +100,8 @@ func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	l.mapper.full = opts.Full
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	if opts.Metrics != nil {
-		l.duration = newHistogram()
+		l.duration = newHistogram(durationName, durationDesc)
+		l.session = newHistogram(sessionName, sessionDesc)
 	}
 	l.lastErr.Store("")
 	l.metricsErr.Store("")
@@ -198,6 +205,7 @@ func (l *Live) loop() {
 			}
 			spans := l.mapper.Finish()
 			l.measure(spans)
+			l.measureSession()
 			l.retryAt = time.Time{} // one last try, within Close's time
 			l.export(append(batch, spans...))
 			l.exportMetrics()
@@ -304,9 +312,33 @@ func fieldValue(v any) any {
 
 // measure adds the spans' durations to the histogram.
 func (l *Live) measure(spans []*Span) {
-	if l.duration != nil {
-		l.duration.measure(spans)
+	if l.duration == nil {
+		return
 	}
+	l.duration.measure(spans)
+	for _, s := range spans {
+		if !s.Parent.IsValid() && s.SpanKind == trace.SpanKindInternal {
+			l.lastRoot = s // a run's root: requests are SERVER or CLIENT
+		}
+	}
+}
+
+// measureSession records the session's duration, from the exporter's start
+// (the shim's) to now, with error.type when its last run failed ("If and
+// only if session ends with an error").
+func (l *Live) measureSession() {
+	if l.session == nil {
+		return
+	}
+	attrs := []attribute.KeyValue{semconv.NetworkTransportPipe}
+	if r := l.lastRoot; r != nil {
+		for _, kv := range r.Attributes {
+			if kv.Key == semconv.ErrorTypeKey || kv.Key == semconv.McpProtocolVersionKey {
+				attrs = append(attrs, kv)
+			}
+		}
+	}
+	l.session.record(time.Since(l.session.start).Seconds(), attribute.NewSet(attrs...))
 }
 
 // exportMetrics sends the histogram so far, unless a failed collector is
@@ -316,7 +348,7 @@ func (l *Live) exportMetrics() {
 	if l.duration == nil || time.Now().Before(l.retryAt) {
 		return
 	}
-	if err := l.opts.Metrics.exportMetrics(l.ctx, l.duration, l.opts.Resource); err != nil {
+	if err := l.opts.Metrics.exportMetrics(l.ctx, []*histogram{l.duration, l.session}, l.opts.Resource); err != nil {
 		l.metricsErr.Store(err.Error())
 	}
 }

@@ -20,6 +20,14 @@ const (
 	durationDesc = "MCP request or notification duration as observed on the receiver from the time it was received until the result or ack is sent."
 )
 
+// The mcp.server.session.duration histogram: "The duration of the MCP
+// session as observed on the MCP server", the shim's session with its
+// client, recorded once when it ends, with the same advised buckets.
+const (
+	sessionName = "mcp.server.session.duration"
+	sessionDesc = "The duration of the MCP session as observed on the MCP server."
+)
+
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // durationKeys are the span attributes the histogram keeps: the
@@ -31,8 +39,9 @@ var durationKeys = map[attribute.Key]bool{semconv.McpMethodNameKey: true, semcon
 // histogram aggregates durations per attribute set, cumulatively from its
 // start, as an explicit-bucket OTLP histogram. It is owned by one goroutine.
 type histogram struct {
-	start  time.Time
-	points map[attribute.Distinct]*histPoint
+	name, desc string
+	start      time.Time
+	points     map[attribute.Distinct]*histPoint
 }
 
 type histPoint struct {
@@ -43,8 +52,8 @@ type histPoint struct {
 	min, max float64
 }
 
-func newHistogram() *histogram {
-	return &histogram{start: time.Now(), points: map[attribute.Distinct]*histPoint{}}
+func newHistogram(name, desc string) *histogram {
+	return &histogram{name: name, desc: desc, start: time.Now(), points: map[attribute.Distinct]*histPoint{}}
 }
 
 // measure records the duration of each request the server answered (the
@@ -92,9 +101,9 @@ func (h *histogram) sorted() []*histPoint {
 	return out
 }
 
-// exportMetrics sends the histogram's state, if it has any.
-func (e *Exporter) exportMetrics(ctx context.Context, h *histogram, res *Resource) error {
-	body := metricsRequest(h, res, time.Now())
+// exportMetrics sends the histograms' state, if they have any.
+func (e *Exporter) exportMetrics(ctx context.Context, hs []*histogram, res *Resource) error {
+	body := metricsRequest(hs, res, time.Now())
 	if body == nil {
 		return nil
 	}

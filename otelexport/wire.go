@@ -243,27 +243,35 @@ func arrayWire[T any](b []byte, xs []T, value func(T) attribute.Value) []byte {
 	})
 }
 
-// metricsRequest is the body of a /v1/metrics request holding the duration
-// histogram, cumulative from start; nil when nothing was measured.
-func metricsRequest(h *histogram, res *Resource, now time.Time) []byte {
-	if len(h.points) == 0 {
+// metricsRequest is the body of a /v1/metrics request holding the
+// histograms, each cumulative from its start; nil when nothing was measured.
+func metricsRequest(hs []*histogram, res *Resource, now time.Time) []byte {
+	var kept []*histogram
+	for _, h := range hs {
+		if len(h.points) > 0 {
+			kept = append(kept, h)
+		}
+	}
+	if len(kept) == 0 {
 		return nil
 	}
 	return message(nil, 1, func(b []byte) []byte { // ResourceMetrics
 		b = message(b, 1, func(b []byte) []byte { return resourceWire(b, res) })
 		b = message(b, 2, func(b []byte) []byte { // ScopeMetrics
 			b = message(b, 1, scopeWire)
-			b = message(b, 2, func(b []byte) []byte { // Metric
-				b = stringField(b, 1, durationName)
-				b = stringField(b, 2, durationDesc)
-				b = stringField(b, 3, "s")
-				return message(b, 9, func(b []byte) []byte { // Histogram
-					for _, p := range h.sorted() {
-						b = message(b, 1, func(b []byte) []byte { return pointWire(b, p, h.start, now) })
-					}
-					return varintField(b, 2, temporalityCumulative)
+			for _, h := range kept {
+				b = message(b, 2, func(b []byte) []byte { // Metric
+					b = stringField(b, 1, h.name)
+					b = stringField(b, 2, h.desc)
+					b = stringField(b, 3, "s")
+					return message(b, 9, func(b []byte) []byte { // Histogram
+						for _, p := range h.sorted() {
+							b = message(b, 1, func(b []byte) []byte { return pointWire(b, p, h.start, now) })
+						}
+						return varintField(b, 2, temporalityCumulative)
+					})
 				})
-			})
+			}
 			return stringField(b, 3, SchemaURL)
 		})
 		return stringField(b, 3, SchemaURL)

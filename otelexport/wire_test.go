@@ -105,7 +105,7 @@ func TestTracesRequestDecodes(t *testing.T) {
 }
 
 func TestMetricsRequestDecodes(t *testing.T) {
-	h := newHistogram()
+	h := newHistogram(durationName, durationDesc)
 	set := attribute.NewSet(attribute.String("mcp.method.name", "tools/call"))
 	var sum float64
 	for _, v := range []float64{0.005, 0.01, 0.3, 400} {
@@ -114,7 +114,7 @@ func TestMetricsRequestDecodes(t *testing.T) {
 	}
 	now := h.start.Add(time.Second)
 	var got collectormetrics.ExportMetricsServiceRequest
-	if err := proto.Unmarshal(metricsRequest(h, NewResource(nil, "rates", ""), now), &got); err != nil {
+	if err := proto.Unmarshal(metricsRequest([]*histogram{h}, NewResource(nil, "rates", ""), now), &got); err != nil {
 		t.Fatalf("decode: %v", err)
 	}
 	lo, hi := 0.005, 400.0

@@ -208,6 +208,16 @@ func TestOTLPLiveSession(t *testing.T) {
 	if !slices.Contains(metrics, "mcp.server.operation.duration") {
 		t.Errorf("metrics %q: no mcp.server.operation.duration", metrics)
 	}
+	// One session, recorded when it ends, healthy: no error.type.
+	col.mu.Lock()
+	points := col.points["mcp.server.session.duration"]
+	col.mu.Unlock()
+	if len(points) != 1 || points[0].GetCount() != 1 || points[0].GetSum() <= 0 {
+		t.Fatalf("mcp.server.session.duration points %v, want one session with a duration", points)
+	}
+	if attrs := kvText(points[0].GetAttributes()); attrs["network.transport"] != "pipe" || attrs["mcp.protocol.version"] == "" || attrs["error.type"] != "" {
+		t.Errorf("mcp.server.session.duration attributes %v, want network.transport=pipe, the protocol, no error.type", attrs)
+	}
 	if strings.Contains(s.stderr.String(), "otlp") {
 		t.Errorf("stderr mentions otlp for a healthy collector:\n%s", s.stderr.String())
 	}
