@@ -61,7 +61,8 @@ for os in linux darwin windows; do
 			contents=$(tar -tzf "$archive" | sort | tr '\n' ' ')
 			tar -xzf "$archive" -C "$dir"
 		fi
-		[ "$contents" = "README.md $exe " ] || fail "$archive holds $contents, want README.md $exe"
+		[ "$contents" = "LICENSE README.md $exe " ] || fail "$archive holds $contents, want LICENSE README.md $exe"
+		cmp -s LICENSE "$dir/LICENSE" || fail "$archive: its LICENSE is not the repository's"
 		info=$(go version -m "$dir/$exe")
 		for want in "GOOS=$os" "GOARCH=$arch" "-trimpath=true" "CGO_ENABLED=0" "mod	github.com/mcpshim-dev/mcpshim"; do
 			grep -qF -- "$want" <<<"$info" || fail "$archive: go version -m lacks $want:"$'\n'"$info"
@@ -91,13 +92,20 @@ grep -q "mcpshim_${version}_windows_amd64.zip" dist/checksums.txt || fail "dist/
 for sbom in dist/mcpshim_"$version"_*.cdx.json; do
 	n=$(json "$sbom" 'v.bomFormat === "CycloneDX" ? v.components.length : 0')
 	[ "$n" -gt 0 ] || fail "$sbom is not a CycloneDX SBOM with components"
+	# mcpshim's licence, and one for every dependency: the list to audit.
+	got=$(json "$sbom" '(v.metadata.component.licenses || []).map(l => l.license.id).join(",")')
+	[ "$got" = Apache-2.0 ] || fail "$sbom: mcpshim's licence is '$got', want Apache-2.0"
+	unlicensed=$(json "$sbom" 'v.components.filter(c => !(c.licenses || []).some(l => l.license && (l.license.id || l.license.name))).map(c => c.name).join(" ")')
+	[ -z "$unlicensed" ] || fail "$sbom: no licence found for $unlicensed"
 done
+echo "SBOMs: mcpshim Apache-2.0; $(json "dist/mcpshim_${version}_${host_os}_${host_arch}.cdx.json" 'v.components.map(c => c.name.replace(/^.*\//, "") + " " + c.licenses.map(l => l.license.id || l.license.name).join("/")).join(", ")')"
 cask=dist/homebrew/Casks/mcpshim.rb
 [ -f "$cask" ] || fail "no Homebrew cask in $cask"
 while read -r sum file; do
 	case $file in *.tar.gz) grep -q "sha256 \"$sum\"" "$cask" || fail "$cask lacks $file's sha256" ;; esac
 done <dist/checksums.txt
 grep -q 'binary "mcpshim"' "$cask" || fail "$cask does not install the mcpshim binary"
+grep -q '^ *# License: Apache-2.0' "$cask" || fail "$cask does not name the licence"
 if command -v ruby >/dev/null; then ruby -c "$cask" >/dev/null; fi
 if grep -q DEPRECATED "$tmp/goreleaser.log"; then
 	grep DEPRECATED "$tmp/goreleaser.log"; fail "GoReleaser warns that .goreleaser.yaml uses something deprecated"
@@ -122,8 +130,19 @@ npm install --offline --cache "$tmp/npm-cache" --prefix "$tmp/prefix" --no-audit
 for cpu_w in x64 arm64; do
 	tgz=$tmp/tgz/mcpshim-win32-$cpu_w-$version.tgz
 	contents=$(tar -tzf "$tgz" | sort | tr '\n' ' ')
-	[ "$contents" = "package/bin/mcpshim.exe package/package.json " ] || fail "$tgz holds $contents, want bin/mcpshim.exe"
+	[ "$contents" = "package/LICENSE package/README.md package/bin/mcpshim.exe package/package.json " ] ||
+		fail "$tgz holds $contents, want bin/mcpshim.exe, LICENSE, README.md"
 done
+# Every package: the licence, its text, a README and the node it needs.
+for tgz in "$tmp"/tgz/*.tgz; do
+	mkdir "$tmp/unpacked" && tar -xzf "$tgz" -C "$tmp/unpacked"
+	cmp -s LICENSE "$tmp/unpacked/package/LICENSE" || fail "$tgz: no LICENSE, or not the repository's"
+	[ -s "$tmp/unpacked/package/README.md" ] || fail "$tgz: no README.md"
+	got=$(json "$tmp/unpacked/package/package.json" '[v.license, v.engines && v.engines.node].join(" ")')
+	[ "$got" = "Apache-2.0 >=18" ] || fail "$tgz: package.json license and engines.node are '$got', want Apache-2.0 >=18"
+	rm -rf "$tmp/unpacked"
+done
+echo "npm: the 7 packages carry LICENSE, README.md, \"license\": \"Apache-2.0\" and engines"
 # The launcher, as it runs on Windows x64 (process.platform win32), starts the
 # win32-x64 package's mcpshim.exe: on this machine the start fails naming it.
 npm install --offline --force --cache "$tmp/npm-cache" --prefix "$tmp/winprefix" --no-audit --no-fund --loglevel=error \

@@ -13,6 +13,10 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
 cp -R "$here/mcpshim" "$here/@mcpshim" "$stage/"
+# Every package carries the licence (npm packs a LICENSE file whatever "files" says).
+for dir in "$stage/mcpshim" "$stage"/@mcpshim/*; do
+	cp "$here/../LICENSE" "$dir/LICENSE"
+done
 # Stamp the version everywhere and put each binary into its package.
 node - "$dist" "$stage" <<'JS'
 const fs = require('fs'), path = require('path');
@@ -40,6 +44,14 @@ for (const platform of platforms) {
   fs.copyFileSync(path.resolve(dist, '..', a.path), bin);
   fs.chmodSync(bin, 0o755);
   edit(path.join(dir, 'package.json'), (pkg) => { pkg.version = version; });
+  fs.writeFileSync(path.join(dir, 'README.md'), `# @mcpshim/${platform}
+
+The ${a.goos}/${a.goarch} binary of [mcpshim](https://www.npmjs.com/package/mcpshim) ${version}, as the release
+archive \`mcpshim_${version}_${a.goos}_${a.goarch}\` holds it. Install \`mcpshim\`, not this package: its launcher
+picks the package that matches the machine. Licensed under the Apache License 2.0 (LICENSE).
+
+Documentation and the source: https://github.com/mcpshim-dev/mcpshim
+`);
 }
 JS
 for dir in "$stage/mcpshim" "$stage"/@mcpshim/*; do
