@@ -149,18 +149,22 @@ func ExportFiles(ctx context.Context, exp *Exporter, files []string, opts BatchO
 			}
 		}
 	}
+	// What there is has been read: the roots held for what follows an exit
+	// go now, and so do the runs whose shim was killed.
+	spans := m.Flush()
 	if opts.Alive != nil {
 		open := m.OpenRuns()
-		if spans := m.FinishGone(opts.Alive); len(spans) > 0 {
-			if err := exp.ExportSpans(ctx, spans); err != nil {
-				return res, fmt.Errorf("export: %w", err)
-			}
-			res.Spans += len(spans)
-			res.Ended = open - m.OpenRuns()
-			var err error
-			if st.Open, err = m.MarshalJSON(); err != nil {
-				return res, err
-			}
+		spans = append(spans, m.FinishGone(opts.Alive)...)
+		res.Ended = open - m.OpenRuns()
+	}
+	if len(spans) > 0 {
+		if err := exp.ExportSpans(ctx, spans); err != nil {
+			return res, fmt.Errorf("export: %w", err)
+		}
+		res.Spans += len(spans)
+		var err error
+		if st.Open, err = m.MarshalJSON(); err != nil {
+			return res, err
 		}
 	}
 	res.Open = m.OpenRuns()

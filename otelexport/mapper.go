@@ -94,7 +94,7 @@ func (m *Mapper) UnmarshalJSON(b []byte) error {
 }
 
 // OpenRuns is how many runs have started and not ended.
-func (m *Mapper) OpenRuns() int { return len(m.st.Runs) }
+func (m *Mapper) OpenRuns() int { return len(m.st.Runs) - len(m.st.Ending) }
 
 // Add maps one record and returns the spans it ended.
 func (m *Mapper) Add(e *ledger.Entry) []*Span {
@@ -102,20 +102,28 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		m.Orphans++
 		return nil
 	}
+	if r := m.st.Runs[e.Run]; r != nil && r.End != nil {
+		// What the supervisor records after an exit: the root's events.
+		r.Fold.Add(e)
+		if e.Event == phases.RestartScheduled {
+			m.wait(e)
+		}
+		m.event(r, e)
+		return nil
+	}
+	out := m.flushEnding(e.Run)
 	if _, open := m.st.Runs[e.Run]; !open && m.closed(e.Run) {
 		if e.Event == phases.RestartScheduled {
-			// Its span is the wait: it ends when the next run is asked for.
-			m.st.Restarts = remember(m.st.Restarts, e.Run, &restartState{Shim: e.Shim, Server: e.Server, Seq: e.Seq, Start: e.Time, Fields: e.Fields})
-			return nil
+			m.wait(e)
+			return out
 		}
-		return []*Span{m.late(e)}
+		return append(out, m.late(e))
 	}
 	r := m.run(e)
 	if e.Time.After(r.Last) {
 		r.Last = e.Time
 	}
 	r.Fold.Add(e)
-	var out []*Span
 	emit := func(s *Span) {
 		if s != nil {
 			out = append(out, s)
@@ -265,9 +273,43 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 // session is over and no exit will be recorded.
 func (m *Mapper) Finish() []*Span { return m.FinishGone(nil) }
 
+// wait holds a restart_scheduled record: its span is the wait, which ends
+// when the next run is asked for.
+func (m *Mapper) wait(e *ledger.Entry) {
+	m.st.Restarts = remember(m.st.Restarts, e.Run, &restartState{Shim: e.Shim, Server: e.Server, Seq: e.Seq, Start: e.Time, Fields: e.Fields})
+}
+
+// flushEnding emits the held roots of the runs that exited, but run's: a
+// record of another run means the supervisor has said what follows.
+func (m *Mapper) flushEnding(run string) []*Span {
+	if len(m.st.Ending) == 0 {
+		return nil
+	}
+	var out []*Span
+	kept := m.st.Ending[:0]
+	for _, id := range m.st.Ending {
+		r := m.st.Runs[id]
+		switch {
+		case r == nil:
+		case id == run:
+			kept = append(kept, id)
+		default:
+			out = append(out, m.finishRun(r, &ledger.Entry{Time: r.End.Time, Seq: r.End.Seq, Run: r.Run, Shim: r.Shim,
+				Server: r.Server, Event: r.End.Event, Fields: r.End.Fields}))
+		}
+	}
+	m.st.Ending = kept
+	return out
+}
+
+// Flush emits the roots still held for the records that may follow an exit:
+// the end of what there is to read.
+func (m *Mapper) Flush() []*Span { return m.flushEnding("") }
+
 // FinishGone ends, as Finish does, the open runs whose server is not alive
 // (alive nil: every one): no shim is left to record their end.
 func (m *Mapper) FinishGone(alive func(pid int) bool) []*Span {
+	out := m.Flush()
 	runs := make([]string, 0, len(m.st.Runs))
 	for id, r := range m.st.Runs {
 		if alive == nil || r.PID <= 0 || !alive(r.PID) {
@@ -275,7 +317,6 @@ func (m *Mapper) FinishGone(alive func(pid int) bool) []*Span {
 		}
 	}
 	sort.Strings(runs)
-	var out []*Span
 	for _, id := range runs {
 		r := m.st.Runs[id]
 		e := &ledger.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}

@@ -29,7 +29,7 @@ func mapAll(t *testing.T, m *Mapper, recs []ledger.Record) []*Span {
 		}
 		out = append(out, m.Add(&e)...)
 	}
-	return out
+	return append(out, m.Flush()...) // the end of the records
 }
 
 func attr(s *Span, key string) string {
@@ -464,5 +464,34 @@ func TestRestartSpanIsTheWait(t *testing.T) {
 	w = find(m.Finish(), phases.RestartScheduled)
 	if w == nil || w.EndTime.Sub(w.StartTime) != 250*ms {
 		t.Errorf("restart span at Finish %v, want one lasting the 250ms delay", w)
+	}
+}
+
+// What the supervisor records after an exit is an event of the run's root,
+// which waits for it, not a span of no duration.
+func TestAfterExitRecordsAreRootEvents(t *testing.T) {
+	s := newScript("srv")
+	s.add(0, "run_1", 7, phases.Launch, phases.Spawned)
+	s.add(ms, "run_1", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
+	s.add(0, "run_1", 7, phases.Supervision, phases.RestartsExhausted, ledger.F("reason", "5 restarts in 1m0s"))
+	m := NewMapper(nil)
+	var spans []*Span
+	for i := range s.recs {
+		e := ledger.EntryOf(&s.recs[i])
+		spans = append(spans, m.Add(&e)...)
+	}
+	if root := find(spans, "run srv"); root != nil {
+		t.Fatalf("root emitted at the exit, before what follows it")
+	}
+	spans = append(spans, m.Flush()...)
+	root := find(spans, "run srv")
+	if root == nil || len(root.Events) != 1 || root.Events[0].Name != phases.RestartsExhausted {
+		t.Fatalf("spans %v, root %+v: want the root with a restarts_exhausted event", spanNames(spans), root)
+	}
+	if find(spans, phases.RestartsExhausted) != nil {
+		t.Errorf("spans %v: restarts_exhausted is a span, want only the root's event", spanNames(spans))
+	}
+	if m.OpenRuns() != 0 {
+		t.Errorf("open runs %d after Flush, want 0", m.OpenRuns())
 	}
 }

@@ -315,13 +315,25 @@ func (m *Mapper) closeRun(r *runState, e *ledger.Entry) []*Span {
 			*p.s = nil
 		}
 	}
-	out = append(out, m.root(r, e))
+	if e.Event == phases.Exited || e.Event == phases.SpawnFailed {
+		// The supervisor says next what becomes of it (restart_scheduled,
+		// restarts_exhausted): events of the root, which waits for them.
+		r.End = &endState{Time: e.Time, Seq: e.Seq, Event: e.Event, Fields: e.Fields}
+		m.st.Ending = append(m.st.Ending, r.Run)
+		return out
+	}
+	return append(out, m.finishRun(r, e))
+}
+
+// finishRun emits r's root, ended by e, and forgets r.
+func (m *Mapper) finishRun(r *runState, e *ledger.Entry) *Span {
+	root := m.root(r, e)
 	delete(m.st.Runs, r.Run)
 	m.st.Closed = append(m.st.Closed, r.Run)
 	if len(m.st.Closed) > maxClosedRuns {
 		m.st.Closed = m.st.Closed[len(m.st.Closed)-maxClosedRuns:]
 	}
-	return out
+	return root
 }
 
 func (m *Mapper) root(r *runState, e *ledger.Entry) *Span {

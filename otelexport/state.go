@@ -15,6 +15,18 @@ type mapperState struct {
 	// Restarts are the restart_scheduled records of ended runs, by run,
 	// whose span ends when the next run is asked for.
 	Restarts map[string]*restartState `json:"restarts,omitempty"`
+	// Ending are the runs that exited and whose root waits for the
+	// supervisor's records that follow an exit (restart_scheduled,
+	// restarts_exhausted), which become its events.
+	Ending []string `json:"ending,omitempty"`
+}
+
+// endState is the record that ended a run whose root is held.
+type endState struct {
+	Time   time.Time      `json:"time"`
+	Seq    uint64         `json:"seq"`
+	Event  string         `json:"event"`
+	Fields map[string]any `json:"fields,omitempty"`
 }
 
 // restartState is a restart_scheduled record waiting for the run it asks for.
@@ -52,6 +64,9 @@ type runState struct {
 	HandshakeDone bool `json:"handshake_done,omitempty"`
 	Responded     bool `json:"responded,omitempty"`   // initialize answered
 	Initialized   bool `json:"initialized,omitempty"` // notifications/initialized seen
+
+	// End is the record that ended the run while its root is held (Ending).
+	End *endState `json:"end,omitempty"`
 
 	// Fold is the run's records as the verdict reads them: the root's
 	// outcome and status are its verdict, as every view's.

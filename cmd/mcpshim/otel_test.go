@@ -306,6 +306,20 @@ func TestOTLPConventions(t *testing.T) {
 		t.Errorf("call 5: status error=%v %q, want ERROR with the shim's message", died.Error, died.Status)
 	}
 	wantSpan(t, died, "ERROR "+died.Status, map[string]string{"error.type": "-31000", "rpc.response.status_code": "-31000"})
+	noEmptySpans(t, col)
+}
+
+// noEmptySpans fails on a span that does not end after it starts: Jaeger's
+// sanitizer calls it a negative duration and warns.
+func noEmptySpans(t *testing.T, col *collector) {
+	t.Helper()
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	for _, s := range col.full {
+		if s.End <= s.Start {
+			t.Errorf("span %q (%v) lasts %d ns, want more than 0", s.Name, s.Attrs["jsonrpc.request.id"], int64(s.End-s.Start))
+		}
+	}
 }
 
 // The resource says which shim on which machine: the SDKs' variables
