@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode"
 )
 
@@ -109,6 +110,17 @@ var rules = []rule{
 // session's goroutines start; they are only read after.
 var hidden []string
 
+// also are sources of more literal values String hides, for credentials
+// that change while the session runs: the remote bridge's (HideAlso).
+var also atomic.Pointer[[]func() []string]
+
+// HideAlso makes String also hide, by value, what each of fs returns at
+// each call, longest first: the remote bridge's --header values, its URL's
+// password and query values, and its OAuth tokens, which the tracker's
+// records must hide as stdio's environment values are. Each f must be
+// cheap and safe for concurrent use; values shorter than 4 bytes are left.
+func HideAlso(fs ...func() []string) { also.Store(&fs) }
+
 // envSecretWords mark a variable whose value is a credential.
 var envSecretWords = []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "PAT", "COOKIE", "SESSION"}
 
@@ -177,6 +189,15 @@ func CredentialName(name string) bool {
 // errs towards hiding: a log line loses a word rather than leaks a secret.
 func String(s string) string {
 	s = hideValues(s, hidden)
+	if fs := also.Load(); fs != nil {
+		for _, f := range *fs {
+			for _, v := range f() {
+				if len(v) >= 4 && strings.Contains(s, v) {
+					s = strings.ReplaceAll(s, v, Marker)
+				}
+			}
+		}
+	}
 	lower := ""
 	for i := range rules {
 		r := &rules[i]

@@ -17,7 +17,13 @@ import (
 // hostile is a stateless JSON server whose tools misbehave as real servers
 // and networks do; tools maps a tool name to what it writes.
 func hostile(t *testing.T, tools map[string]func(w http.ResponseWriter, r *http.Request, id string)) *httpServer {
-	return serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return serve(t, "127.0.0.1:0", hostileHandler(tools))
+}
+
+// hostileHandler is hostile's handler, to mount behind another (the
+// authorization fixture).
+func hostileHandler(tools map[string]func(w http.ResponseWriter, r *http.Request, id string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req struct {
 			ID     json.RawMessage `json:"id"`
@@ -47,7 +53,7 @@ func hostile(t *testing.T, tools map[string]func(w http.ResponseWriter, r *http.
 			result = `{"content":[{"type":"text","text":"fine"}]}`
 		}
 		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, req.ID, result)
-	}))
+	})
 }
 
 // endless writes p forever, until the client goes away.

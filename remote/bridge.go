@@ -29,6 +29,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/lock"
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/tap"
 	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
@@ -197,6 +198,9 @@ func Run(ctx context.Context, cfg Config) int {
 	if cfg.Auth != nil {
 		b.secrets.more = cfg.Auth.Secrets
 		cfg.Auth.Observe(b.authStep, sayWriter{b})
+		redact.HideAlso(b.secrets.known, cfg.Auth.Secrets)
+	} else {
+		redact.HideAlso(b.secrets.known)
 	}
 	code := b.loop(ctx)
 	b.finish()

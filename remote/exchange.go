@@ -297,7 +297,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 				dl.rearm()                                           // one Timeout for each event, from its first line
 				err = b.deliver(d, hold(msg, b.cfg.MaxObserve), nil) // the request's deadline bounds it
 			}
-			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" && session != "" {
+			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
 				// and Last-Event-ID to resume a stream that ended early, after
 				// the stream's retry time: "the client MUST respect the retry
@@ -372,9 +372,19 @@ func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadl
 	if err == io.EOF {
 		err = io.ErrUnexpectedEOF // the stream ended before the answer
 	}
-	d := b.judge(Unreachable, false, describeErr(err), 0)
-	text := fmt.Sprintf("mcpshim: server %s: the answer broke off (%s); not re-sent, as it may have run", b.cfg.Name, describeErr(err))
-	b.failed(msg, d, text, map[string]any{"url": b.endpoint()})
+	// The server answered this request's headers: a stream cut after them
+	// fails this request alone. Only a failed connection is an outage; a
+	// server that died meets the next request with one.
+	why := "the answer broke off"
+	if d := describeErr(err); d != why {
+		why += " (" + d + ")"
+	}
+	text := fmt.Sprintf("mcpshim: server %s: %s; not re-sent, as it may have run", b.cfg.Name, why)
+	msg.each(func(m message) {
+		if m.isRequest() {
+			b.fail(m.id, text, map[string]any{"url": b.endpoint()})
+		}
+	})
 }
 
 // resume opens a GET with Last-Event-ID for the rest of a request's stream;

@@ -8,6 +8,7 @@ package remote
 
 import (
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -67,12 +68,22 @@ func appendSecret(values []string, v string, min int) []string {
 func (s *scrubber) addQuery(u *url.URL) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	values := slices.Clone(s.values) // known hands out the old one without the lock
 	for _, vs := range u.Query() {
 		for _, v := range vs {
-			s.values = appendSecret(s.values, v, 4)
+			values = appendSecret(values, v, 4)
 		}
 	}
-	sort.Slice(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
+	sort.Slice(values, func(i, j int) bool { return len(values[i]) > len(values[j]) })
+	s.values = values
+}
+
+// known are the literal secrets, longest first, for redact.HideAlso: the
+// tracker's records hide them too.
+func (s *scrubber) known() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.values
 }
 
 // String returns text with the bridge's secrets and anything secret-shaped
