@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 )
@@ -67,36 +66,6 @@ func TestLabelContainer(t *testing.T) {
 	for cmd, want := range cases {
 		if got := Label(strings.Fields(cmd)); got != want {
 			t.Errorf("Label(%q) = %q, want %q", cmd, got, want)
-		}
-	}
-}
-
-// TestParseContainerRun: where the shim may add options, and what it reads.
-func TestParseContainerRun(t *testing.T) {
-	tests := []struct {
-		cmd         string
-		ok          bool
-		engine      string
-		run         int
-		image       string
-		interactive bool
-		cidfile     string
-	}{
-		{"docker run -i --rm img", true, "docker", 1, "img", true, ""},
-		{"docker run --rm img", true, "docker", 1, "img", false, ""},
-		{"docker --context c container run -it --cidfile /tmp/c img", true, "docker --context c", 4, "img", true, "/tmp/c"},
-		{"podman --remote run --interactive=false --cidfile=/x img arg", true, "podman --remote", 2, "img", false, "/x"},
-		{"docker run -i --rm", false, "", 0, "", false, ""},
-		{"docker ps", false, "", 0, "", false, ""},
-		{"docker compose run svc", false, "", 0, "", false, ""},
-		{"npx -y run", false, "", 0, "", false, ""},
-	}
-	for _, tt := range tests {
-		r, ok := ParseContainerRun(strings.Fields(tt.cmd))
-		got := []any{ok, strings.Join(r.Engine, " "), r.Run, r.Image, r.Interactive, r.CIDFile}
-		want := []any{tt.ok, tt.engine, tt.run, tt.image, tt.interactive, tt.cidfile}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("ParseContainerRun(%q) = %v, want %v", tt.cmd, got, want)
 		}
 	}
 }

@@ -22,6 +22,7 @@ type Launch struct {
 	err       *proc.SpawnError // the start failed; p is nil
 	failed    time.Time        // when it did (spawn_failed)
 	runner    bool             // a package runner (runner.go)
+	ctr       *container       // a container engine's run (container.go)
 
 	// guarded is closed once the guard's start is over: guard is its pipe,
 	// or nil with guardErr, or nil with no guard asked for. The guard runs
@@ -49,6 +50,7 @@ func newLaunch(spec proc.Spec) *Launch {
 
 // start starts the process, then its guard on a goroutine of its own.
 func (l *Launch) start(spec proc.Spec, guard []string) {
+	l.ctr, spec, guard = containerOf(spec, guard)
 	p, err := proc.Start(spec)
 	if err != nil {
 		if !errors.As(err, &l.err) {

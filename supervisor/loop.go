@@ -264,6 +264,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	}
 	// All pipe reads finish before the run is declared over.
 	s.drain(p, stdoutOpen, stderrDone, owe)
+	ctrFields := s.stopContainer(c, sig) // before the guard's release: it stops the container should the shim die meanwhile
 	c.releaseGuard()
 	p.Release()
 	said := cause() // every stderr line is in now
@@ -276,6 +277,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if sig != "" {
 		exitFields = append(exitFields, ledger.F(phases.FieldSignal, sig))
 	}
+	exitFields = append(exitFields, ctrFields...)
 	s.emit(phases.Launch, phases.Exited, exitFields...) // the recorder's teller says the run's verdict after it
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
 	exit.HandshakeAt = c.handshakeAt()

@@ -86,7 +86,8 @@ func runHelp(c *cli, args []string) int {
 // runGuard is the guard process (hidden): it kills a process group when the
 // shim that started it dies.
 func runGuard(c *cli, args []string) int {
-	if len(args) != 1 && len(args) != 2 {
+	ctr, cidfile, args, ok := proc.GuardContainer(args)
+	if !ok || len(args) != 1 && len(args) != 2 {
 		return exitUsage
 	}
 	pgid, err := strconv.Atoi(args[0])
@@ -99,5 +100,9 @@ func runGuard(c *cli, args []string) int {
 			return exitUsage
 		}
 	}
-	return proc.RunGuard(c.stdin, pgid, grace)
+	status := proc.RunGuard(c.stdin, pgid, grace)
+	if ctr != nil {
+		ctr.StopGuarded(cidfile)
+	}
+	return status
 }
