@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -105,18 +104,11 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	if r := m.st.Runs[e.Run]; r != nil && r.End != nil {
 		// What the supervisor records after an exit: the root's events.
 		r.Fold.Add(e)
-		if e.Event == phases.RestartScheduled {
-			m.wait(e)
-		}
 		m.event(r, e)
 		return nil
 	}
 	out := m.flushEnding(e.Run)
 	if _, open := m.st.Runs[e.Run]; !open && m.closed(e.Run) {
-		if e.Event == phases.RestartScheduled {
-			m.wait(e)
-			return out
-		}
 		return append(out, m.late(e))
 	}
 	r := m.run(e)
@@ -133,10 +125,6 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	case phases.SpawnRequested:
 		r.PrevRun = e.Str(phases.FieldPreviousRun)
 		r.Launch = r.open("launch", e)
-		if w := m.st.Restarts[r.PrevRun]; w != nil {
-			delete(m.st.Restarts, r.PrevRun)
-			emit(m.restart(r.PrevRun, w, e.Time, r.Run))
-		}
 	case phases.Spawned:
 		r.SpawnedAt = e.Time
 		r.PID = e.PID // the record's own pid; the field of the same name folds into it
@@ -273,12 +261,6 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 // session is over and no exit will be recorded.
 func (m *Mapper) Finish() []*Span { return m.FinishGone(nil) }
 
-// wait holds a restart_scheduled record: its span is the wait, which ends
-// when the next run is asked for.
-func (m *Mapper) wait(e *ledger.Entry) {
-	m.st.Restarts = remember(m.st.Restarts, e.Run, &restartState{Shim: e.Shim, Server: e.Server, Seq: e.Seq, Start: e.Time, Fields: e.Fields})
-}
-
 // flushEnding emits the held roots of the runs that exited, but run's: a
 // record of another run means the supervisor has said what follows.
 func (m *Mapper) flushEnding(run string) []*Span {
@@ -321,23 +303,6 @@ func (m *Mapper) FinishGone(alive func(pid int) bool) []*Span {
 		r := m.st.Runs[id]
 		e := &ledger.Entry{Time: r.Last, Run: r.Run, Shim: r.Shim, Server: r.Server, Event: "unfinished"}
 		out = append(out, m.closeRun(r, e)...)
-	}
-	if alive == nil {
-		// No next run will be asked for: a wait ends when it was to.
-		waits := make([]string, 0, len(m.st.Restarts))
-		for id := range m.st.Restarts {
-			waits = append(waits, id)
-		}
-		sort.Strings(waits)
-		for _, id := range waits {
-			w := m.st.Restarts[id]
-			end := w.Start
-			if ms, ok := (&ledger.Entry{Fields: w.Fields}).Float(phases.FieldDelayMS); ok {
-				end = end.Add(time.Duration(ms * float64(time.Millisecond)))
-			}
-			out = append(out, m.restart(id, w, end, ""))
-		}
-		m.st.Restarts = nil
 	}
 	return out
 }

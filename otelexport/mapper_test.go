@@ -432,47 +432,13 @@ func TestResolveOff(t *testing.T) {
 	}
 }
 
-// A restart's span is the real wait, from the run's end to the next run's
-// spawn_requested, even when the backoff's delay is 0: a 0 ms span is a
-// "negative duration" to Jaeger.
-func TestRestartSpanIsTheWait(t *testing.T) {
-	s := newScript("srv")
-	s.add(0, "run_1", 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "srv"))
-	s.add(ms, "run_1", 7, phases.Launch, phases.Spawned)
-	s.add(ms, "run_1", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
-	s.add(0, "run_1", 7, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 1), ledger.F("delay_ms", time.Duration(0)))
-	s.add(3*ms, "run_2", 0, phases.Launch, phases.SpawnRequested, ledger.F("command", "srv"), ledger.F("previous_run", "run_1"))
-	m := NewMapper(nil)
-	spans := mapAll(t, m, s.recs)
-	w := find(spans, phases.RestartScheduled)
-	if w == nil {
-		t.Fatalf("no restart span in %v", spanNames(spans))
-	}
-	if d := w.EndTime.Sub(w.StartTime); d != 3*ms {
-		t.Errorf("restart span lasted %v, want the 3ms from the exit to the next spawn_requested", d)
-	}
-	if w.Parent.SpanID() != RootSpanID("run_1") || attr(w, "mcpshim.next_run") != "run_2" || link(w, "next_run") == nil {
-		t.Errorf("restart span parent %v next_run %q: want under run_1's root, linked to run_2", w.Parent.SpanID(), attr(w, "mcpshim.next_run"))
-	}
-	// The session ends during a wait: the span ends when the wait was to.
-	s = newScript("srv")
-	s.add(0, "run_3", 7, phases.Launch, phases.Spawned)
-	s.add(ms, "run_3", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
-	s.add(0, "run_3", 7, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 2), ledger.F("delay_ms", 250*ms))
-	m = NewMapper(nil)
-	mapAll(t, m, s.recs)
-	w = find(m.Finish(), phases.RestartScheduled)
-	if w == nil || w.EndTime.Sub(w.StartTime) != 250*ms {
-		t.Errorf("restart span at Finish %v, want one lasting the 250ms delay", w)
-	}
-}
-
 // What the supervisor records after an exit is an event of the run's root,
 // which waits for it, not a span of no duration.
 func TestAfterExitRecordsAreRootEvents(t *testing.T) {
 	s := newScript("srv")
 	s.add(0, "run_1", 7, phases.Launch, phases.Spawned)
 	s.add(ms, "run_1", 7, phases.Launch, phases.Exited, ledger.F("exit_code", 1))
+	s.add(0, "run_1", 7, phases.Supervision, phases.RestartScheduled, ledger.F("attempt", 1), ledger.F("delay_ms", time.Duration(0)))
 	s.add(0, "run_1", 7, phases.Supervision, phases.RestartsExhausted, ledger.F("reason", "5 restarts in 1m0s"))
 	m := NewMapper(nil)
 	var spans []*Span
@@ -485,11 +451,11 @@ func TestAfterExitRecordsAreRootEvents(t *testing.T) {
 	}
 	spans = append(spans, m.Flush()...)
 	root := find(spans, "run srv")
-	if root == nil || len(root.Events) != 1 || root.Events[0].Name != phases.RestartsExhausted {
-		t.Fatalf("spans %v, root %+v: want the root with a restarts_exhausted event", spanNames(spans), root)
+	if root == nil || len(root.Events) != 2 || root.Events[0].Name != phases.RestartScheduled || root.Events[1].Name != phases.RestartsExhausted {
+		t.Fatalf("spans %v, root %+v: want the root with restart_scheduled and restarts_exhausted events", spanNames(spans), root)
 	}
-	if find(spans, phases.RestartsExhausted) != nil {
-		t.Errorf("spans %v: restarts_exhausted is a span, want only the root's event", spanNames(spans))
+	if find(spans, phases.RestartScheduled) != nil || find(spans, phases.RestartsExhausted) != nil {
+		t.Errorf("spans %v: a record after the exit is a span, want only the root's event", spanNames(spans))
 	}
 	if m.OpenRuns() != 0 {
 		t.Errorf("open runs %d after Flush, want 0", m.OpenRuns())

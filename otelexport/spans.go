@@ -396,22 +396,6 @@ func (m *Mapper) late(e *ledger.Entry) *Span {
 	return span
 }
 
-// restart is the span of run's restart_scheduled: from the record (the run
-// ended) to end, when the next run was asked for, under the run's root; next
-// is that run.
-func (m *Mapper) restart(run string, w *restartState, end time.Time, next string) *Span {
-	r := &runState{Run: run, Shim: w.Shim, Server: w.Server, Root: spanState{ID: RootSpanID(run).String()}}
-	s := &spanState{ID: spanID(run, "rec/"+strconv.FormatUint(w.Seq, 10)).String(), Parent: r.Root.ID, Start: w.Start}
-	span := m.stub(r, phases.RestartScheduled, s, end)
-	addAttrs(span, fieldAttrs(w.Fields, nil)...)
-	if next != "" {
-		addAttrs(span, attribute.String(FieldPrefix+"next_run", next))
-		span.Links = append(span.Links, Link{SpanContext: rootContext(next),
-			Attributes: []attribute.KeyValue{attribute.String(FieldPrefix+"link", "next_run")}})
-	}
-	return span
-}
-
 // stub is a span of run r from s's start to end, with s's events.
 func (m *Mapper) stub(r *runState, name string, s *spanState, end time.Time) *Span {
 	sid, _ := trace.SpanIDFromHex(s.ID)

@@ -12,9 +12,6 @@ import (
 type mapperState struct {
 	Runs   map[string]*runState `json:"runs,omitempty"`
 	Closed []string             `json:"closed,omitempty"` // runs whose root was emitted, oldest first
-	// Restarts are the restart_scheduled records of ended runs, by run,
-	// whose span ends when the next run is asked for.
-	Restarts map[string]*restartState `json:"restarts,omitempty"`
 	// Ending are the runs that exited and whose root waits for the
 	// supervisor's records that follow an exit (restart_scheduled,
 	// restarts_exhausted), which become its events.
@@ -26,15 +23,6 @@ type endState struct {
 	Time   time.Time      `json:"time"`
 	Seq    uint64         `json:"seq"`
 	Event  string         `json:"event"`
-	Fields map[string]any `json:"fields,omitempty"`
-}
-
-// restartState is a restart_scheduled record waiting for the run it asks for.
-type restartState struct {
-	Shim   string         `json:"shim"`
-	Server string         `json:"server"`
-	Seq    uint64         `json:"seq"`
-	Start  time.Time      `json:"start"`
 	Fields map[string]any `json:"fields,omitempty"`
 }
 
