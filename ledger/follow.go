@@ -15,15 +15,20 @@ import (
 // (ledger tail -f) must not keep the shims writing it from rotating it.
 func OpenRead(path string) (*os.File, error) { return safefile.OpenShared(path) }
 
-// FilesOrDefault resolves paths as Files does, or the default directory when
-// there are none. A default directory that does not exist yet is no ledger
-// yet: no files and no error, with the directory in noneYet.
+// FilesOrDefault resolves paths as Files does, or when there are none the
+// ledger the shims write by default: $MCPSHIM_LEDGER (a file or a directory,
+// as the shim's --ledger reads it), else the default directory. A default
+// that does not exist yet is no ledger yet: no files and no error, with its
+// path in noneYet.
 func FilesOrDefault(paths []string, getenv func(string) string) (files []string, noneYet string, err error) {
 	if len(paths) > 0 {
 		files, err = Files(paths)
 		return files, "", err
 	}
 	dir := DefaultDir(getenv)
+	if env := getenv("MCPSHIM_LEDGER"); env != "" && env != "off" {
+		dir = env
+	}
 	files, err = Files([]string{dir})
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, dir, nil

@@ -75,14 +75,23 @@ func Read(path string) (*Lock, error) {
 	return &l, nil
 }
 
-// Write writes the lock atomically: a reader sees the old file or the new one.
-func (l *Lock) Write(path string) error {
+// Bytes is the lock file's content.
+func (l *Lock) Bytes() ([]byte, error) {
 	data, err := json.MarshalIndent(l, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode lock: %w", err)
+		return nil, fmt.Errorf("encode lock: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// Write writes the lock atomically: a reader sees the old file or the new one.
+func (l *Lock) Write(path string) error {
+	data, err := l.Bytes()
+	if err != nil {
+		return err
 	}
 	// Replaced by a rename, never written through a symlink at path.
-	if err := safefile.Write(path, append(data, '\n'), 0o644); err != nil {
+	if err := safefile.Write(path, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

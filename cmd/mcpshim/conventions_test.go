@@ -22,7 +22,6 @@ func TestConventions(t *testing.T) {
 	}{
 		{[]string{"ledgr"}, exitUsage, "", `unknown command "ledgr"; did you mean ledger?`},
 		{[]string{"prob", "--config", "x"}, exitUsage, "", "did you mean probe?"},
-		{[]string{"npx", "-y", "server"}, exitUsage, "", "a server goes after --: mcpshim [flags] -- npx -y server"},
 		{[]string{"ledger", "shwo"}, exitUsage, "", `no subcommand or ledger file "shwo"; did you mean show?`},
 		{[]string{"probe", "--timout", "3s"}, exitUsage, "", "did you mean --timeout?"},
 		{[]string{"help", "ledger"}, 0, "usage: mcpshim ledger", ""},

@@ -75,6 +75,7 @@ func runHelp(c *cli, args []string) int {
 		}
 	}
 	fmt.Fprintf(c.stdout, helpText, self)
+	fmt.Fprint(c.stdout, "\n"+environment)
 	fmt.Fprintln(c.stdout, "\nFlags of mcpshim [flags] -- COMMAND:")
 	fs := flag.NewFlagSet("mcpshim", flag.ContinueOnError)
 	var f shimFlags

@@ -64,7 +64,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/proc"
 	"github.com/mcpshim-dev/mcpshim/report"
-	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
@@ -85,7 +84,8 @@ const ledgerUsage = `usage: mcpshim ledger [FILTERS] [PATH...]
        mcpshim ledger export [--otlp URL] [PATH...]
            runs as OpenTelemetry traces
 
-PATH is a ledger file or directory, by default
+PATH is a ledger file or directory (- reads one from stdin); with none,
+$MCPSHIM_LEDGER when set (as the shim reads it), else by default
   %s
 and rotated files are read too. RUN is a unique prefix of a run id (with or
 without "run_"), or the suffix the shim prints (…A4N8). FILTERS: --server
@@ -97,7 +97,12 @@ terminal.
 // runLedger reads ledgers and answers what happened: the run table and the
 // show, why, stats, tail, report and prune subcommands.
 func runLedger(ctx context.Context, c *cli, args []string) int {
-	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c), color: termsafe.ColorOn(c.getenv, c.stdout)}
+	l := &ledgerCmd{c: c, now: time.Now(), loc: location(c)}
+	defer func() {
+		for _, f := range l.cleanup {
+			f()
+		}
+	}()
 	if len(args) > 0 {
 		switch args[0] {
 		case "show":
@@ -137,8 +142,9 @@ type ledgerCmd struct {
 	color bool
 
 	json     bool
-	width    int // of the terminal, to fit tables and lines to; 0 in a pipe and with --wide
-	server   string
+	cleanup  []func()        // run when the command is done: a spooled stdin
+	width    int             // of the terminal, to fit tables and lines to; 0 in a pipe and with --wide
+	servers  map[string]bool // --server, repeatable: any of them; nil is every server
 	since    time.Time
 	outcomes map[string]bool
 	failed   bool
@@ -161,15 +167,18 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	fs.BoolVar(&l.json, "json", false, "print one JSON document")
 	wide := false
 	fs.BoolVar(&wide, "wide", false, "every column and whole lines, even on a narrow terminal")
-	var since, outcome string
+	var color colorFlag
+	color.register(fs, l.c)
+	var since string
+	var servers, outcomes flagList
 	if filters&filterServer != 0 {
-		fs.StringVar(&l.server, "server", "", "only the server labelled `NAME`")
+		fs.Var(&servers, "server", "only the server labelled `NAME` (repeat it for several)")
 	}
 	if filters&filterSince != 0 {
 		fs.StringVar(&since, "since", "", "only runs started after `WHEN`: an age (2h, 3d) or a local time (2026-11-29T08:00)")
 	}
 	if filters&filterOutcome != 0 {
-		fs.StringVar(&outcome, "outcome", "", "only runs with one of these `OUTCOMES`, comma-separated")
+		fs.Var(&outcomes, "outcome", "only runs with one of these `OUTCOMES`, comma-separated or repeated")
 		fs.BoolVar(&l.failed, "failed", false, "only runs that did not end up serving (not READY, ENDED or RUNNING)")
 	}
 	if extra != nil {
@@ -186,6 +195,7 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 		fmt.Fprintf(l.c.stderr, "%s: %v\n", title, err)
 		return nil, err
 	}
+	l.color = color.on(l.c, l.c.stdout)
 	if !wide {
 		l.width = terminalWidth(l.c, l.c.stdout)
 	}
@@ -197,9 +207,15 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 		}
 		l.since = t
 	}
-	if outcome != "" {
+	if len(servers) > 0 {
+		l.servers = map[string]bool{}
+		for _, name := range servers {
+			l.servers[name] = true
+		}
+	}
+	if len(outcomes) > 0 {
 		l.outcomes = map[string]bool{}
-		for _, o := range strings.Split(outcome, ",") {
+		for _, o := range strings.Split(strings.Join(outcomes, ","), ",") {
 			o = strings.ToUpper(strings.TrimSpace(o))
 			if !slices.Contains(verdict.Outcomes, o) {
 				err := fmt.Errorf("--outcome %s: no such outcome%s (the outcomes are %s)", o,
@@ -233,11 +249,20 @@ func usageStatus(err error) int {
 // decided before a run is judged (of 1,000,000 runs, 900,000 another
 // server's judged for nothing).
 func (l *ledgerCmd) filtered() report.ReadOptions {
-	return report.ReadOptions{Keep: l.keep, Server: l.server}
+	opts := report.ReadOptions{Keep: l.keep}
+	if len(l.servers) == 1 { // several are for keep alone
+		for name := range l.servers {
+			opts.Server = name
+		}
+	}
+	return opts
 }
 
+// server says whether --server keeps the server's runs.
+func (l *ledgerCmd) server(name string) bool { return l.servers == nil || l.servers[name] }
+
 func (l *ledgerCmd) keep(r *report.Run) bool {
-	return (l.server == "" || r.Server == l.server) &&
+	return l.server(r.Server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
 		(l.outcomes == nil || l.outcomes[r.Outcome]) &&
 		(!l.failed || r.Failed)
@@ -257,6 +282,14 @@ func (d *ledgerData) short(id string) string { return d.IDs.Short(id) }
 // files resolves the paths, or the default directory when there are none,
 // noting a default directory that does not exist yet.
 func (l *ledgerCmd) files(paths []string) ([]string, error) {
+	if i := slices.Index(paths, "-"); i >= 0 { // the ledger on stdin
+		path, remove, err := spoolStdin(l.c)
+		if err != nil {
+			return nil, err
+		}
+		l.cleanup = append(l.cleanup, remove)
+		paths = slices.Replace(slices.Clone(paths), i, i+1, path)
+	}
 	files, noneYet, err := ledger.FilesOrDefault(paths, l.c.getenv)
 	if noneYet != "" {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger: no ledger yet in %s (the shim writes one per server there)\n", noneYet)

@@ -26,14 +26,18 @@ func (l *ledgerCmd) report(args []string) int {
 	var out string
 	var limit int
 	paths, err := l.flags("report", args, allFilters, func(fs *flag.FlagSet) {
-		fs.StringVar(&out, "html", "", "write the report to `FILE`")
+		fs.StringVar(&out, "html", "", "write the report to `FILE` (- for stdout)")
 		fs.IntVar(&limit, "limit", reportRuns, "draw the newest `N` matching runs (and the runs they restarted from or into)")
 	})
 	if err != nil {
 		return usageStatus(err)
 	}
 	if out == "" {
-		fmt.Fprintln(l.c.stderr, "mcpshim ledger report: --html FILE is required")
+		fmt.Fprintln(l.c.stderr, "mcpshim ledger report: --html FILE is required (- writes the page to stdout)")
+		return exitUsage
+	}
+	if out == "-" && l.json {
+		fmt.Fprintln(l.c.stderr, "mcpshim ledger report: --html - and --json both write stdout: give --html a file")
 		return exitUsage
 	}
 	d, err := l.load(paths, report.ReadOptions{})
@@ -65,7 +69,14 @@ func (l *ledgerCmd) report(args []string) int {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
-	if err := safefile.Write(out, buf.Bytes(), 0o600); err != nil {
+	said := l.c.stdout
+	if out == "-" {
+		if _, err := l.c.stdout.Write(buf.Bytes()); err != nil {
+			fmt.Fprintf(l.c.stderr, "mcpshim ledger report: write stdout: %v\n", err)
+			return 1
+		}
+		said, out = l.c.stderr, "the page to stdout"
+	} else if err := safefile.Write(out, buf.Bytes(), 0o600); err != nil {
 		fmt.Fprintf(l.c.stderr, "mcpshim ledger report: %v\n", err)
 		return 1
 	}
@@ -75,7 +86,7 @@ func (l *ledgerCmd) report(args []string) int {
 			Runs int    `json:"runs"`
 		}{out, len(want)})
 	}
-	fmt.Fprintf(l.c.stdout, "wrote %s: %s in %s (%d failed)\n", out, verdict.Plural(len(want), "run"), verdict.Plural(len(chains), "chain"), failed)
+	fmt.Fprintf(said, "wrote %s: %s in %s (%d failed)\n", out, verdict.Plural(len(want), "run"), verdict.Plural(len(chains), "chain"), failed)
 	return 0
 }
 

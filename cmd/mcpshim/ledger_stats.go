@@ -25,7 +25,7 @@ func (l *ledgerCmd) stats(args []string) int {
 	}
 	var servers []report.ServerStats
 	for _, st := range d.Stats() {
-		if (l.server == "" || st.Server == l.server) && (st.Runs > 0 || st.Calls > 0 || st.Restarts > 0) {
+		if l.server(st.Server) && (st.Runs > 0 || st.Calls > 0 || st.Restarts > 0) {
 			servers = append(servers, st)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -30,6 +31,10 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 	})
 	if err != nil {
 		return usageStatus(err)
+	}
+	if follow && slices.Contains(pos, "-") {
+		fmt.Fprintln(l.c.stderr, "mcpshim ledger tail: -f follows files; - (stdin) is read once: drop -f, or give the ledger's path")
+		return exitUsage
 	}
 	files, err := l.files(pos)
 	if err != nil {
@@ -68,12 +73,12 @@ func (l *ledgerCmd) tail(ctx context.Context, args []string) int {
 
 // only keeps the records of --server.
 func (l *ledgerCmd) only(recs []ledger.Tailed) []ledger.Tailed {
-	if l.server == "" {
+	if l.servers == nil {
 		return recs
 	}
 	out := recs[:0]
 	for _, r := range recs {
-		if r.Entry.Server == l.server {
+		if l.server(r.Entry.Server) {
 			out = append(out, r)
 		}
 	}

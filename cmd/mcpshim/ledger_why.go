@@ -24,10 +24,10 @@ func (l *ledgerCmd) why(args []string) int {
 	if err != nil {
 		return usageStatus(err)
 	}
-	// A first positional that is not a path is a run.
+	// A first positional that is not a path (nor -, stdin) is a run.
 	var runArg string
 	if len(pos) > 0 {
-		if _, err := os.Stat(pos[0]); err != nil {
+		if _, err := os.Stat(pos[0]); err != nil && pos[0] != "-" {
 			runArg, pos = pos[0], pos[1:]
 		}
 	}

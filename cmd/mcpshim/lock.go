@@ -61,13 +61,17 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 		allowEmpty flagList
 		asJSON     bool
 	)
-	fs.StringVar(&out, "out", "mcp-tools.lock.json", "the lock `FILE` to write")
+	fs.StringVar(&out, "out", "mcp-tools.lock.json", "the lock `FILE` to write (- for stdout)")
 	fs.Var(&allowEmpty, "allow-empty", "accept zero tools from server `NAME` (repeatable)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON document instead of the text")
 	if code := parseFlags(c, fs, lockUsage, args); code >= 0 {
 		return code
 	}
 	rep := lockJSON{File: out, Servers: []lockServer{}, Refused: []lockRefuse{}}
+	if out == "-" && asJSON {
+		fmt.Fprintln(c.stderr, "mcpshim lock: --out - and --json both write stdout: give --out a file")
+		return exitUsage
+	}
 	text := c.stdout
 	if asJSON {
 		text = io.Discard
@@ -88,17 +92,24 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 	}
 	rep.Configs = fl.Files
 	opts := probe.Options{Timeout: pf.timeout, Parallel: pf.parallel, Retries: pf.retries, Protocol: pf.protocol, Env: c.env}
-	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
+	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Ledger: probeLedger(c, pf.ledger), Start: probeStart(c, pf)})
 	c = c.safeOutput() // the progress line is done
 	if !asJSON {
 		text = c.stdout
+	}
+	if out == "-" { // the lock goes to stdout, what is said about it to stderr
+		text = c.stderr
 	}
 
 	l, refused := probe.NewLock(results, allowEmpty)
 	for _, p := range fl.Problems {
 		refused = append(refused, lock.Refusal{Server: p.Server, Reason: "config: " + p.String()})
 	}
-	fmt.Fprintf(text, "read %s\n", strings.Join(fl.Files, ", "))
+	info := text // what went well: --quiet leaves it out
+	if pf.quiet {
+		info = io.Discard
+	}
+	fmt.Fprintf(info, "read %s\n", strings.Join(fl.Files, ", "))
 	if len(results) == 0 && len(refused) == 0 {
 		fmt.Fprintf(c.stderr, "mcpshim lock: no servers in %s: nothing to lock\n", strings.Join(fl.Files, ", "))
 		rep.Error = "no servers: nothing to lock"
@@ -112,7 +123,7 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 		}
 		return done(exitConfig)
 	}
-	if err := l.Write(out); err != nil {
+	if err := writeLock(c, l, out); err != nil {
 		fmt.Fprintf(c.stderr, "mcpshim lock: %v\n", err)
 		rep.Error = err.Error()
 		return done(exitConfig)
@@ -126,6 +137,6 @@ func runLock(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(text, "  %s: %s\n", r.Server, strings.Join(r.ToolNames(), ", "))
 		}
 	}
-	fmt.Fprintf(text, "wrote %s: %s, %s\n", out, verdict.Plural(len(results), "server"), verdict.Plural(tools, "tool"))
+	fmt.Fprintf(info, "wrote %s: %s, %s\n", out, verdict.Plural(len(results), "server"), verdict.Plural(tools, "tool"))
 	return done(0)
 }

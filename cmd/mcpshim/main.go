@@ -52,6 +52,15 @@ func (c *cli) getenv(key string) string {
 	return v
 }
 
+// envOr is the variable's value, or def when it is unset or empty: the
+// default of a flag people set once per machine (MCPSHIM_*).
+func (c *cli) envOr(key, def string) string {
+	if v := c.getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
 // Names are not case sensitive on Windows (Path is PATH there).
 func (c *cli) lookupEnv(key string) (string, bool) {
 	for i := len(c.env) - 1; i >= 0; i-- {
@@ -98,6 +107,8 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return runGuard(c, args[1:])
 		case "__complete":
 			return runComplete(c, args[1:])
+		case "__man":
+			return runMan(c)
 		case "help", "-h", "-help", "--help":
 			return runHelp(c, args[1:])
 		case "version", "-version", "--version":
@@ -106,8 +117,9 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return runCompletion(c, sub)
 		}
 		// A word where a subcommand or a flag goes, and no "--": a typo of
-		// a subcommand, or a server command without its "--".
-		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") {
+		// a subcommand, else a server command without its "--" (the shim
+		// runs it).
+		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") && cmdline.Suggest(args[0], subcommands) != "" {
 			fmt.Fprintf(c.stderr, "mcpshim: unknown command %q%s\n", args[0], cmdline.DidYouMean(args[0], subcommands, ""))
 			fmt.Fprintf(c.stderr, "the commands are %s; a server goes after --: mcpshim [flags] -- %s\n", strings.Join(subcommands, ", "), strings.Join(args, " "))
 			return exitUsage

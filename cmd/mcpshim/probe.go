@@ -75,6 +75,7 @@ type probeFlags struct {
 	retries  int
 	protocol string
 	verbose  bool
+	quiet    bool
 	ledger   string
 }
 
@@ -113,11 +114,15 @@ func (f *probeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.protocol, "protocol", "", "force one protocol `VERSION` (2026-07-28, 2025-11-25, ...); default: both eras")
 	fs.StringVar(&f.ledger, "ledger", "", "record each probe in the server's ledger in `DIR` (default the shim's ledger directory; off: none)")
 	fs.BoolVar(&f.verbose, "v", false, "detail every server: timeouts, tool names, stderr")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress line on stderr while the servers are probed")
 }
 
 // probeStart shows a progress line on a terminal while a fleet is probed.
-func probeStart(c *cli) func(todo []probe.Target) (func(probe.Result), func()) {
+func probeStart(c *cli, f probeFlags) func(todo []probe.Target) (func(probe.Result), func()) {
 	return func(todo []probe.Target) (func(probe.Result), func()) {
+		if f.quiet {
+			return nil, nil
+		}
 		p := newProgress(c, todo)
 		if p == nil {
 			return nil, nil
@@ -194,7 +199,7 @@ func runProbe(ctx context.Context, c *cli, args []string) int {
 		Protocol: pf.protocol, Env: c.env, Canaries: canaries}
 	// An expectation is checked against what is true now, not a minute ago.
 	results := fl.Probe(ctx, probe.FleetRun{Options: opts, Cache: cache, Reuse: !fresh && lockFile == "",
-		Ledger: probeLedger(c, pf.ledger), Start: probeStart(c)})
+		Ledger: probeLedger(c, pf.ledger), Start: probeStart(c, pf)})
 
 	rep := probe.Report{Configs: fl.Files, Problems: fl.Problems, Notes: fl.Notes, Results: results}
 	if lockFile != "" {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -29,7 +30,6 @@ import (
 	"github.com/mcpshim-dev/mcpshim/remote"
 	"github.com/mcpshim-dev/mcpshim/supervisor"
 	"github.com/mcpshim-dev/mcpshim/tap"
-	"github.com/mcpshim-dev/mcpshim/termsafe"
 	"github.com/mcpshim-dev/mcpshim/verdict"
 	"github.com/mcpshim-dev/mcpshim/witness"
 )
@@ -44,6 +44,7 @@ type shimFlags struct {
 	divertNoise      bool
 	logFormat        string
 	quiet            bool
+	color            colorFlag
 	maxObserve       int
 	killGrace        time.Duration
 	restart          string
@@ -66,10 +67,11 @@ func (f *shimFlags) register(fs *flag.FlagSet, c *cli) {
 	fs.StringVar(&f.ledger, "ledger", c.getenv("MCPSHIM_LEDGER"), "the ledger file, JSON lines (env MCPSHIM_LEDGER; default $XDG_STATE_HOME/mcpshim/NAME.jsonl); a directory puts NAME.jsonl in it; \"off\" disables it")
 	fs.Int64Var(&f.ledgerMaxSize, "ledger-max-size", ledger.DefaultMaxSize, "rotate the ledger file past this many bytes (at least 4096)")
 	fs.DurationVar(&f.handshakeTimeout, "handshake-timeout", 30*time.Second, "record handshake_timeout when no handshake completes in time (it observes; it does not kill); 0 turns it off, at most 24h")
-	fs.StringVar(&f.capture, "capture", "meta", "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies")
+	fs.StringVar(&f.capture, "capture", c.envOr("MCPSHIM_CAPTURE", "meta"), "meta: methods, ids, tool names, sizes, digests, timings; full: also redacted bodies (env MCPSHIM_CAPTURE)")
 	fs.BoolVar(&f.divertNoise, "divert-noise", false, "send non-JSON lines of the server's stdout to stderr instead of the client")
-	fs.StringVar(&f.logFormat, "log-format", "text", "shim events on stderr: text or json")
+	fs.StringVar(&f.logFormat, "log-format", c.envOr("MCPSHIM_LOG_FORMAT", "text"), "shim events on stderr: text or json (env MCPSHIM_LOG_FORMAT)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no shim events on stderr (the server's stderr still flows)")
+	f.color.register(fs, c)
 	fs.IntVar(&f.maxObserve, "max-observe", jsonrpc.DefaultMaxObserve, "bytes of one line the tap looks at, 65536 to 1073741824; longer lines are relayed whole and marked truncated")
 	fs.DurationVar(&f.killGrace, "kill-grace", 2*time.Second, "after the client leaves: close stdin, wait this long, SIGTERM the group, wait again, SIGKILL (0 to 1h)")
 	p := supervisor.DefaultPolicy()
@@ -246,25 +248,29 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 			cmdline.PrintFlags(c.stdout, fs)
 			return 0
 		}
-		fmt.Fprintf(c.stderr, "mcpshim: %v\n", cmdline.Explain(fs, err, "mcpshim --help"))
-		return exitUsage
+		return usageError(c, cmdline.Explain(fs, err, "mcpshim --help").Error())
 	}
 	command := fs.Args()
 	if f.remote.URL != "" && len(command) > 0 {
-		fmt.Fprintln(c.stderr, "mcpshim: --url and `-- COMMAND` both given: a server is either remote (--url) or a command")
-		return exitUsage
+		return usageError(c, "--url and `-- COMMAND` both given: a server is either remote (--url) or a command")
 	}
-	if f.remote.URL == "" && (len(command) == 0 || (len(args) > 0 && !containsDashDash(args))) {
-		fmt.Fprintln(c.stderr, "mcpshim: missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp")
+	if f.remote.URL == "" && len(command) == 0 {
 		if len(args) == 0 { // a person trying it out: the whole usage
+			fmt.Fprintln(c.stderr, "mcpshim: "+missingCommand)
 			fmt.Fprint(c.stderr, shimUsage)
 			cmdline.PrintFlags(c.stderr, fs)
+			return exitUsage
 		}
-		return exitUsage
+		return usageError(c, missingCommand)
+	}
+	// Without "--" (a launcher split the line at its own first "--"), the
+	// first argument after the flags is the server's command, unless it
+	// names a subcommand: then which was meant is unknown.
+	if f.remote.URL == "" && !containsDashDash(args) && slices.Contains(subcommands, command[0]) {
+		return usageError(c, fmt.Sprintf("missing `--` before %q: a subcommand goes first (mcpshim %s ...); a server's command goes after --, e.g. mcpshim --name fs -- %s", command[0], command[0], strings.Join(command, " ")))
 	}
 	usage := func(format string, args ...any) int {
-		fmt.Fprintf(c.stderr, "mcpshim: "+format+" (mcpshim --help lists the flags)\n", args...)
-		return exitUsage
+		return usageError(c, fmt.Sprintf(format+" (mcpshim --help lists the flags)", args...))
 	}
 	if err := f.check(); err != nil {
 		return usage("%v", err)
@@ -341,7 +347,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		Events:   events,
 		Notices:  stderr,
 		JSON:     f.logFormat == "json",
-		Color:    termsafe.ColorOn(c.getenv, c.stderr),
+		Color:    f.color.on(c, c.stderr),
 	})
 	tracker := &tap.Tracker{CaptureFull: f.capture == "full", HandshakeTimeout: f.handshakeTimeout}
 	teller := &verdict.Teller{Name: f.name} // the verdict of each run, said when it ends
@@ -390,6 +396,17 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 	rec.Close()
 	return status
+}
+
+// missingCommand is the usage error of a shim given no server.
+const missingCommand = "missing `-- COMMAND`: put the server's command after --, e.g. mcpshim --name fs -- npx -y @modelcontextprotocol/server-filesystem /tmp"
+
+// usageError is a shim that cannot start: msg on stderr, and as the answer
+// to the client's first request (tellClient); exit 64.
+func usageError(c *cli, msg string) int {
+	fmt.Fprintln(c.stderr, "mcpshim: "+msg)
+	tellClient(c, "mcpshim: "+msg)
+	return exitUsage
 }
 
 func containsDashDash(args []string) bool {
