@@ -424,7 +424,7 @@ func verdictEnv(t *testing.T) []string {
 			path = append([]string{dir}, path...)
 		}
 	}
-	return []string{"PATH=" + strings.Join(path, ":"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
+	return append([]string{"PATH=" + strings.Join(path, ":"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}, testkit.Env()...)
 }
 
 // normalize takes out of a verdict's words what changes from run to run:

@@ -22,7 +22,7 @@ func TestProbeAndDemoFit80Columns(t *testing.T) {
 	servers := map[string]any{"early": map[string]any{"command": "sh", "args": []string{"-c",
 		"echo 'fatal: the configuration file " + path + " could not be read because permission was denied' >&2; exit 1"}}}
 	for i := range 12 {
-		servers[fmt.Sprintf("a-fairly-long-server-name-%02d", i)] = map[string]any{"command": builtShim(t), "args": []string{"fixture", "slow-init", "--delay", "700ms"}}
+		servers[fmt.Sprintf("a-fairly-long-server-name-%02d", i)] = map[string]any{"command": fixtureBin(t), "args": []string{"fixture", "slow-init", "--delay", "700ms"}}
 	}
 	cfg := writeMCPConfig(t, dir, servers)
 	out := inPTY(t, 80, "probe", "--fresh", "--config", cfg)

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/creack/pty"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // TestColourRules: the shim's event lines and the ledger's tables follow one
@@ -36,7 +38,7 @@ func TestColourRules(t *testing.T) {
 				t.Skipf("no pty: %v", err)
 			}
 			cmd := exec.Command(bin, args...)
-			cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, tc.env...)
+			cmd.Env = append(append([]string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, testkit.Env()...), tc.env...)
 			cmd.Stdin = strings.NewReader("") // the client leaves at once
 			cmd.Stdout, cmd.Stderr = tty, tty
 			if err := cmd.Start(); err != nil {

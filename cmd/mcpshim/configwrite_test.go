@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // asNobody returns argv run as the user nobody (setpriv), with the binary
@@ -55,7 +57,7 @@ func publicDir(t *testing.T) string {
 func runIn(t *testing.T, home string, argv ...string) (int, string) {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "NO_COLOR=1"}
+	cmd.Env = append([]string{"HOME=" + home, "PATH=/usr/bin:/bin", "NO_COLOR=1"}, testkit.Env()...)
 	cmd.Dir = home
 	out, err := cmd.CombinedOutput()
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -80,7 +81,7 @@ words=("$@"); CURRENT=$#; _mcpshim`, "zsh", script, "mcpshim"}
 			for _, tt := range tests {
 				argv := append(sh.argv(script, tt.words), tt.words...)
 				cmd := exec.Command(path, argv[1:]...)
-				cmd.Env = []string{"PATH=" + filepath.Dir(shim) + ":" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}
+				cmd.Env = append([]string{"PATH=" + filepath.Dir(shim) + ":" + bin + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "XDG_STATE_HOME=" + state}, testkit.Env()...)
 				cmd.Dir = t.TempDir()
 				out, err := cmd.CombinedOutput()
 				got := strings.Fields(string(out))

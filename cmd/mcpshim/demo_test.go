@@ -23,7 +23,7 @@ func TestDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs eleven shims with real fixture servers (about 2s)")
 	}
-	bin := builtShim(t)
+	bin := demoBin(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "demo", "--json", "--dir", dir)
 	var stderr bytes.Buffer

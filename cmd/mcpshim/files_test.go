@@ -96,7 +96,7 @@ func TestFullCaptureOfLongLinesIsRead(t *testing.T) {
 	// A generous --kill-grace: the client closes its stdin at once, and the
 	// answer is still being relayed and recorded whole on a loaded machine.
 	code, out, stderr := runBinary(t, nil, client, "--quiet", "--capture", "full", "--max-observe", "33554432", "--kill-grace", "2m",
-		"--ledger", path, "--", builtShim(t), "fixture", "huge-response", "--size", "20000000")
+		"--ledger", path, "--", fixtureBin(t), "fixture", "huge-response", "--size", "20000000")
 	if code != 0 || len(out) < 20000000 {
 		t.Fatalf("shim: exit %d, %d bytes to the client; stderr:\n%s", code, len(out), stderr)
 	}

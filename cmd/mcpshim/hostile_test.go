@@ -21,7 +21,7 @@ import (
 func runBinary(t *testing.T, env []string, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(builtShim(t), args...)
-	cmd.Env = append(append(os.Environ(), "GORACE=atexit_sleep_ms=0", "NO_COLOR=1"), env...)
+	cmd.Env = append(append(os.Environ(), "NO_COLOR=1"), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -56,7 +56,7 @@ func TestFlagValuesValidated(t *testing.T) {
 		{[]string{"--max-observe", "lots"}, "--max-observe lots: want a whole number"},
 	}
 	for _, tt := range tests {
-		args := append(append([]string{"--ledger", "off"}, tt.args...), "--", builtShim(t), "fixture", "healthy")
+		args := append(append([]string{"--ledger", "off"}, tt.args...), "--", fixtureBin(t), "fixture", "healthy")
 		status, stdout, stderr := runBinary(t, nil, "", args...)
 		if status != exitUsage || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "panic") || stdout != "" ||
 			strings.Count(stderr, "\n") != 1 {
@@ -87,7 +87,7 @@ func TestNameStaysInLedgerDir(t *testing.T) {
 		state := filepath.Join(root, "state", "deep")
 		dir := filepath.Join(root, "dir")
 		for _, lpath := range []string{"", dir + "/"} {
-			args := []string{"--name", name, "--", builtShim(t), "fixture", "healthy"}
+			args := []string{"--name", name, "--", fixtureBin(t), "fixture", "healthy"}
 			if lpath != "" {
 				args = append([]string{"--ledger", lpath}, args...)
 			}

@@ -31,9 +31,8 @@ func TestReportInChromium(t *testing.T) {
 		t.Skip("runs real shims and a browser")
 	}
 	browser := chromium(t)
-	bin := builtShim(t)
 	dir := t.TempDir()
-	if out, err := exec.Command(bin, "demo", "--dir", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(demoBin(t), "demo", "--dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mcpshim demo: %v\n%s", err, out)
 	}
 	page := filepath.Join(t.TempDir(), "report.html")

@@ -643,7 +643,7 @@ func TestLedgerOnRealShims(t *testing.T) {
 	}
 	bin := builtShim(t)
 	dir := t.TempDir()
-	if out, err := exec.Command(bin, "demo", "--dir", dir).CombinedOutput(); err != nil {
+	if out, err := exec.Command(demoBin(t), "demo", "--dir", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mcpshim demo: %v\n%s", err, out)
 	}
 	// A shim killed while its server is up leaves a run with no end.

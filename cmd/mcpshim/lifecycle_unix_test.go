@@ -100,7 +100,7 @@ func TestNoProcessLeftBehind(t *testing.T) {
 		if way == "crashloop" {
 			fixture = []string{"fixture", "healthy", "--crash-after-handshake"}
 		}
-		args := append([]string{"--ledger", "off", "--quiet", "--backoff", "1ms", "--kill-grace", "100ms", "--", bin}, fixture...)
+		args := append([]string{"--ledger", "off", "--quiet", "--backoff", "1ms", "--kill-grace", "100ms", "--", fixtureBin(t)}, fixture...)
 		cmd := exec.Command(bin, args...)
 		cmd.Env = append(os.Environ(), marker)
 		stdin, _ := cmd.StdinPipe()

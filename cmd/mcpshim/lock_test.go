@@ -15,7 +15,7 @@ import (
 
 // reportEntry is the report server with its token from the environment.
 func reportEntry(t *testing.T) map[string]any {
-	return map[string]any{"command": builtShim(t), "args": []string{"fixture", "report"},
+	return map[string]any{"command": fixtureBin(t), "args": []string{"fixture", "report"},
 		"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}", "REPORT_SCOPE": "${REPORT_SCOPE:-full}"}}
 }
 

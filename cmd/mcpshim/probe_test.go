@@ -16,7 +16,7 @@ import (
 
 // fixtureEntry is a config entry running a built-in fixture server as a real process.
 func fixtureEntry(t *testing.T, fixture string, args ...string) map[string]any {
-	return map[string]any{"command": builtShim(t), "args": append([]string{"fixture", fixture}, args...)}
+	return map[string]any{"command": fixtureBin(t), "args": append([]string{"fixture", fixture}, args...)}
 }
 
 // writeMCPConfig writes a Claude Code config with these servers and returns its path.
@@ -83,7 +83,7 @@ func TestProbeExitStatus(t *testing.T) {
 		{"a crash", map[string]any{"a": fixtureEntry(t, "exit-early"), "b": fixtureEntry(t, "silent")}, exitConfig},
 		{"a rejection", map[string]any{"a": fixtureEntry(t, "protocol-reject")}, exitConfig},
 		{"a mistyped command", map[string]any{"ghost": map[string]any{"command": "./no-such-binary"}}, exitConfig},
-		{"an unset variable", map[string]any{"a": map[string]any{"command": builtShim(t), "args": []string{"fixture", "healthy", "${NO_SUCH_VAR_MCPSHIM}"}}}, exitConfig},
+		{"an unset variable", map[string]any{"a": map[string]any{"command": fixtureBin(t), "args": []string{"fixture", "healthy", "${NO_SUCH_VAR_MCPSHIM}"}}}, exitConfig},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -101,7 +101,7 @@ func TestProbeExitStatus(t *testing.T) {
 // probed with the reference left in.
 func TestProbeReportsUnsetVariable(t *testing.T) {
 	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
-		"report": map[string]any{"command": builtShim(t), "args": []string{"fixture", "report"},
+		"report": map[string]any{"command": fixtureBin(t), "args": []string{"fixture", "report"},
 			"env": map[string]string{"REPORT_API_TOKEN": "${REPORT_API_TOKEN}"}},
 	})
 	code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg)

@@ -28,6 +28,16 @@ import (
 // MCPSHIM_TEST_BIN): the tests drive it as a client would, over real pipes.
 func builtShim(t testing.TB) string { return testkit.Shim(t) }
 
+// fixtureBin is the binary whose fixture subcommand serves the tests: the
+// shim's, built without -race (testkit.Fixture).
+func fixtureBin(t testing.TB) string { return testkit.Fixture(t) }
+
+// demoBin runs mcpshim demo: built without -race too, because the tour's
+// client gives each scenario a fixed patience counted from its start, and a
+// race-built shim and fixture starting on a busy machine used it up (the
+// silent scenario left at 666ms, before its handshake timeout).
+func demoBin(t testing.TB) string { return testkit.Fixture(t) }
+
 // session is one process (the shim, or a fixture directly) with a scripted client.
 type session struct {
 	t      *testing.T
@@ -67,7 +77,7 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 	t.Helper()
 	bin := builtShim(t)
 	if argv[0] == "fixture" {
-		argv = append([]string{bin}, argv...)
+		argv = append([]string{fixtureBin(t)}, argv...)
 	}
 	s := &session{t: t, stderr: &testkit.Buffer{}}
 	if shim {
@@ -77,7 +87,7 @@ func start(t *testing.T, shim bool, shimFlags []string, argv ...string) *session
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Stderr = s.stderr
-	s.cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	s.cmd.Env = os.Environ()
 	stdin, err := s.cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

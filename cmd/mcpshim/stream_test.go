@@ -24,7 +24,7 @@ func shimCmd(t *testing.T, flags []string, argv ...string) (*exec.Cmd, string) {
 	lpath := filepath.Join(t.TempDir(), "ledger.jsonl")
 	args := append([]string{"--name", "test", "--ledger", lpath}, flags...)
 	cmd := exec.Command(builtShim(t), append(append(args, "--"), argv...)...)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	cmd.Env = os.Environ()
 	t.Cleanup(func() {
 		if cmd.Process != nil {
 			_ = cmd.Process.Kill()

@@ -12,14 +12,20 @@ import (
 	"unicode/utf8"
 
 	"github.com/creack/pty"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // inPTY runs the built mcpshim in a pseudo-terminal cols wide, as a person
 // at a terminal would, and returns what it printed (CRLF made LF).
 func inPTY(t *testing.T, cols uint16, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(builtShim(t), args...)
-	cmd.Env = []string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	bin := builtShim(t)
+	if args[0] == "demo" {
+		bin = demoBin(t)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append([]string{"NO_COLOR=1", "TZ=UTC", "PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}, testkit.Env()...)
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Cols: cols, Rows: 60})
 	if err != nil {
 		t.Fatalf("start in a pty: %v", err)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpshim-dev/mcpshim/internal/testkit"
 )
 
 // runBuilt runs the built mcpshim in dir with env and returns its exit
@@ -16,7 +18,7 @@ import (
 func runBuilt(t *testing.T, dir string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(builtShim(t), args...)
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = dir, append(env, testkit.Env()...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
