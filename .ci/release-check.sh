@@ -35,13 +35,25 @@ remote=()
 if [ -z "$(git remote)" ]; then
 	remote=(GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/mcpshim-dev/mcpshim.git)
 fi
-env "${remote[@]}" goreleaser release --snapshot --clean >"$tmp/goreleaser.log" 2>&1 ||
+# checksums.txt is signed with cosign keyless (.goreleaser.yaml signs), which
+# needs the CI's OIDC identity: here a cosign that checks how GoReleaser calls
+# it and writes a placeholder bundle stands in, proving the signing is wired.
+mkdir "$tmp/cosign"
+cat >"$tmp/cosign/cosign" <<'EOF'
+#!/bin/sh
+echo "$*" >"$(dirname "$0")/argv"
+[ "$#" = 4 ] && [ "$1" = sign-blob ] && [ "${2#--bundle=}" != "$2" ] && [ "$4" = --yes ] || { echo "cosign: unexpected arguments $*" >&2; exit 2; }
+echo '{"mediaType":"placeholder: signed by .ci/release-check.sh, not by cosign"}' >"${2#--bundle=}"
+EOF
+chmod +x "$tmp/cosign/cosign"
+PATH="$tmp/cosign:$PATH" env "${remote[@]}" goreleaser release --snapshot --clean >"$tmp/goreleaser.log" 2>&1 ||
 	{ cat "$tmp/goreleaser.log"; fail "goreleaser failed"; }
 
 version=$(json dist/metadata.json v.version)
 head=$(git rev-parse HEAD)
 head_date=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
 host_os=$(go env GOOS) host_arch=$(go env GOARCH)
+extras="completions/_mcpshim completions/mcpshim.bash completions/mcpshim.fish completions/mcpshim.ps1"
 # The wine prefix .ci/wine-setup.sh made, if any: the windows/amd64 binary runs there.
 wineprefix=${WINEPREFIX:-${TMPDIR:-/tmp}/mcpshim-wine-$(id -u)}
 
@@ -55,13 +67,14 @@ for os in linux darwin windows; do
 		dir=$tmp/$os-$arch
 		mkdir -p "$dir"
 		if [ "$os" = windows ]; then
-			contents=$(unzip -Z1 "$archive" | sort | tr '\n' ' ')
+			contents=$(unzip -Z1 "$archive" | grep -v '/$' | LC_ALL=C sort | tr '\n' ' ')
 			unzip -q "$archive" -d "$dir"
 		else
-			contents=$(tar -tzf "$archive" | sort | tr '\n' ' ')
+			contents=$(tar -tzf "$archive" | grep -v '/$' | LC_ALL=C sort | tr '\n' ' ')
 			tar -xzf "$archive" -C "$dir"
 		fi
-		[ "$contents" = "LICENSE README.md $exe " ] || fail "$archive holds $contents, want LICENSE README.md $exe"
+		want="LICENSE README.md $extras manpages/mcpshim.1.gz $exe "
+		[ "$contents" = "$want" ] || fail "$archive holds $contents, want $want"
 		cmp -s LICENSE "$dir/LICENSE" || fail "$archive: its LICENSE is not the repository's"
 		info=$(go version -m "$dir/$exe")
 		for want in "GOOS=$os" "GOARCH=$arch" "-trimpath=true" "CGO_ENABLED=0" "mod	github.com/mcpshim-dev/mcpshim"; do
@@ -85,6 +98,14 @@ for os in linux darwin windows; do
 		want="$version $head $head_date $os $arch release"
 		[ "$got" = "$want" ] || fail "$archive: version --json says $got, want $want"
 		echo "$archive: runs: $("${run[@]}" version)"
+		# The man page and the completions are the binary's own text (made by
+		# this machine's build: a path in the usage differs on Windows).
+		[ "$os/$arch" = "$host_os/$host_arch" ] || continue
+		"${run[@]}" __man | cmp -s - <(gunzip -c "$dir/manpages/mcpshim.1.gz") || fail "$archive: manpages/mcpshim.1.gz is not what its mcpshim __man prints"
+		for shell in bash:mcpshim.bash zsh:_mcpshim fish:mcpshim.fish powershell:mcpshim.ps1; do
+			"${run[@]}" completion "${shell%%:*}" | cmp -s - "$dir/completions/${shell#*:}" ||
+				fail "$archive: completions/${shell#*:} is not what its mcpshim completion ${shell%%:*} prints"
+		done
 	done
 done
 grep -q "mcpshim_${version}_windows_amd64.zip" dist/checksums.txt || fail "dist/checksums.txt lacks the windows zips"
@@ -106,9 +127,63 @@ while read -r sum file; do
 done <dist/checksums.txt
 grep -q 'binary "mcpshim"' "$cask" || fail "$cask does not install the mcpshim binary"
 grep -q '^ *# License: Apache-2.0' "$cask" || fail "$cask does not name the licence"
+for want in 'manpage "manpages/mcpshim.1.gz"' 'bash_completion "completions/mcpshim.bash"' 'zsh_completion "completions/_mcpshim"' 'fish_completion "completions/mcpshim.fish"'; do
+	grep -qF "$want" "$cask" || fail "$cask lacks $want"
+done
+[ "$(cat "$tmp/cosign/argv")" = "sign-blob --bundle=dist/checksums.txt.sigstore.json dist/checksums.txt --yes" ] ||
+	fail "GoReleaser called cosign with $(cat "$tmp/cosign/argv"), want sign-blob --bundle=dist/checksums.txt.sigstore.json dist/checksums.txt --yes"
+[ "$(json dist/artifacts.json "v.filter(a => a.type === 'Signature' && a.name === 'checksums.txt.sigstore.json').length")" = 1 ] ||
+	fail "dist/artifacts.json has no Signature checksums.txt.sigstore.json"
+echo "checksums.txt: signed by cosign sign-blob --bundle (keyless in a real release; a placeholder here)"
+scoop=dist/scoop/mcpshim.json
+[ "$(json "$scoop" 'v.license')" = Apache-2.0 ] || fail "$scoop: no license Apache-2.0"
+for arch in amd64 arm64; do
+	zip=mcpshim_${version}_windows_${arch}.zip
+	sum=$(awk -v f="$zip" '$2 == f {print $1}' dist/checksums.txt)
+	[ -n "$sum" ] && grep -q "$sum" "$scoop" || fail "$scoop lacks $zip's sha256"
+done
+winget=dist/winget/manifests/m/mcpshim-dev/mcpshim/$version
+grep -qx 'License: Apache-2.0' "$winget/mcpshim-dev.mcpshim.locale.en-US.yaml" || fail "$winget: the locale manifest names no Apache-2.0"
+grep -q "InstallerSha256: $(awk -v f="mcpshim_${version}_windows_amd64.zip" '$2 == f {print $1}' dist/checksums.txt)" "$winget/mcpshim-dev.mcpshim.installer.yaml" ||
+	fail "$winget: the installer manifest lacks the windows amd64 zip's sha256"
+echo "scoop and winget manifests: Apache-2.0, the windows zips' sha256"
 if command -v ruby >/dev/null; then ruby -c "$cask" >/dev/null; fi
 if grep -q DEPRECATED "$tmp/goreleaser.log"; then
 	grep DEPRECATED "$tmp/goreleaser.log"; fail "GoReleaser warns that .goreleaser.yaml uses something deprecated"
+fi
+
+echo "== the .deb, installed; the .rpm's contents"
+deb=$(ls dist/mcpshim_*_"$host_arch".deb)
+case $host_arch in amd64) rpm_arch=x86_64 ;; arm64) rpm_arch=aarch64 ;; *) rpm_arch=$host_arch ;; esac
+rpm=$(ls dist/mcpshim-*."$rpm_arch".rpm)
+[ -f "$deb" ] && [ -f "$rpm" ] || fail "no .deb or .rpm for $host_arch in dist"
+pkgfiles="/usr/bin/mcpshim /usr/share/bash-completion/completions/mcpshim /usr/share/fish/vendor_completions.d/mcpshim.fish /usr/share/man/man1/mcpshim.1.gz"
+if [ "$(id -u)" = 0 ] && command -v dpkg >/dev/null; then
+	dpkg -i "$deb" >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; fail "dpkg -i $deb failed"; }
+	installed=$(dpkg -L mcpshim)
+	for f in $pkgfiles /usr/share/zsh/vendor-completions/_mcpshim /usr/share/doc/mcpshim/copyright; do
+		grep -qx "$f" <<<"$installed" || fail "$deb does not install $f"
+	done
+	cmp -s LICENSE /usr/share/doc/mcpshim/copyright || fail "$deb: /usr/share/doc/mcpshim/copyright is not LICENSE"
+	[ "$(/usr/bin/mcpshim version)" = "$("$tmp/$host_os-$host_arch/mcpshim" version)" ] || fail "/usr/bin/mcpshim from $deb is not the release binary"
+	bash -c '. /usr/share/bash-completion/completions/mcpshim && complete -p mcpshim' >/dev/null || fail "$deb: bash does not load its completion"
+	if command -v man >/dev/null; then
+		man -w mcpshim | grep -q /usr/share/man/man1/mcpshim.1.gz || fail "man does not find mcpshim(1) after dpkg -i"
+	fi
+	dpkg --purge mcpshim >/dev/null
+	[ ! -e /usr/bin/mcpshim ] || fail "dpkg --purge mcpshim left /usr/bin/mcpshim"
+	echo "$deb: installed, mcpshim version, completions, man page and copyright in place, removed"
+else
+	echo "$deb: not installed (needs root and dpkg); its contents listed by the .rpm check only"
+fi
+if command -v rpm >/dev/null; then
+	listed=$(rpm -qlp "$rpm" 2>/dev/null)
+	for f in $pkgfiles /usr/share/zsh/site-functions/_mcpshim /usr/share/licenses/mcpshim/LICENSE; do
+		grep -qx "$f" <<<"$listed" || fail "$rpm does not hold $f"
+	done
+	echo "$rpm: holds the binary, completions, man page and licence"
+else
+	echo "$rpm: made (no rpm tool here to list it)"
 fi
 
 echo "== reproducible"
@@ -129,7 +204,7 @@ npm install --offline --cache "$tmp/npm-cache" --prefix "$tmp/prefix" --no-audit
 	"$main_tgz" "$platform_tgz" >/dev/null
 for cpu_w in x64 arm64; do
 	tgz=$tmp/tgz/mcpshim-win32-$cpu_w-$version.tgz
-	contents=$(tar -tzf "$tgz" | sort | tr '\n' ' ')
+	contents=$(tar -tzf "$tgz" | LC_ALL=C sort | tr '\n' ' ')
 	[ "$contents" = "package/LICENSE package/README.md package/bin/mcpshim.exe package/package.json " ] ||
 		fail "$tgz holds $contents, want bin/mcpshim.exe, LICENSE, README.md"
 done
@@ -142,7 +217,10 @@ for tgz in "$tmp"/tgz/*.tgz; do
 	[ "$got" = "Apache-2.0 >=18" ] || fail "$tgz: package.json license and engines.node are '$got', want Apache-2.0 >=18"
 	rm -rf "$tmp/unpacked"
 done
-echo "npm: the 7 packages carry LICENSE, README.md, \"license\": \"Apache-2.0\" and engines"
+contents=$(tar -tzf "$main_tgz" | LC_ALL=C sort | tr '\n' ' ')
+want="package/LICENSE package/README.md package/bin/mcpshim.js $(printf 'package/%s ' $extras)package/man/mcpshim.1 package/package.json "
+[ "$contents" = "$want" ] || fail "$main_tgz holds $contents, want $want"
+echo "npm: the 7 packages carry LICENSE, README.md, \"license\": \"Apache-2.0\" and engines; mcpshim the completions and man/mcpshim.1"
 # The launcher, as it runs on Windows x64 (process.platform win32), starts the
 # win32-x64 package's mcpshim.exe: on this machine the start fails naming it.
 npm install --offline --force --cache "$tmp/npm-cache" --prefix "$tmp/winprefix" --no-audit --no-fund --loglevel=error \

@@ -4,6 +4,7 @@
 # release's version. Nothing is published.
 #
 #   npm/pack.sh DIST OUT    writes OUT/mcpshim-VERSION.tgz and OUT/mcpshim-PLATFORM-VERSION.tgz
+#                           (DIST/../extras: the completions and man page, scripts/extras.sh)
 set -euo pipefail
 dist=$(cd "${1:?usage: npm/pack.sh DIST OUT}" && pwd)
 mkdir -p "${2:?usage: npm/pack.sh DIST OUT}"
@@ -17,6 +18,13 @@ cp -R "$here/mcpshim" "$here/@mcpshim" "$stage/"
 for dir in "$stage/mcpshim" "$stage"/@mcpshim/*; do
 	cp "$here/../LICENSE" "$dir/LICENSE"
 done
+# The main package carries the completions and the man page (npm links
+# man/mcpshim.1 on npm install -g), as the release build made them.
+extras=$dist/../extras
+[ -f "$extras/manpages/mcpshim.1.gz" ] || { echo "npm/pack.sh: no $extras/manpages/mcpshim.1.gz (scripts/extras.sh makes it)" >&2; exit 1; }
+cp -R "$extras/completions" "$stage/mcpshim/completions"
+mkdir "$stage/mcpshim/man"
+gunzip -c "$extras/manpages/mcpshim.1.gz" >"$stage/mcpshim/man/mcpshim.1"
 # Stamp the version everywhere and put each binary into its package.
 node - "$dist" "$stage" <<'JS'
 const fs = require('fs'), path = require('path');
