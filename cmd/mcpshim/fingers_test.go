@@ -42,8 +42,11 @@ func runBuiltStdin(t *testing.T, dir string, env []string, stdin string, args ..
 	return 0, out.String(), errb.String()
 }
 
+// fingersEnv is a private home, state and temporary directory (ledger -
+// spools stdin there; Windows without TMP or TEMP would use its own
+// directory), plus extra.
 func fingersEnv(dir string, extra ...string) []string {
-	return append([]string{"HOME=" + dir, "PATH=" + systemPath(), "XDG_STATE_HOME=" + dir, "GORACE=atexit_sleep_ms=0"}, extra...)
+	return append([]string{"HOME=" + dir, "PATH=" + systemPath(), "XDG_STATE_HOME=" + dir, "TMPDIR=" + dir, "TMP=" + dir, "TEMP=" + dir, "GORACE=atexit_sleep_ms=0"}, extra...)
 }
 
 // recordSessions runs one client session behind the shim for each name,
