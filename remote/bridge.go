@@ -113,13 +113,20 @@ type bridge struct {
 	downReason  string
 	downSince   time.Time // the first failure of the outage
 	retryAt     time.Time // the next attempt, for the errors during the outage
-	recon       *Reconnector
-	run         string
-	gen         int
-	addr        string             // the server's resolved address
-	runOpen     bool               // connected was written and disconnected not yet
-	getCancel   context.CancelFunc // the GET stream's, for getSession
-	getSession  string
+	tried       time.Time // the last connection or attempt started, for those errors
+	// step is closed when the attempt that ends the current backoff step
+	// has run; early: a client's request already brought it forward (one
+	// early attempt per step); wake asks the loop for it.
+	step       chan struct{}
+	early      bool
+	wake       chan struct{}
+	recon      *Reconnector
+	run        string
+	gen        int
+	addr       string             // the server's resolved address
+	runOpen    bool               // connected was written and disconnected not yet
+	getCancel  context.CancelFunc // the GET stream's, for getSession
+	getSession string
 
 	// The 2024-11-05 HTTP+SSE transport (legacy.go).
 	endpointURL *url.URL   // where POSTs go while its stream is open
@@ -190,6 +197,7 @@ func Run(ctx context.Context, cfg Config) int {
 		done:    newDoneSet(),
 		recon:   NewReconnector(cfg.Policy),
 		outage:  make(chan Decision, 1),
+		wake:    make(chan struct{}, 1),
 		gone:    make(chan struct{}),
 
 		lockBroken: make(chan struct{}),
@@ -289,8 +297,10 @@ func (b *bridge) loop(ctx context.Context) int {
 				b.giveUp(d)
 				return ExitUnavailable
 			}
+			step := make(chan struct{})
 			b.mu.Lock()
 			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
+			b.step, b.early = step, false
 			b.mu.Unlock()
 			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldDelayMS, d.Delay), ledger.F(phases.FieldReason, d.Reason))
 			switch {
@@ -310,6 +320,13 @@ func (b *bridge) loop(ctx context.Context) int {
 			// One attempt: its dial and replay are bounded by Timeout and end
 			// when the bridge stops; its result comes back on b.outage.
 			b.goBG(b.attempt)
+		case <-b.wake:
+			// A client's request during the backoff: the server may be back
+			// already, and the request waits for this attempt.
+			if retry != nil {
+				retry = nil
+				b.goBG(b.attempt)
+			}
 		case err := <-clientDone:
 			reason := "stdin_eof"
 			if err != nil {

@@ -70,7 +70,7 @@ func (b *bridge) fromClient(line []byte) {
 		b.initialized = append([]byte(nil), line...)
 	}
 	b.remember(msg, line)
-	down, reason, retryIn := b.down, b.downReason, time.Until(b.retryAt).Round(100*time.Millisecond)
+	down, step := b.down, b.step
 	var calls []*call
 	ctx, cancel := context.WithCancel(b.ctx)
 	msg.each(func(m message) {
@@ -81,12 +81,42 @@ func (b *bridge) fromClient(line []byte) {
 			calls = append(calls, c)
 		}
 	})
+	wait := down && len(calls) > 0 && step != nil && !b.closing
+	if wait && !b.early {
+		b.early = true
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	if wait {
+		b.posts.Add(1)
+	}
 	b.mu.Unlock()
+	if wait {
+		// A request during the backoff brings the step's attempt forward
+		// (once per step) and waits for it: sent if it reconnected.
+		go func() {
+			defer b.posts.Done()
+			defer cancel()
+			select {
+			case <-step:
+			case <-ctx.Done():
+			}
+			b.mu.Lock()
+			down := b.down
+			b.mu.Unlock()
+			if down || ctx.Err() != nil {
+				b.failDown(calls)
+				return
+			}
+			b.send(ctx, line, msg, false)
+		}()
+		return
+	}
 	if down {
 		cancel()
-		for _, c := range calls {
-			b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); not sent; reconnecting, next attempt in %v", b.cfg.Name, reason, max(retryIn, 0)), nil)
-		}
+		b.failDown(calls)
 		if len(calls) == 0 {
 			b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldReason, "server unreachable"))
 		}
@@ -115,6 +145,17 @@ func (b *bridge) fromClient(line []byte) {
 		defer cancel()
 		b.send(ctx, line, msg, false)
 	}()
+}
+
+// failDown answers calls during an outage: not sent, why, when the server
+// was last tried and when it is tried next.
+func (b *bridge) failDown(calls []*call) {
+	b.mu.Lock()
+	reason, tried, next := b.downReason, time.Since(b.tried).Round(100*time.Millisecond), time.Until(b.retryAt).Round(100*time.Millisecond)
+	b.mu.Unlock()
+	for _, c := range calls {
+		b.fail(c.id, fmt.Sprintf("mcpshim: server %s is unreachable (%s); not sent; last tried %v ago, reconnecting, next attempt in %v", b.cfg.Name, reason, tried, max(next, 0)), nil)
+	}
 }
 
 func hasRequest(msg message) bool {

@@ -34,6 +34,7 @@ func (b *bridge) connect() bool {
 	start := time.Now()
 	conn, err := dialer.DialContext(ctx, "tcp", net.JoinHostPort(host, port))
 	b.mu.Lock()
+	b.tried = start
 	b.gen++
 	gen := b.gen
 	prev := b.run
@@ -111,8 +112,11 @@ func (b *bridge) scheduleFailure(reason string) {
 // dialled. It runs on its own goroutine; its result goes back to the loop.
 func (b *bridge) attempt() {
 	b.mu.Lock()
-	initLine, why := b.initLine, b.downReason
+	initLine, why, step := b.initLine, b.downReason, b.step
 	b.mu.Unlock()
+	if step != nil {
+		defer close(step) // the requests waiting for this step's attempt go on
+	}
 	b.endRun("unreachable: "+why, true)
 	if !b.connect() {
 		b.scheduleFailure("cannot connect")
