@@ -172,7 +172,7 @@ func (s *Session) authorizeCode(ctx context.Context, tg *target, c *Client, ln n
 	r, err := waitRedirect(wait, ln, c.RedirectURI, state, func() { s.show(wait, authURL) })
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-			return nil, &FlowError{Stage: StageAuthorization, Err: fmt.Errorf("no answer from the browser within %v: open the URL printed above, or run mcpshim auth login --url %s", s.cfg.BrowserWait, s.cfg.Server)}
+			return nil, &FlowError{Stage: StageAuthorization, Err: fmt.Errorf("no answer from the browser within %v: open the URL printed above, or run mcpshim auth login --url %s", s.cfg.BrowserWait, s.shown())}
 		}
 		return nil, &FlowError{Stage: StageAuthorization, Err: err}
 	}

@@ -68,7 +68,7 @@ func (s *Session) getJSON(ctx context.Context, u string, v any) error {
 	case resp.StatusCode >= 400 && resp.StatusCode < 500:
 		return fmt.Errorf("GET %s: HTTP %d: %w", u, resp.StatusCode, errNotFound)
 	case resp.StatusCode != http.StatusOK:
-		return fmt.Errorf("GET %s: HTTP %d", u, resp.StatusCode)
+		return fmt.Errorf("GET %s: HTTP %d%s", u, resp.StatusCode, redirectError(resp))
 	case len(body) > maxDocument:
 		return fmt.Errorf("GET %s: the document is over %d bytes", u, maxDocument)
 	}
@@ -87,9 +87,40 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-// noRedirect keeps a POST carrying client credentials or a code where it was
-// sent: a redirect is answered as an error naming it.
-func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+// redirectRule is the bridge's redirect rule for the sign-in's requests
+// (metadata, registration, token, revocation): a redirect is followed only within
+// the origin (scheme, host and port) it was sent to, a POST's only when it
+// is a 307 or 308 (method and body kept), at most 5; any other is answered
+// as the redirect itself, which names it. A revocation carries the tokens
+// and the client's secret; a metadata answer decides where they go.
+func redirectRule(post bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		first := via[0].URL
+		code := 0
+		if req.Response != nil {
+			code = req.Response.StatusCode
+		}
+		if len(via) > 5 || !sameOrigin(req.URL, first) ||
+			(post && code != http.StatusTemporaryRedirect && code != http.StatusPermanentRedirect) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+}
+
+// redirectError names a redirect that was not followed.
+func redirectError(resp *http.Response) string {
+	if resp.StatusCode/100 != 3 {
+		return ""
+	}
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return " (a redirect, not followed)"
+	}
+	loc = resp.Request.URL.ResolveReference(loc)
+	loc.User, loc.RawQuery, loc.Fragment = nil, "", ""
+	return " (a redirect to " + loc.String() + ", not followed: only 307 and 308 within the same origin are)"
+}
 
 // isJSON tells whether a Content-Type is JSON.
 func isJSON(contentType string) bool {

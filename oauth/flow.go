@@ -88,7 +88,7 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 	// credentials were registered with, clients SHOULD surface an error
 	// rather than silently attempting to use mismatched credentials."
 	if s.cfg.ClientID != "" && rec.Issuer != "" && rec.Issuer != tg.as.Issuer {
-		return &FlowError{Stage: StageRegistration, Err: fmt.Errorf("the server now names the authorization server %s, not %s where client %s signed in before: if the move is right, register a client there (or run mcpshim auth logout %s to forget the old one)", tg.as.Issuer, rec.Issuer, s.cfg.ClientID, s.cfg.Server)}
+		return &FlowError{Stage: StageRegistration, Err: fmt.Errorf("the server now names the authorization server %s, not %s where client %s signed in before: if the move is right, register a client there (or run mcpshim auth logout %s to forget the old one)", tg.as.Issuer, rec.Issuer, s.cfg.ClientID, s.shown())}
 	}
 	scopes := chooseScopes(ch.Param("scope"), tg.prm, tg.as, rec.Scopes)
 	kept := rec.Clients[tg.as.Issuer]
@@ -214,7 +214,7 @@ func (s *Session) refresh(ctx context.Context, status int) error {
 				s.mu.Lock()
 				s.dead = rec.Token.RefreshToken
 				s.mu.Unlock()
-				fe.Err = fmt.Errorf("the authorization server %s refused the stored refresh token (revoked or expired): sign in again with mcpshim auth login --url %s", rec.Issuer, s.cfg.Server)
+				fe.Err = fmt.Errorf("the authorization server %s refused the stored refresh token (revoked or expired): sign in again with mcpshim auth login --url %s", rec.Issuer, s.shown())
 			}
 		}
 		return s.failed(status, fe)
@@ -407,7 +407,7 @@ func (s *Session) isSignedOut() bool {
 // signedOutError is what requests get after a logout: this shim signs in
 // again only when asked to (mcpshim auth login), whose token it then takes.
 func (s *Session) signedOutError() error {
-	return &FlowError{Stage: StageStore, Err: fmt.Errorf("the sign-in to %s was removed from the token store (mcpshim auth logout): this shim no longer uses its tokens; sign in again with mcpshim auth login --url %s", s.cfg.Server, s.cfg.Server)}
+	return &FlowError{Stage: StageStore, Err: fmt.Errorf("the sign-in to %s was removed from the token store (mcpshim auth logout): this shim no longer uses its tokens; sign in again with mcpshim auth login --url %s", s.shown(), s.shown())}
 }
 
 // lock takes the store's lock for this server and client; without a store

@@ -119,10 +119,13 @@ func port(u *url.URL) string {
 
 // canonicalResource is the resource indicator when the server publishes no
 // metadata: its URL without fragment, scheme and host lower-cased (2025-11-25,
-// Canonical Server URI).
+// Canonical Server URI), and without userinfo and query: a password or an
+// ?api_key= in --url would go to the authorization server, the browser's
+// argv and every log that shows the authorization URL.
 func canonicalResource(server *url.URL) string {
 	u := *server
 	u.Fragment, u.RawFragment = "", ""
+	u.User, u.RawQuery, u.ForceQuery = nil, "", false
 	u.Scheme = strings.ToLower(u.Scheme)
 	u.Host = strings.ToLower(u.Host)
 	return u.String()

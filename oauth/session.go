@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // The grants a Session can use.
@@ -67,8 +69,8 @@ type Config struct {
 	Notify func(Step)
 	// ProtocolVersion is sent as MCP-Protocol-Version on metadata requests.
 	ProtocolVersion string
-	// HTTP is the client for metadata requests; nil: one with Timeout. Token
-	// and registration requests never follow redirects.
+	// HTTP is the client for the sign-in's requests; nil: one with Timeout.
+	// Its redirect rule is replaced by the bridge's (redirectRule).
 	HTTP *http.Client
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -230,13 +232,14 @@ func New(cfg Config) (*Session, error) {
 		cfg.BrowserWait = 5 * time.Minute
 	}
 	s := &Session{cfg: cfg, clientKey: ClientKey(cfg.ClientID, cfg.ClientMetadataURL), local: make(chan struct{}, 1)}
-	s.hc = cfg.HTTP
-	if s.hc == nil {
-		s.hc = &http.Client{Timeout: cfg.Timeout}
+	hc := http.Client{Timeout: cfg.Timeout}
+	if cfg.HTTP != nil {
+		hc = *cfg.HTTP
 	}
-	post := *s.hc
-	post.CheckRedirect = noRedirect
-	s.post = &post
+	hc.CheckRedirect = redirectRule(false)
+	post := hc
+	post.CheckRedirect = redirectRule(true)
+	s.hc, s.post = &hc, &post
 	s.rec = &Record{Version: 1, Server: cfg.Server.String(), ClientKey: s.clientKey}
 	if cfg.Store != nil {
 		st := cfg.Store.stamp(cfg.Server.String(), s.clientKey)
@@ -250,6 +253,10 @@ func New(cfg Config) (*Session, error) {
 	s.hideRecord(s.rec)
 	return s, nil
 }
+
+// shown is the server's URL as messages show it: no userinfo, query
+// values hidden.
+func (s *Session) shown() string { return redact.URL(s.cfg.Server) }
 
 func (s *Session) http() *http.Client       { return s.hc }
 func (s *Session) postClient() *http.Client { return s.post }
@@ -382,7 +389,7 @@ func (s *Session) Challenged(ctx context.Context, status int, h http.Header, sen
 	case <-f.done:
 		return f.err
 	case <-ctx.Done():
-		return fmt.Errorf("authorization is still under way (finish it in the browser, or run mcpshim auth login --url %s): %w", s.cfg.Server, ctx.Err())
+		return fmt.Errorf("authorization is still under way (finish it in the browser, or run mcpshim auth login --url %s): %w", s.shown(), ctx.Err())
 	}
 }
 
@@ -429,7 +436,7 @@ func (s *Session) reauthorize(ctx context.Context, status int, ch Challenge, sen
 		// asked for and granted is not asked for again.
 		if len(want) > 0 && subset(want, union(rec.Scopes, granted)) && sent != "" {
 			return &FlowError{Stage: StageScope, Code: "insufficient_scope", Description: ch.Param("error_description"),
-				Err: fmt.Errorf("the server still wants scope %q, which was already asked for: the account may lack it; sign in as another user with mcpshim auth login --url %s", ch.Param("scope"), s.cfg.Server)}
+				Err: fmt.Errorf("the server still wants scope %q, which was already asked for: the account may lack it; sign in as another user with mcpshim auth login --url %s", ch.Param("scope"), s.shown())}
 		}
 		return s.authorize(ctx, status, ch, true)
 	}

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // State says in a few words what a kept sign-in can do now.
@@ -39,8 +41,8 @@ func (s *Store) Logout(ctx context.Context, server, secret string, done func(r *
 	}
 	n := 0
 	for _, r := range recs {
-		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") {
-			continue
+		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") && strings.TrimSuffix(shownURL(r.Server), "/") != strings.TrimSuffix(server, "/") {
+			continue // neither the URL nor as auth status shows it
 		}
 		n++
 		// Under the record's lock, so that a running shim's refresh does
@@ -82,8 +84,8 @@ func Revoke(ctx context.Context, r *Record, secret string) string {
 	if cc.Kind == KindPreRegistered {
 		cc.Secret = secret
 	}
-	s := &Session{hc: &http.Client{Timeout: 30 * time.Second}}
-	s.post = s.hc
+	s := &Session{hc: &http.Client{Timeout: 30 * time.Second, CheckRedirect: redirectRule(false)},
+		post: &http.Client{Timeout: 30 * time.Second, CheckRedirect: redirectRule(true)}}
 	var failed []string
 	for _, tok := range []struct{ value, hint string }{{r.Token.RefreshToken, "refresh_token"}, {r.Token.AccessToken, "access_token"}} {
 		if tok.value == "" {
@@ -112,7 +114,7 @@ func (s *Session) revoke(ctx context.Context, endpoint string, c *Client, m *Ser
 	}
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered HTTP %d", endpoint, resp.StatusCode)
+		return fmt.Errorf("%s answered HTTP %d%s", endpoint, resp.StatusCode, redirectError(resp))
 	}
 	return nil
 }
@@ -136,7 +138,7 @@ type Status struct {
 func Statuses(store *Store, recs []*Record, now time.Time) []Status {
 	out := []Status{}
 	for _, r := range recs {
-		e := Status{Server: r.Server, Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: State(r, now), TokenFile: store.File(r)}
+		e := Status{Server: shownURL(r.Server), Client: r.ClientKey, Issuer: r.Issuer, Grant: r.Grant, Updated: r.Updated, State: State(r, now), TokenFile: store.File(r)}
 		if cl := r.Clients[r.Issuer]; cl != nil {
 			e.ClientID = cl.ID
 		}
@@ -147,6 +149,10 @@ func Statuses(store *Store, recs []*Record, now time.Time) []Status {
 	}
 	return out
 }
+
+// shownURL is a kept server URL as auth status shows it: no userinfo, query
+// values hidden (a --url may carry an ?api_key=).
+func shownURL(raw string) string { return redact.RawURL(raw) }
 
 // Facts are the step's text facts that are set, in the order they are
 // shown and recorded.

@@ -4,6 +4,7 @@ package remote_test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,5 +58,42 @@ func TestLoginSaysWhatItWaitsFor(t *testing.T) {
 		}
 	case <-time.After(deadline):
 		t.Fatalf("auth login still waits after the lock's holder died:\n%s", errs)
+	}
+}
+
+// TestURLSecretsStayOut: a 2025-03-26 server (no resource metadata, no
+// authorization server metadata) at a --url with a password and an
+// ?api_key=. The resource indicator is derived without them, and neither
+// reaches the browser's argv (the authorization URL) nor auth login's
+// output. Shown to fail before the fix: resource= carried the whole URL.
+// Unix only: the browser is a sh script that writes its argv.
+func TestURLSecretsStayOut(t *testing.T) {
+	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="old"`)
+			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	dir := t.TempDir()
+	argv := filepath.Join(dir, "argv")
+	browser := filepath.Join(dir, "browser")
+	os.WriteFile(browser, []byte("#!/bin/sh\necho \"$@\" > "+argv+"\n"), 0o755)
+	u := "http://user:" + userSecret + "@" + s.addr + "/mcp?api_key=" + querySecret
+	login := exec.Command(shim, "auth", "login", "--url", u, "--oauth-client-id", "pub", "--oauth-timeout", "2s")
+	login.Env = append(os.Environ(), "XDG_CONFIG_HOME="+t.TempDir(), "BROWSER="+browser)
+	out, _ := login.CombinedOutput()
+	opened, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatalf("the browser was not opened: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(opened), "resource=http%3A%2F%2F"+strings.ReplaceAll(s.addr, ":", "%3A")+"%2Fmcp&") {
+		t.Errorf("the authorization URL's resource is not the URL without userinfo and query:\n%s", opened)
+	}
+	for _, secret := range []string{userSecret, querySecret} {
+		if strings.Contains(string(opened), secret) || strings.Contains(string(out), secret) {
+			t.Errorf("%s reached the browser's argv or auth login's output:\nargv: %s\noutput: %s", secret, opened, out)
+		}
 	}
 }

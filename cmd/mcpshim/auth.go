@@ -92,7 +92,7 @@ func runAuthLogin(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(c.stderr, "mcpshim auth login: %s\n", hide(err.Error()))
 		return exitConfig
 	}
-	fmt.Fprintf(c.stdout, "signed in to %s; mcpshim --url %s%s will use the kept token\n", u.String(), u.String(), of.args())
+	fmt.Fprintf(c.stdout, "signed in to %s; mcpshim --url %s%s will use the kept token\n", redact.URL(u), redact.URL(u), of.args())
 	return 0
 }
 

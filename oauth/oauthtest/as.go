@@ -15,6 +15,9 @@ import (
 )
 
 func (s *Servers) serveAS(w http.ResponseWriter, r *http.Request) {
+	if s.redirected(w, r) {
+		return
+	}
 	p := s.opts.IssuerPath
 	switch r.URL.Path {
 	case "/.well-known/oauth-authorization-server" + p:

@@ -11,6 +11,9 @@ import (
 )
 
 func (s *Servers) serveRS(w http.ResponseWriter, r *http.Request) {
+	if s.redirected(w, r) {
+		return
+	}
 	prm := "/.well-known/oauth-protected-resource" + s.opts.ResourcePath
 	switch r.URL.Path {
 	case prm:

@@ -87,6 +87,7 @@ type Servers struct {
 	authzs    []url.Values // every authorization request
 	tokens    []url.Values // every token request (secrets and codes as sent)
 	registers []map[string]any
+	redirects map[string]string // path to a 307's Location (Redirect)
 	denied    []string
 	jtis      map[string]bool // DPoP proofs seen
 }
@@ -196,6 +197,28 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func oauthError(w http.ResponseWriter, status int, code, desc string) {
 	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+// Redirect makes both servers answer requests for path with a 307 to
+// location from now on, as a hostile or moved server does.
+func (s *Servers) Redirect(path, location string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.redirects == nil {
+		s.redirects = map[string]string{}
+	}
+	s.redirects[path] = location
+}
+
+// redirected answers r with its 307 when Redirect set one for its path.
+func (s *Servers) redirected(w http.ResponseWriter, r *http.Request) bool {
+	s.mu.Lock()
+	loc, ok := s.redirects[r.URL.Path]
+	s.mu.Unlock()
+	if ok {
+		http.Redirect(w, r, loc, http.StatusTemporaryRedirect)
+	}
+	return ok
 }
 
 // SetScopes changes the scopes the resource requires from now on.
