@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"os/signal"
 	"runtime"
 	"slices"
@@ -117,9 +118,9 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 			return runCompletion(c, sub)
 		}
 		// A word where a subcommand or a flag goes, and no "--": a typo of
-		// a subcommand, else a server command without its "--" (the shim
-		// runs it).
-		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") && cmdline.Suggest(args[0], subcommands) != "" {
+		// a subcommand (near one and no such command: ledgr), else a server
+		// command without its "--" (the shim runs it: deno, npx).
+		if !strings.HasPrefix(args[0], "-") && !slices.Contains(args, "--") && cmdline.Suggest(args[0], subcommands) != "" && !onPath(args[0]) {
 			fmt.Fprintf(c.stderr, "mcpshim: unknown command %q%s\n", args[0], cmdline.DidYouMean(args[0], subcommands, ""))
 			fmt.Fprintf(c.stderr, "the commands are %s; a server goes after --: mcpshim [flags] -- %s\n", strings.Join(subcommands, ", "), strings.Join(args, " "))
 			return exitUsage
@@ -127,6 +128,12 @@ func run(ctx context.Context, args []string, env []string, stdin io.Reader, stdo
 	}
 	// The shim handles its own signals: it records and forwards them.
 	return runShim(ctx, c, args)
+}
+
+// onPath says whether name is a command the shim could start.
+func onPath(name string) bool {
+	_, err := exec.LookPath(name)
+	return err == nil
 }
 
 // untilSignal runs a subcommand until it returns. SIGINT, SIGTERM or SIGHUP
