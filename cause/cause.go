@@ -59,12 +59,12 @@ func (c *Finder) Add(line string) {
 			return
 		}
 	}
-	if strings.TrimSpace(line) == "" || chatter().MatchString(line) {
+	if strings.TrimSpace(line) == "" || chatter().MatchString(line) || engineChatter().MatchString(line) {
 		return
 	}
 	line = strings.TrimRight(line, " \t")
 	c.last = line
-	if stated().MatchString(logPrefix().ReplaceAllString(line, "")) {
+	if stated().MatchString(logPrefix().ReplaceAllString(line, "")) || engineStated().MatchString(line) {
 		c.stated = line
 		c.join = strings.HasSuffix(line, ":")
 	}

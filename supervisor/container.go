@@ -94,3 +94,20 @@ func (s *Supervisor) stopContainer(c *child, sig string) []ledger.Field {
 func short(id string) string {
 	return id[:min(12, len(id))]
 }
+
+// noStdin is said of a container run without -i: the engine gives the
+// container no stdin, so the server never reads a request. "" otherwise.
+func noStdin(c *child) string {
+	if c.start == nil || c.start.ctr == nil || c.start.ctr.run.Interactive {
+		return ""
+	}
+	return "`" + c.start.ctr.run.Engine[0] + " run` without -i: the container got no stdin, so the server reads no request (add -i: docker run -i --rm IMAGE)"
+}
+
+// noStdinSuffix is noStdin for the end of the client's error message.
+func noStdinSuffix(c *child) string {
+	if hint := noStdin(c); hint != "" {
+		return "; " + hint
+	}
+	return ""
+}

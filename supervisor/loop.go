@@ -163,6 +163,9 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	s.spawnErr, s.cause, s.death = nil, "", nil
 	s.causeMu.Unlock()
 	s.emitAt(p.Started, phases.Launch, phases.Spawned, ledger.F("pid", p.Pid), ledger.F("pgid", p.Pid), ledger.F(phases.FieldGeneration, gen))
+	if hint := noStdin(c); gen == 1 && hint != "" {
+		s.say("%s", hint)
+	}
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -243,12 +246,13 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	status = p.ShellStatus()
 	how := exitWords(code, sig, stopped)
 	var withdrawn []pendingCall
+	hint := noStdinSuffix(c)
 	// cause picks the stderr line that states the error, from what was read so far.
 	cause := func() string {
 		line, stated := c.tail.Cause()
 		c := proc.ExitCause(how, line, stated, requested)
 		said := strings.TrimPrefix(strings.TrimPrefix(c, how), ": ")
-		d := &death{message: diedMessage(s.cfg.Name, how, said, requested), code: code, signal: sig}
+		d := &death{message: diedMessage(s.cfg.Name, how, said, requested) + hint, code: code, signal: sig}
 		s.causeMu.Lock()
 		s.cause, s.death = c, d
 		s.causeMu.Unlock()

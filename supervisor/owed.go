@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/cause"
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
@@ -72,6 +73,9 @@ func diedMessage(name, how, said string, stopped bool) string {
 	}
 	if said != "" {
 		msg += ": " + said
+	}
+	if a := cause.Advice(said); a != "" {
+		msg += " (" + a + ")"
 	}
 	return msg
 }

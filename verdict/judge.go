@@ -213,7 +213,7 @@ func (j *judgement) local() {
 		j.replayFailed()
 	case !j.done && j.selfDied && !j.gaveUpWaiting():
 		j.set(Exited, j.cause, true)
-		v.Reason, v.Advice = j.exitReason(), exitAdvice
+		v.Reason, v.Advice = j.exitReason(), j.exitedAdvice()
 	case v.NoiseFirst && v.Warning == "":
 		// The client did not get past the noise: it broke the session.
 		j.set(ProtocolError, f.NoisePreview, true)

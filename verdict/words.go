@@ -331,3 +331,12 @@ func Plural(n int, word string) string {
 func httpStatusText(status int) string {
 	return strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
 }
+
+// exitedAdvice is what to do about a server that exited before answering:
+// a container engine's own failure (no daemon, no image) has its advice.
+func (j *judgement) exitedAdvice() string {
+	if a := cause.Advice(j.cause); a != "" {
+		return a
+	}
+	return exitAdvice
+}

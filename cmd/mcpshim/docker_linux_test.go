@@ -98,12 +98,57 @@ func TestDocker(t *testing.T) {
 		s.finish()
 		exitedGone(t, s, label, 2)
 	})
+	t.Run("no such image", func(t *testing.T) {
+		label := "mcpshim.test=no-such-image"
+		s := start(t, true, nil, "docker", "run", "-i", "--rm", "--pull", "never", "--label", label, "mcpshim-test-absent:latest")
+		r := dockerCall(s, "1", "initialize", initParams)
+		for _, want := range []string{"exited with code 125 before answering: docker: Error response from daemon: No such image: mcpshim-test-absent:latest", "pull it first"} {
+			if !strings.Contains(r, want) {
+				t.Errorf("answer %s, want it to say %q", r, want)
+			}
+		}
+		s.finish()
+		if e := find(s.entries(), "exited"); e == nil || e.Str("container") != "none" {
+			t.Errorf("exited %+v, want container=none", e)
+		}
+	})
+	t.Run("no -i", func(t *testing.T) {
+		label := "mcpshim.test=no-i"
+		s := start(t, true, nil, "docker", "run", "--rm", "--network", "none", "--label", label, image, "healthy")
+		r := dockerCall(s, "1", "initialize", initParams)
+		if want := "`docker run` without -i: the container got no stdin"; !strings.Contains(r, want) {
+			t.Errorf("answer %s, want it to say %q", r, want)
+		}
+		s.finish()
+		noContainerLeft(t, label)
+	})
 	t.Run("server ignores EOF and SIGTERM", func(t *testing.T) {
 		s, label := run(t, nil, "stubborn")
 		dockerCall(s, "1", "initialize", initParams)
 		s.finish()
 		exitedGone(t, s, label, 1)
 	})
+}
+
+// TestDockerDaemonDown: with no engine at DOCKER_HOST, the client's error
+// says so, from the CLI's own line, with what to do, not "See 'docker run
+// --help'." (the line after it).
+func TestDockerDaemonDown(t *testing.T) {
+	if _, err := exec.LookPath("docker"); err != nil {
+		missingTool(t, "docker", "docker.io")
+	}
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-engine.sock"))
+	s := start(t, true, nil, "docker", "run", "-i", "--rm", "mcp/time")
+	r := dockerCall(s, "1", "initialize", initParams)
+	for _, want := range []string{"exited with code 125 before answering: docker: Cannot connect to the Docker daemon at unix://", "Is the docker daemon running?", "the container engine is not running: start it"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("answer %s, want it to say %q", r, want)
+		}
+	}
+	s.finish()
+	if e := find(s.entries(), "exited"); e == nil || !strings.HasPrefix(e.Str("stderr_cause"), "docker: Cannot connect") {
+		t.Errorf("exited %+v, want stderr_cause the CLI's line", e)
+	}
 }
 
 // dockerCall is session.call with the wait a container's start may need on
