@@ -7,11 +7,13 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -46,6 +48,13 @@ type authResponse struct {
 	hasIss               bool
 }
 
+// The redirect listener's bounds.
+const (
+	maxCallback = 8 << 10
+	maxCallers  = 8
+	callerWait  = 10 * time.Second
+)
+
 // waitRedirect serves the redirect URI, calls ready (which sends the person
 // to the authorization URL), and waits until an authorization response with
 // the expected state arrives. A response with another state is answered 400
@@ -58,6 +67,12 @@ type authResponse struct {
 func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, ready func()) (authResponse, error) {
 	ru, _ := url.Parse(redirect)
 	got := make(chan authResponse, 1)
+	// Any local process can reach the listener: a caller has callerWait to
+	// send its request, whose head may be maxCallback bytes (a redirect's is
+	// a few hundred) and whose body is never read; maxCallers are served at
+	// once, others are closed at once; one authorization response is taken.
+	slots := make(chan struct{}, maxCallers)
+	var taken atomic.Bool
 	// The accept loop: returns when the listener is closed below.
 	go func() {
 		for {
@@ -65,15 +80,22 @@ func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, 
 			if err != nil {
 				return
 			}
+			select {
+			case slots <- struct{}{}:
+			default:
+				conn.Close()
+				continue
+			}
 			// One request per connection: returns when it is answered.
 			go func() {
+				defer func() { <-slots }()
 				defer conn.Close()
-				conn.SetDeadline(time.Now().Add(10 * time.Second))
-				r, err := http.ReadRequest(bufio.NewReader(conn))
+				conn.SetDeadline(time.Now().Add(callerWait))
+				r, err := http.ReadRequest(bufio.NewReaderSize(io.LimitReader(conn, maxCallback), 4096))
 				if err != nil {
 					return
 				}
-				status, page := callback(r, ru.Path, state, got)
+				status, page := callback(r, ru.Path, state, got, &taken)
 				fmt.Fprintf(conn, "HTTP/1.1 %d %s\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nCache-Control: no-store\r\n\r\n%s",
 					status, http.StatusText(status), len(page), page)
 			}()
@@ -91,7 +113,7 @@ func waitRedirect(ctx context.Context, ln net.Listener, redirect, state string, 
 
 // callback answers one request to the redirect listener, and hands an
 // authorization response with the right state to got.
-func callback(r *http.Request, path, state string, got chan<- authResponse) (int, string) {
+func callback(r *http.Request, path, state string, got chan<- authResponse, taken *atomic.Bool) (int, string) {
 	const page = "<!doctype html><title>mcpshim</title><p>mcpshim: %s</p>"
 	if r.Method != http.MethodGet || r.URL.Path != path {
 		return http.StatusNotFound, fmt.Sprintf(page, "nothing here.")
@@ -101,10 +123,10 @@ func callback(r *http.Request, path, state string, got chan<- authResponse) (int
 		return http.StatusBadRequest, fmt.Sprintf(page, "this sign-in response does not carry the state mcpshim sent; it was ignored.")
 	}
 	resp := authResponse{code: q.Get("code"), iss: q.Get("iss"), hasIss: q.Has("iss"), err: q.Get("error"), desc: q.Get("error_description")}
-	select {
-	case got <- resp:
-	default:
+	if !taken.CompareAndSwap(false, true) {
+		return http.StatusConflict, fmt.Sprintf(page, "a sign-in response was already received; this one was ignored.")
 	}
+	got <- resp
 	if resp.err != "" || resp.code == "" {
 		return http.StatusOK, fmt.Sprintf(page, "the sign-in did not complete. The terminal running mcpshim says why.")
 	}
