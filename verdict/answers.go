@@ -251,6 +251,20 @@ func (j *judgement) tools() Answer {
 		a.Reason = "tools/list failed: " + f.ToolsListError
 	case !j.shook && j.v.Outcome != Running && j.v.Outcome != Unrecorded:
 		a.Answer, a.Reason = "no", "no handshake, so no discovery"
+	case j.listOpen && j.v.Outcome == Timeout:
+		a.Answer, a.Evidence = "no", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Reason = "tools/list was sent and never answered: " + j.v.Reason
+	case j.listOpen && j.listLeft:
+		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Reason = "tools/list was sent, and the client left " + FormatMS(j.listWait) + " later, before an answer"
+	case j.listOpen && j.ended:
+		a.Answer, a.Evidence = "no", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Reason = "tools/list was sent, and the server ended " + FormatMS(j.listWait) + " later without answering it"
+	case j.listOpen:
+		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Reason = "tools/list was sent " + FormatMS(j.listWait) + " ago and is not answered yet"
+	case j.shook && f.RecordsLost > 0:
+		a.Answer, a.Reason = "unknown", "no tools/list in the ledger, which lost records"
 	case j.shook:
 		a.Answer, a.Reason = "unknown", "the client never asked for tools/list"
 	default:

@@ -177,7 +177,7 @@ type Marks struct {
 	Listed, ListFailed, Missing, External  Mark
 	Denied, Connected, AuthFailed, Failure Mark
 	Exhausted, Redirect, Paged, Authorized Mark
-	ReplayFailed                           Mark
+	ReplayFailed, ListAsked, ListAnswered  Mark
 }
 
 // Fold is one run's records folded, in any order: the same records give the
@@ -314,7 +314,10 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.ClientNoise:
 		f.ClientNoise++
+	case phases.ToolsListReceived:
+		f.At.ListAsked.last(m)
 	case phases.ToolsListResponded:
+		f.At.ListAnswered.last(m)
 		// Pages before the last say complete=false; the last carries the total.
 		if !e.False(phases.FieldComplete) && f.At.Listed.last(m) {
 			n, _ := e.Int(phases.FieldToolCount)
@@ -323,6 +326,7 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.ToolsListFailed:
 		f.ToolsListFailed++
+		f.At.ListAnswered.last(m)
 		if f.At.ListFailed.first(m) {
 			f.ToolsListError = codeMessage(e)
 		}

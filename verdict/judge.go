@@ -73,6 +73,9 @@ type judgement struct {
 	waited     float64 // ms from the start to the client leaving
 	stopped    bool    // the shim signalled the process before it ended (a probe kills without a record)
 	selfDied   bool    // it died by itself: a non-zero status or a signal the shim did not send
+	listOpen   bool    // a tools/list was never answered
+	listWait   float64 // how long it went unanswered (ms): until the client left, the shim stopped the server, the end, or now
+	listLeft   bool    // the wait ended by the client leaving, or the shim stopping the server
 	refusal    string  // the handshake's refusal
 	cause      string  // the stderr line that says why it ended
 	line       string  // the stderr line the chooser picked, stated or not: what a wait left to read
@@ -159,6 +162,17 @@ func (j *judgement) facts(now time.Time, alive bool) {
 	}
 	j.stopped = at.Kill.Set() && (!j.ended || at.Kill.Before(at.End)) || f.RequestedByShim && f.Signal != ""
 	j.selfDied = f.Exited && !j.stopped && (f.ExitCode != nil && *f.ExitCode != 0 || f.Signal != "")
+	if at.ListAsked.Set() && !(at.ListAnswered.Set() && at.ListAsked.Before(at.ListAnswered)) {
+		j.listOpen = true
+		end := v.End
+		switch {
+		case j.clientLeft:
+			end, j.listLeft = time.Unix(0, at.Client.T), true
+		case at.Kill.Set() && at.ListAsked.Before(at.Kill):
+			end, j.listLeft = time.Unix(0, at.Kill.T), true
+		}
+		j.listWait = max(0, ms(end.Sub(time.Unix(0, at.ListAsked.T))))
+	}
 	j.shook = j.done && !(v.NoiseFirst && v.Warning == "")
 	j.refusal = j.refused()
 	var stated bool
@@ -220,6 +234,7 @@ func (j *judgement) local() {
 		v.Reason, v.Advice = "stdout noise before the handshake: "+quote(f.NoisePreview), noiseAdvice
 	case j.done && !j.ended:
 		j.running(Ready, v.Alive)
+	case j.done && (f.RequestedByShim || !j.selfDied) && j.listFailed():
 	case j.done && (f.RequestedByShim || !j.selfDied):
 		j.set(Ended, "", false)
 		v.Reason, v.Advice = j.endedReason(), j.endedAdvice()
@@ -238,6 +253,44 @@ func (j *judgement) local() {
 	default:
 		j.running(Running, v.Alive)
 	}
+}
+
+// listFailed judges a run that shook hands and ended without tools: a
+// tools/list never answered while the client waited a real wait is a
+// timeout, one answered with an error a protocol error (the lead's
+// decisions on issue 33).
+func (j *judgement) listFailed() bool {
+	f, v := j.f, &j.v
+	switch {
+	case j.listOpen && j.listLeft && j.listWait >= float64(RealWait.Milliseconds()):
+		j.set(Timeout, j.line, false)
+		v.Reason = "no answer to tools/list within " + FormatMS(j.listWait) + ", when " + j.waitEnd()
+		switch {
+		case j.line != "":
+			v.Reason += "; stderr: " + j.line
+		case f.Exited && !f.Remote && len(f.StderrTail) == 0:
+			v.Reason += "; stderr silent"
+		}
+		v.Advice = "the server answered its handshake, then not tools/list: look at its stderr, or run the entry's command by hand with its env"
+		if f.Remote {
+			v.Advice = "the server answered its handshake, then not tools/list: look at the server's own logs"
+		}
+	case f.Tools == nil && f.ToolsListFailed > 0:
+		j.set(ProtocolError, f.ToolsListError, true)
+		v.Reason = "tools/list failed: " + f.ToolsListError
+		v.Advice = "the server answers the handshake but not tools/list: look at its stderr for why"
+	default:
+		return false
+	}
+	return true
+}
+
+// waitEnd says what ended a wait for tools/list.
+func (j *judgement) waitEnd() string {
+	if j.clientLeft {
+		return "the client left"
+	}
+	return "mcpshim stopped the server (" + j.f.StopReason + ")"
 }
 
 // probed judges a run mcpshim probe made after its handshake: the probe

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpshim-dev/mcpshim/verdict"
 )
 
 // The judge's defects of issue 33, each through the built shim with real
@@ -91,6 +94,59 @@ func TestReplayKillIsTheShims(t *testing.T) {
 			}
 			if got := s.stderr.String(); !strings.Contains(got, "mcpshim test: "+c.outcome+": restarted") {
 				t.Errorf("the shim's stderr lacks its line %q:\n%s", "mcpshim test: "+c.outcome+": restarted", got)
+			}
+		})
+	}
+}
+
+// listServer answers initialize (id 1) and does with tools/list what list
+// says: "ignore" never answers it, "error" answers JSON-RPC -32603.
+func listServer(t *testing.T, list string) []string {
+	t.Helper()
+	answer := ""
+	if list == "error" {
+		answer = `printf '%s\n' '{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"tools backend unavailable"}}'`
+	}
+	script := `while IFS= read -r line; do
+  case "$line" in
+  *'"initialize"'*) printf '%s\n' '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+  *'"tools/list"'*) ` + answer + ` : ;;
+  esac
+done`
+	return []string{"sh", "-c", script}
+}
+
+// TestToolsListUnanswered: a tools/list the server never answered, the
+// client waiting longer than a real wait, is a TIMEOUT of the server (!),
+// and why says tools/list went unanswered; one answered with a JSON-RPC
+// error is a PROTOCOL_ERROR (!) (issue 33 item 7, the lead's decisions).
+// Before: ENDED, not failed, and why said "the client never asked for
+// tools/list"; the error was ENDED with a note.
+func TestToolsListUnanswered(t *testing.T) {
+	for _, c := range []struct{ list, outcome, detail, answer string }{
+		{"ignore", "TIMEOUT", "no answer to tools/list within ", "tools/list was sent and never answered"},
+		{"error", "PROTOCOL_ERROR", "tools/list failed: -32603 tools backend unavailable", "tools/list failed: -32603 tools backend unavailable"},
+	} {
+		t.Run(c.list, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, true, nil, listServer(t, c.list)...)
+			s.call("1", "initialize", initParams)
+			s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			s.client.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`)
+			asked := waitEvent(t, s.ledger, "tools_list_received", eventWait)
+			if c.list == "error" {
+				waitEvent(t, s.ledger, "tools_list_failed", eventWait)
+			}
+			// The client waits longer than a real wait, as one that times out does.
+			time.Sleep(time.Until(asked.Time.Add(verdict.RealWait + 200*time.Millisecond)))
+			s.finish()
+			r := runOf(t, judged(t, s.ledger), 1)
+			if r["outcome"] != c.outcome || r["failed"] != true || !strings.HasPrefix(fmt.Sprint(r["detail"]), c.detail) {
+				t.Errorf("got %v ! %v: %v, want %s !: %s...", r["outcome"], r["failed"], r["detail"], c.outcome, c.detail)
+			}
+			why, errs, code := runLedgerCmd(t, "why", fmt.Sprint(r["run"]), s.ledger)
+			if code != 0 || !strings.Contains(why, c.answer) || strings.Contains(why, "never asked") {
+				t.Errorf("ledger why: exit %d, want %q in it and no 'never asked':\n%s%s", code, c.answer, why, errs)
 			}
 		})
 	}
