@@ -29,9 +29,11 @@ var (
 	// Lines that state an error: Node's and Python's exception lines (Error:,
 	// TypeError:, Error [ERR_MODULE_NOT_FOUND]:, KeyError: 'X',
 	// httpx.ConnectError:), Go's panic: and fatal error:, Rust's panicked at,
-	// and the fatal:/error: of tools and loggers.
+	// the fatal:/error: of tools and loggers, and logfmt's error=,
+	// fatal_error= and level=error.
 	stated = lazy(`^(?:(?:Uncaught )?(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*)?(?:Error|Exception|Exit|Interrupt)(?: \[[\w.-]+\])?(?::|$)` +
-		`|panic: |fatal(?: error)?:|FATAL\b|(?i:error)(?:\[\w+\])?:|ERROR\b|CRITICAL\b|Exception in thread |thread '.*' (?:\(\d+\) )?panicked at )`)
+		`|panic: |fatal(?: error)?:|FATAL\b|(?i:error)(?:\[\w+\])?:|ERROR\b|CRITICAL\b|Exception in thread |thread '.*' (?:\(\d+\) )?panicked at ` +
+		`|(?:fatal_error|error)=|.*\blevel=(?:error|fatal)\b)`)
 	// Lines that never say why: stack frames and the lines runtimes print
 	// around a crash.
 	chatter = lazy(`^(?:\s|Node\.js v\d|Traceback \(most recent call last\)|goroutine \d+ \[|stack backtrace:|note: run with|note: Some details|exit status \d|[{}^]|code: ')`)

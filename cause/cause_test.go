@@ -69,6 +69,8 @@ func TestChooseLines(t *testing.T) {
 		{"bracketed timestamp", []string{"[2026-12-01T08:00:00Z] fatal: no config"}, "[2026-12-01T08:00:00Z] fatal: no config", true},
 		{"dotted python exception", []string{"Traceback (most recent call last):", `  File "x.py", line 1`, "httpx.ConnectError: [Errno 111] Connection refused"}, "httpx.ConnectError: [Errno 111] Connection refused", true},
 		{"go fatal error", []string{"fatal error: all goroutines are asleep - deadlock!", "", "goroutine 1 [chan receive]:", "main.main()", "\t/x/main.go:5 +0x1d", "exit status 2"}, "fatal error: all goroutines are asleep - deadlock!", true},
+		{"logfmt fatal_error", []string{"ready=false", "fatal_error=Cannot read properties of undefined (reading 'tools')"}, "fatal_error=Cannot read properties of undefined (reading 'tools')", true},
+		{"logfmt level", []string{`time=2026-12-01T08:00:00Z level=error msg="db down"`, "level=info msg=retrying"}, `time=2026-12-01T08:00:00Z level=error msg="db down"`, true},
 		{"an errors word is not an error", []string{"Loaded 0 errors from cache"}, "Loaded 0 errors from cache", false},
 	}
 	for _, tt := range tests {

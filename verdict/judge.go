@@ -177,9 +177,8 @@ func (j *judgement) facts(now time.Time, alive bool) {
 	j.refusal = j.refused()
 	var stated bool
 	j.line, stated = stderrCause(f)
-	j.cause = j.line
-	if f.Signal != "" && !stated {
-		j.cause = "" // a banner does not explain a kill
+	if stated {
+		j.cause = j.line // log chatter and banners are never the cause
 	}
 }
 
@@ -227,7 +226,7 @@ func (j *judgement) local() {
 		j.replayFailed()
 	case !j.done && j.selfDied && !j.gaveUpWaiting():
 		j.set(Exited, j.cause, true)
-		v.Reason, v.Advice = j.exitReason(), j.exitedAdvice()
+		v.Reason, v.Advice = j.exitReason(), j.exitAdvice()
 	case v.NoiseFirst && v.Warning == "":
 		// The client did not get past the noise: it broke the session.
 		j.set(ProtocolError, f.NoisePreview, true)
@@ -242,7 +241,7 @@ func (j *judgement) local() {
 		j.set(Crashed, j.cause, false)
 		v.Reason, v.Advice = j.crashReason(), j.crashAdvice()
 	case j.gaveUpWaiting():
-		j.set(Timeout, j.line, false)
+		j.set(Timeout, j.cause, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 	case f.Exited && !j.clientLeft && !f.RequestedByShim:
 		j.set(Exited, j.cause, true)
@@ -263,7 +262,7 @@ func (j *judgement) listFailed() bool {
 	f, v := j.f, &j.v
 	switch {
 	case j.listOpen && j.listLeft && j.listWait >= float64(RealWait.Milliseconds()):
-		j.set(Timeout, j.line, false)
+		j.set(Timeout, j.cause, false)
 		v.Reason = "no answer to tools/list within " + FormatMS(j.listWait) + ", when " + j.waitEnd()
 		switch {
 		case j.line != "":
@@ -299,7 +298,7 @@ func (j *judgement) probed() {
 	f, v := j.f, &j.v
 	switch {
 	case f.At.Timeout.Set():
-		j.set(Timeout, j.line, false)
+		j.set(Timeout, j.cause, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 	case f.Tools == nil && f.ToolsListFailed > 0:
 		j.set(ProtocolError, f.ToolsListError, true)
@@ -327,7 +326,7 @@ func (j *judgement) running(outcome string, alive bool) {
 		return
 	}
 	if j.f.At.Timeout.Set() {
-		j.set(Timeout, j.line, false)
+		j.set(Timeout, j.cause, false)
 		v.Reason, v.Advice = j.timeoutReason(), j.timeoutAdvice()
 		return
 	}

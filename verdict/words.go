@@ -83,11 +83,51 @@ func spawnAdvice(f *Fold) string {
 }
 
 func (j *judgement) exitReason() string {
-	return withCause(j.cause, exitHow(j.f)+" "+before(j.f))
+	return withCause(j.cause, exitHow(j.f)+" "+before(j.f)) + j.unstated()
 }
 
 func (j *judgement) crashReason() string {
-	return withCause(j.cause, exitHow(j.f)+", "+j.sinceHandshake())
+	return withCause(j.cause, exitHow(j.f)+", "+j.sinceHandshake()) + j.unstated()
+}
+
+// unstated says what stderr held when no line of it states the error: a
+// server that said nothing is told apart from one that said why.
+func (j *judgement) unstated() string {
+	f := j.f
+	switch {
+	case j.cause != "" || f.Remote || f.Signal != "":
+		return ""
+	case len(f.StderrTail) == 0 && f.StderrCause == "":
+		return "; stderr silent"
+	case j.line != "":
+		return "; no stderr line states an error (the last: " + quote(j.line) + ")"
+	}
+	return "; no stderr line states an error"
+}
+
+// seeMore is the advice for a server that did not say why it ended: how to
+// find out.
+const seeMore = "run the entry's command by hand with its env to see more, or look at the server's own log"
+
+// unsaid is the advice's start for a server no stderr line of which states
+// why it ended.
+func (j *judgement) unsaid() string {
+	if len(j.f.StderrTail) == 0 && j.f.StderrCause == "" {
+		return "it said nothing on stderr: " + seeMore
+	}
+	return "no stderr line states why: " + seeMore
+}
+
+// exitAdvice is what to do about a server that exited before its handshake:
+// a container engine's own failure (no daemon, no image) has its advice.
+func (j *judgement) exitAdvice() string {
+	if a := cause.Advice(j.cause); a != "" {
+		return a
+	}
+	if j.cause == "" {
+		return j.unsaid()
+	}
+	return exitAdvice
 }
 
 // sinceHandshake is "12ms after the handshake" (without the time when its
@@ -100,13 +140,17 @@ func (j *judgement) sinceHandshake() string {
 }
 
 func (j *judgement) crashAdvice() string {
+	fix := "fix what it says"
+	if j.cause == "" {
+		fix = j.unsaid()
+	}
 	if j.f.Exhausted && j.f.Attempts > 0 {
-		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; fix what it says", Plural(j.f.Attempts, "restart"))
+		return fmt.Sprintf("it keeps crashing: the shim gave up after %s; %s", Plural(j.f.Attempts, "restart"), fix)
 	}
 	if j.f.Origin == phases.OriginProbe {
-		return "it died after its handshake: fix what it says"
+		return "it died after its handshake: " + fix
 	}
-	return "the calls in flight got the shim's error; --restart on-failure restarts it unless it keeps crashing: fix what it says"
+	return "the calls in flight got the shim's error; --restart on-failure restarts it unless it keeps crashing: " + fix
 }
 
 // state is the handshake's last confirmed state, in handshake_timeout's words.
@@ -330,13 +374,4 @@ func Plural(n int, word string) string {
 // httpStatusText is "HTTP 503 Service Unavailable".
 func httpStatusText(status int) string {
 	return strings.TrimSpace(fmt.Sprintf("HTTP %d %s", status, http.StatusText(status)))
-}
-
-// exitedAdvice is what to do about a server that exited before answering:
-// a container engine's own failure (no daemon, no image) has its advice.
-func (j *judgement) exitedAdvice() string {
-	if a := cause.Advice(j.cause); a != "" {
-		return a
-	}
-	return exitAdvice
 }

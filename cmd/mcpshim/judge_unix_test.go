@@ -151,3 +151,30 @@ func TestToolsListUnanswered(t *testing.T) {
 		})
 	}
 }
+
+// TestExitSaidNothing: a server that exits with a code and states no error
+// (silent, or log chatter only) is EXITED !, and the verdict says it said
+// nothing and how to see more, instead of "fix what it says" (issue 33
+// item 4; that is what it said before). Chatter is never the cause.
+func TestExitSaidNothing(t *testing.T) {
+	for _, c := range []struct{ name, script, detail string }{
+		{"silent", "read line; exit 3", "exit 3 before answering the handshake; stderr silent"},
+		{"chatter", `echo "Starting weather MCP server v1.2.3" >&2; echo "debug: loaded 3 tools" >&2; read line; exit 3`,
+			`exit 3 before answering the handshake; no stderr line states an error (the last: "debug: loaded 3 tools")`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := start(t, true, []string{"--restart", "never"}, "sh", "-c", c.script)
+			s.client.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + `}`)
+			waitEvent(t, s.ledger, "exited", eventWait)
+			s.finish()
+			r := runOf(t, judged(t, s.ledger), 1)
+			if r["outcome"] != "EXITED" || r["failed"] != true || r["detail"] != c.detail || r["cause"] != nil {
+				t.Errorf("got %v ! %v cause %v: %v, want EXITED ! with no cause: %s", r["outcome"], r["failed"], r["cause"], r["detail"], c.detail)
+			}
+			if a := fmt.Sprint(r["advice"]); strings.Contains(a, "fix what it says") || !strings.Contains(a, "run the entry's command by hand with its env") {
+				t.Errorf("advice %q, want how to see more (run the entry's command by hand with its env), not 'fix what it says'", a)
+			}
+		})
+	}
+}
