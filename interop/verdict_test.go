@@ -434,6 +434,9 @@ var (
 	pidRE      = regexp.MustCompile(`\bpid \d+`)
 	portRE     = regexp.MustCompile(`127\.0\.0\.1:\d+`)
 	tmpRE      = regexp.MustCompile(`/tmp/[^\s":)]*`)
+	// What a machine's cgroups say of a kill from outside: no OOM kill
+	// counted in its memory cgroup's file, or why none can be read.
+	oomRE = regexp.MustCompile(`its memory cgroup counted no OOM kill meanwhile \([^)]*\)|OOM kills unreadable: [^;\n]*`)
 )
 
 // normalizePaths names the checkout (wd, interop/) and the shim before any
@@ -451,6 +454,7 @@ func normalizePaths(s, wd, shim string) string {
 func normalize(sc verdictScenario, s string) string {
 	s = durationRE.ReplaceAllString(s, "<dur>")
 	s = pidRE.ReplaceAllString(s, "pid <pid>")
+	s = oomRE.ReplaceAllString(s, "<no OOM kill counted, or unreadable>")
 	s = portRE.ReplaceAllString(s, "127.0.0.1:<port>")
 	wd, _ := os.Getwd()
 	s = normalizePaths(s, wd, bins.shim)

@@ -54,6 +54,12 @@ const (
 	FieldStderrCause     = "stderr_cause"
 	FieldHint            = "hint"
 	FieldEgress          = "egress"
+	// A signal the shim did not send: the OOM kills the process's memory
+	// cgroup counted during the run and the file that counts them, or why
+	// that count is unreadable.
+	FieldOOMKills      = "oom_kills"
+	FieldOOMFile       = "oom_file"
+	FieldOOMUnreadable = "oom_unreadable"
 
 	// Restarts and reconnections.
 	FieldAttempts  = "attempts"

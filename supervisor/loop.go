@@ -166,6 +166,7 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 	if hint := noStdin(c); gen == 1 && hint != "" {
 		s.say("%s", hint)
 	}
+	oom := proc.WatchOOM(p.Pid) // read while it lives: a kill from outside may be the OOM killer's
 	stdoutDone := make(chan error, 1)
 	stdout := &jsonrpc.Relay{
 		Src:        p.Stdout,
@@ -282,6 +283,15 @@ func (s *Supervisor) runChild(ctx context.Context) (status int, exit Exit, err e
 		exitFields = append(exitFields, ledger.F(phases.FieldSignal, sig))
 	}
 	exitFields = append(exitFields, ctrFields...)
+	if sig != "" && !requested {
+		// A signal the shim did not send: say whether the OOM killer's
+		// count moved, or why it cannot be read.
+		if n, err := oom.Kills(); err != nil {
+			exitFields = append(exitFields, ledger.F(phases.FieldOOMUnreadable, err.Error()))
+		} else {
+			exitFields = append(exitFields, ledger.F(phases.FieldOOMKills, n), ledger.F(phases.FieldOOMFile, oom.File))
+		}
+	}
 	s.emit(phases.Launch, phases.Exited, exitFields...) // the recorder's teller says the run's verdict after it
 	exit.Code, exit.Signal, exit.Ended = code, sig, time.Now()
 	exit.HandshakeAt = c.handshakeAt()

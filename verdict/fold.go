@@ -121,7 +121,10 @@ type Facts struct {
 	ExitCode        *int     `json:"exit_code"`
 	Signal          string   `json:"signal,omitempty"`
 	RequestedByShim bool     `json:"requested_by_shim,omitempty"`
-	StopReason      string   `json:"stop_reason,omitempty"` // kill_requested's reason, or the client's leaving
+	OOMKills        *int     `json:"oom_kills,omitempty"`      // a signal the shim did not send: the OOM kills its cgroup counted meanwhile
+	OOMFile         string   `json:"oom_file,omitempty"`       // the file that counts them
+	OOMUnreadable   string   `json:"oom_unreadable,omitempty"` // why that count could not be read
+	StopReason      string   `json:"stop_reason,omitempty"`    // kill_requested's reason, or the client's leaving
 	StderrTail      []string `json:"stderr_tail,omitempty"`
 	StderrCause     string   `json:"stderr_cause,omitempty"` // the tail's line that states the error, as the shim chose it
 	Exhausted       bool     `json:"restarts_exhausted,omitempty"`
@@ -271,6 +274,11 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.Internal.ExitLastEvent = e.Str(phases.FieldLastEvent)
 		f.Internal.ExitHandshake = e.Bool(phases.FieldHandshake)
 		f.RequestedByShim = e.Bool(phases.FieldRequestedByShim)
+		if n, ok := e.Int(phases.FieldOOMKills); ok {
+			kills := int(n)
+			f.OOMKills = &kills
+		}
+		f.OOMFile, f.OOMUnreadable = e.Str(phases.FieldOOMFile), e.Str(phases.FieldOOMUnreadable)
 		if e.Event == phases.Disconnected {
 			f.Remote = true
 			f.EndReason = e.Str(phases.FieldReason)

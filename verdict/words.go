@@ -83,11 +83,56 @@ func spawnAdvice(f *Fold) string {
 }
 
 func (j *judgement) exitReason() string {
-	return withCause(j.cause, exitHow(j.f)+" "+before(j.f)) + j.unstated()
+	sep := " "
+	if j.outside() {
+		sep = ", "
+	}
+	return withCause(j.cause, j.how()+sep+before(j.f)) + j.unstated() + j.oom()
 }
 
 func (j *judgement) crashReason() string {
-	return withCause(j.cause, exitHow(j.f)+", "+j.sinceHandshake()) + j.unstated()
+	return withCause(j.cause, j.how()+", "+j.sinceHandshake()) + j.unstated() + j.oom()
+}
+
+// how is exitHow, and whose signal it was when the shim sent none.
+func (j *judgement) how() string {
+	if j.outside() {
+		return exitHow(j.f) + ", not sent by the shim"
+	}
+	return exitHow(j.f)
+}
+
+// outside reports whether the run died by a signal the shim did not send.
+func (j *judgement) outside() bool { return j.selfDied && j.f.Signal != "" }
+
+// oom is what the process's memory cgroup said about OOM kills during a
+// run that died by a signal from outside.
+func (j *judgement) oom() string {
+	f := j.f
+	switch {
+	case !j.outside():
+		return ""
+	case f.OOMKills != nil && *f.OOMKills > 0:
+		return "; its memory cgroup counted " + Plural(*f.OOMKills, "OOM kill") + " meanwhile (" + f.OOMFile + ")"
+	case f.OOMKills != nil:
+		return "; its memory cgroup counted no OOM kill meanwhile (" + f.OOMFile + ")"
+	case f.OOMUnreadable != "":
+		return "; OOM kills unreadable: " + f.OOMUnreadable
+	}
+	return ""
+}
+
+// outsideAdvice is what to do about a signal from outside, from what the
+// cgroup said.
+func (j *judgement) outsideAdvice() string {
+	f := j.f
+	switch {
+	case f.OOMKills != nil && *f.OOMKills > 0:
+		return "the OOM killer ended it: raise the memory limit of its cgroup or container, or find what grows"
+	case f.Signal != "SIGKILL":
+		return "something outside the shim sent it " + f.Signal + " (a person, a supervisor, the system): " + seeMore
+	}
+	return "something outside the shim killed it (a person, a supervisor, or the OOM killer): the kernel log (dmesg, journalctl -k) says whether it was an OOM kill"
 }
 
 // unstated says what stderr held when no line of it states the error: a
@@ -124,7 +169,10 @@ func (j *judgement) exitAdvice() string {
 	if a := cause.Advice(j.cause); a != "" {
 		return a
 	}
-	if j.cause == "" {
+	switch {
+	case j.outside() && j.cause == "":
+		return j.outsideAdvice()
+	case j.cause == "":
 		return j.unsaid()
 	}
 	return exitAdvice
@@ -141,7 +189,10 @@ func (j *judgement) sinceHandshake() string {
 
 func (j *judgement) crashAdvice() string {
 	fix := "fix what it says"
-	if j.cause == "" {
+	switch {
+	case j.outside() && j.cause == "":
+		fix = j.outsideAdvice()
+	case j.cause == "":
 		fix = j.unsaid()
 	}
 	if j.f.Exhausted && j.f.Attempts > 0 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -176,5 +177,40 @@ func TestExitSaidNothing(t *testing.T) {
 				t.Errorf("advice %q, want how to see more (run the entry's command by hand with its env), not 'fix what it says'", a)
 			}
 		})
+	}
+}
+
+// TestKilledFromOutside: a server killed by a SIGKILL the shim did not send,
+// with no stderr, as the OOM killer does, is judged "killed by SIGKILL, not
+// sent by the shim", with what its memory cgroup's OOM count says (or why it
+// is unreadable) and where to look, instead of "fix what it says" (issue 33
+// item 5; that is what it said before).
+func TestKilledFromOutside(t *testing.T) {
+	s := start(t, true, []string{"--restart", "never"}, "sh", "-c", "read line; exec sleep 60")
+	s.client.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + `}`)
+	spawned := waitEvent(t, s.ledger, "spawned", eventWait)
+	waitEvent(t, s.ledger, "initialize_received", eventWait)
+	pid := spawned.PID
+	if pid <= 1 {
+		t.Fatalf("spawned names pid %d", pid)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exited := waitEvent(t, s.ledger, "exited", eventWait)
+	s.finish()
+	_, counted := exited.Int("oom_kills")
+	if !counted && exited.Str("oom_unreadable") == "" || counted && exited.Str("oom_file") == "" {
+		t.Errorf("exited has neither oom_kills with oom_file nor oom_unreadable: %v", exited.Fields)
+	}
+	r := runOf(t, judged(t, s.ledger), 1)
+	detail, advice := fmt.Sprint(r["detail"]), fmt.Sprint(r["advice"])
+	want := "killed by SIGKILL, not sent by the shim, before answering the handshake; "
+	if r["outcome"] != "EXITED" || r["failed"] != true || !strings.HasPrefix(detail, want) ||
+		!strings.Contains(detail, "OOM kill") {
+		t.Errorf("got %v ! %v: %s, want EXITED !: %s... with what the OOM count says", r["outcome"], r["failed"], detail, want)
+	}
+	if strings.Contains(advice, "fix what it says") || !strings.Contains(advice, "dmesg") {
+		t.Errorf("advice %q, want where to look (the kernel log), not 'fix what it says'", advice)
 	}
 }
