@@ -183,15 +183,16 @@ func (j *judgement) facts(now time.Time, alive bool) {
 }
 
 // refused is the handshake's refusal, unless the client fell back: a
-// server/discover refused and then an initialize sent is the dual-era
-// fallback, not a refusal.
+// server/discover refused when an initialize was sent too is the dual-era
+// fallback, not a refusal, whichever reached the server first (a dual-era
+// client may send initialize before the refusal comes back), and the
+// initialize's own fate decides.
 func (j *judgement) refused() string {
 	f := j.f
 	if f.At.InitFailed.Set() {
 		return f.Internal.InitFailMsg
 	}
-	fellBack := f.At.InitReceived.Set() && f.At.DiscFailed.Before(f.At.InitReceived)
-	if f.At.DiscFailed.Set() && !fellBack {
+	if f.At.DiscFailed.Set() && !f.At.InitReceived.Set() {
 		return f.Internal.DiscFailMsg
 	}
 	return ""

@@ -214,3 +214,68 @@ func TestKilledFromOutside(t *testing.T) {
 		t.Errorf("advice %q, want where to look (the kernel log), not 'fix what it says'", advice)
 	}
 }
+
+// slowLegacy is a legacy server that starts reading after a second, answers
+// server/discover with -32601 (the era fallback's cue) and never answers
+// initialize: slower than any deadline it is given.
+func slowLegacy(t *testing.T) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "slow-legacy.sh")
+	body := `#!/bin/sh
+sleep 1
+while IFS= read -r line; do
+  case "$line" in
+  *'"server/discover"'*) id=$(printf '%s' "$line" | sed 's/.*"id":\([^,}]*\).*/\1/'); printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}\n' "$id" ;;
+  esac
+done
+`
+	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestSlowLegacyIsATimeout: the -32601 to server/discover is the dual-era
+// fallback doing its job, also when it comes back after the initialize was
+// sent; a legacy server slower than the deadline is a TIMEOUT (probe exit
+// 75), never a PROTOCOL_ERROR "refused the same way" (exit 78), whatever
+// the machine's load (issue 33 item 1, seed 000's row). Before: the probe
+// said PROTOCOL_ERROR -32601 and exited 78, as the shim did with a
+// dual-era client that sent initialize without waiting.
+func TestSlowLegacyIsATimeout(t *testing.T) {
+	t.Run("probe", func(t *testing.T) {
+		t.Parallel()
+		dir := t.TempDir()
+		cfg := filepath.Join(dir, "mcp.json")
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"slow-legacy":{"command":"`+slowLegacy(t)+`"}}}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The probe sends initialize a quarter of its deadline after
+		// server/discover: long before the server reads either.
+		code, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "2s", "--retries", "0", "--fresh", "--ledger", filepath.Join(dir, "ledger"))
+		r := probeResult(t, rep, "slow-legacy")
+		if code != 75 || r.Outcome != "TIMEOUT" || !strings.HasPrefix(r.Detail, "no answer to initialize within 2s") {
+			t.Errorf("probe: exit %d, %s: %s; want exit 75, TIMEOUT: no answer to initialize within 2s", code, r.Outcome, r.Detail)
+		}
+		runs := judged(t, filepath.Join(dir, "ledger"))
+		if len(runs) != 1 || runs[0]["outcome"] != "TIMEOUT" {
+			t.Errorf("the probe's run in the ledger: %v, want one TIMEOUT", runs)
+		}
+	})
+	t.Run("shim, dual-era client", func(t *testing.T) {
+		t.Parallel()
+		s := start(t, true, []string{"--restart", "never"}, slowLegacy(t))
+		// The dual-era opening, initialize sent without waiting for the
+		// discover's answer, as a client with a short first slice does.
+		s.client.Send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}}`)
+		s.client.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":` + initParams + `}`)
+		failed := waitEvent(t, s.ledger, "discover_failed", eventWait)
+		// The client gives up after a real wait.
+		time.Sleep(time.Until(failed.Time.Add(verdict.RealWait + 200*time.Millisecond)))
+		s.finish()
+		r := runOf(t, judged(t, s.ledger), 1)
+		if r["outcome"] != "TIMEOUT" || r["failed"] != true || strings.Contains(fmt.Sprint(r["detail"]), "-32601") {
+			t.Errorf("got %v ! %v: %v, want TIMEOUT ! with no word of -32601", r["outcome"], r["failed"], r["detail"])
+		}
+	})
+}
