@@ -50,3 +50,31 @@ func TestRequestDuringBackoffTriesNow(t *testing.T) {
 		t.Errorf("%d outage_ended, want 1\n%s", n, eventList(recs))
 	}
 }
+
+// TestGiveUpAfterBoundsRetryAfter: a server that answers every call with
+// 503 and Retry-After: 60, and --give-up-after 2s. The next attempt is
+// scheduled no later than the bound, and the shim gives up (exit 69) then,
+// not after the minute the server asked for. Shown to fail before the fix:
+// reconnect_scheduled delay_ms=60000 and the exit came at 60 s.
+func TestGiveUpAfterBoundsRetryAfter(t *testing.T) {
+	s := hostile(t, map[string]func(w http.ResponseWriter, r *http.Request, id string){
+		"echo": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Retry-After", "60")
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--give-up-after", "2s"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(call(2, "echo"))
+	c.answer(2)
+	r := waitEvent(t, ledger, "reconnect_scheduled", 1)[0]
+	if d, _ := r["delay_ms"].(float64); d > 2000 {
+		t.Errorf("reconnect_scheduled delay_ms=%v past --give-up-after 2s", d)
+	}
+	s.stop() // the attempt fails: the bound has passed
+	if code := c.exitCode(); code != 69 {
+		t.Errorf("exit %d, want 69 (gave up)", code)
+	}
+}

@@ -238,6 +238,11 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool, retryAfter time.
 			Reason: fmt.Sprintf("%s: %d consecutive failures in %v", reason, r.failures, now.Sub(r.since).Round(time.Millisecond))}
 	}
 	d := max(r.delay(), min(retryAfter, maxRetryAfter))
+	if r.p.GiveUpAfter > 0 {
+		// --give-up-after is the bound: the last attempt is made then,
+		// whatever a Retry-After asked for.
+		d = max(min(d, r.since.Add(r.p.GiveUpAfter).Sub(now)), 0)
+	}
 	return Decision{Action: Reconnect, Delay: d, At: now.Add(d), Failures: r.failures, Reason: reason,
 		Page: r.failures == r.p.MaxRetries+1, Since: r.since}
 }

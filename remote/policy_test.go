@@ -131,8 +131,8 @@ func TestReconnector(t *testing.T) {
 		}},
 		{"--give-up-after 5s", Policy{Backoff: 2 * time.Second, BackoffMax: 30 * time.Second, GiveUpAfter: 5 * time.Second}, []step{
 			{Unreachable, false, Reconnect, 2 * time.Second, 1},
-			{Unreachable, false, Reconnect, 4 * time.Second, 2},
-			{Unreachable, false, GiveUp, 0, 3}, // 6 s after the first
+			{Unreachable, false, Reconnect, 2999 * time.Millisecond, 2}, // not 4 s: the last attempt is at the bound
+			{Unreachable, false, GiveUp, 0, 3},                          // 5 s after the first
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
