@@ -143,7 +143,7 @@ func (s *faultServer) handle(line []byte) (int, bool) {
 	}
 	if answer != nil {
 		if _, err := s.out.Write(answer); err != nil {
-			return 1, true
+			return 0, true // the reader left: nothing to report
 		}
 	}
 	switch {

@@ -46,7 +46,7 @@ func faultSession(t *testing.T, spec string, patience time.Duration) (got FaultG
 		inR.Close()
 		done <- code
 	}()
-	got = PlayFaultClient(context.Background(), sp, NewClient(inW, outR), patience)
+	got = PlayFaultClient(context.Background(), sp, NewClient(inW, outR), func(string) time.Duration { return patience })
 	inW.Close()
 	code = <-done
 	return got, code, errb.String()

@@ -9,6 +9,10 @@ import (
 	"time"
 )
 
+// shimErrorCode is the code of the answers mcpshim owes a client for a
+// server that cannot answer.
+const shimErrorCode = -31000
+
 // FaultGot is what the fault client got for the first request of its
 // session that did not get a usable result, or "result" when every one did.
 type FaultGot struct {
@@ -31,12 +35,12 @@ func (g FaultGot) String() string {
 // PlayFaultClient is the client side of sp over c: its opening (legacy
 // initialize; modern server/discover; dual server/discover, then initialize
 // if that is refused), notifications/initialized in the legacy era,
-// tools/list and one tools/call of echo, each awaited for patience. It skips
+// tools/list and one tools/call of echo, each awaited for patience(method). It skips
 // lines that are not JSON-RPC, as Claude Code does, and answers the server's
 // sampling request unless sp.Then is noanswer. With Then leave it sends its
 // opening and returns at once. It stops at the first request that gets no
 // result, and leaves closing stdin to its caller.
-func PlayFaultClient(ctx context.Context, sp FaultSpec, c *Client, patience time.Duration) FaultGot {
+func PlayFaultClient(ctx context.Context, sp FaultSpec, c *Client, patience func(method string) time.Duration) FaultGot {
 	c.OnNoise = func([]byte) {}
 	legacyInit := `{"protocolVersion":"` + latestLegacyVersion + `","capabilities":{},"clientInfo":{"name":"truth","version":"1"}}`
 	meta := `{"_meta":{"` + metaProtocolVersion + `":"` + modernVersion + `","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"truth","version":"1"}}}`
@@ -53,7 +57,9 @@ func PlayFaultClient(ctx context.Context, sp FaultSpec, c *Client, patience time
 	got := faultCall(ctx, c, sp, patience, "1", first, params)
 	if first == "server/discover" {
 		era = "modern"
-		if got.What == "error" && sp.Open == "dual" {
+		// The shim's own -31000 says the server is gone, not that it
+		// refuses the era: only the server's refusal is a reason to fall back.
+		if got.What == "error" && got.Code != shimErrorCode && sp.Open == "dual" {
 			era = "legacy"
 			got = faultCall(ctx, c, sp, patience, "2", "initialize", legacyInit)
 		}
@@ -81,12 +87,12 @@ func PlayFaultClient(ctx context.Context, sp FaultSpec, c *Client, patience time
 
 // faultCall sends one request and waits patience for its answer; a result
 // comes back with What result and the line in Msg.
-func faultCall(ctx context.Context, c *Client, sp FaultSpec, patience time.Duration, id, method, params string) FaultGot {
+func faultCall(ctx context.Context, c *Client, sp FaultSpec, patience func(string) time.Duration, id, method, params string) FaultGot {
 	msg, _ := Request(id, method, params)
 	if err := c.Send(msg); err != nil {
 		return FaultGot{Method: method, What: "eof"}
 	}
-	ctx, cancel := context.WithTimeout(ctx, patience)
+	ctx, cancel := context.WithTimeout(ctx, patience(method))
 	defer cancel()
 	for {
 		line, err := c.ReadLine(ctx)
