@@ -53,7 +53,8 @@ func playFault(t *testing.T, name string, sp testfixtures.FaultSpec, dir string)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.Command(bins.shim, args...)
-	cmd.Env = append(verdictEnv(t), "FAULT_MARK="+mark)
+	started := filepath.Join(t.TempDir(), "started")
+	cmd.Env = append(verdictEnv(t), "FAULT_MARK="+mark, "FAULT_STARTED="+started)
 	var stderr testkit.Buffer
 	cmd.Stderr = &stderr
 	stdin, _ := cmd.StdinPipe()
@@ -68,17 +69,21 @@ func playFault(t *testing.T, name string, sp testfixtures.FaultSpec, dir string)
 	// The client starts once the server is spawned, so that its wait is a
 	// wait on the server however slow a loaded machine spawns it. It waits
 	// its patience for the one answer the truth says never comes, and for
-	// the others as long as a loaded machine needs (half of Claude Code's
-	// 30 s).
-	if sp.Then != "leave" { // a client that leaves at once does not wait for anything
-		waitSpawned(ctx, filepath.Join(dir, name+".jsonl"))
+	// the others as long as a loaded machine needs (2 MiB of stderr took
+	// the shim over 15 s at load 160).
+	if sp.Then == "leave" {
+		// It leaves at once, but not before the fixture runs: else the
+		// shim stops a server that had no time to fail by itself.
+		waitFile(ctx, started, nil)
+	} else {
+		waitFile(ctx, filepath.Join(dir, name+".jsonl"), []byte(`"spawned"`))
 	}
 	unanswered, _ := strings.CutSuffix(p.want.Client, ": none")
 	patience := func(method string) time.Duration {
 		if method == unanswered {
 			return truth.Patience
 		}
-		return 15 * time.Second
+		return time.Minute
 	}
 	p.got = testfixtures.PlayFaultClient(ctx, sp, testfixtures.NewClient(stdin, stdout), patience)
 	stdin.Close()
@@ -95,11 +100,10 @@ func playFault(t *testing.T, name string, sp testfixtures.FaultSpec, dir string)
 	return p
 }
 
-// waitSpawned polls the ledger at path until its spawned record is there
-// (or a spawn failure, or ctx ends).
-func waitSpawned(ctx context.Context, path string) {
+// waitFile polls path until it holds want (exists, for nil), or ctx ends.
+func waitFile(ctx context.Context, path string, want []byte) {
 	for ctx.Err() == nil {
-		if b, err := os.ReadFile(path); err == nil && (bytes.Contains(b, []byte(`"spawned"`)) || bytes.Contains(b, []byte(`"spawn_failed"`))) {
+		if b, err := os.ReadFile(path); err == nil && bytes.Contains(b, want) {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

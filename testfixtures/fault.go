@@ -36,6 +36,10 @@ func serveFault(spec string, st stdio) int {
 		return 2
 	}
 	s := &faultServer{sp: sp, in: bufio.NewReaderSize(st.in, 64<<10), out: st.out, errw: st.err}
+	if started := os.Getenv("FAULT_STARTED"); started != "" {
+		// A client that leaves at once waits for this: the fixture runs.
+		os.WriteFile(started, nil, 0o600)
+	}
 	if sp.Say == SayChatter {
 		for _, l := range ChatterLines {
 			fmt.Fprintln(s.errw, l)
