@@ -279,3 +279,21 @@ func TestSlowLegacyIsATimeout(t *testing.T) {
 		}
 	})
 }
+
+// TestLedgerFailedKeepsClientErrors: `ledger --failed` keeps a run that
+// served but whose client got an error answer to a call (the server's
+// JSON-RPC error, or the shim's for a call the server never answered), not
+// only runs marked ! (issue 33 item 11; before, it left the run out).
+func TestLedgerFailedKeepsClientErrors(t *testing.T) {
+	s := start(t, true, nil, "fixture", "rpc-error-tool")
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.call("2", "tools/call", `{"name":"lookup","arguments":{}}`)
+	waitEvent(t, s.ledger, "tool_call_responded", eventWait)
+	s.finish()
+	var doc listDoc
+	ledgerJSON(t, &doc, "--failed", s.ledger)
+	if len(doc.Runs) != 1 {
+		t.Fatalf("ledger --failed: %d runs, want the one whose client got an error; all runs: %v", len(doc.Runs), judged(t, s.ledger))
+	}
+}

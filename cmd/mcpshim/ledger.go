@@ -179,7 +179,7 @@ func (l *ledgerCmd) flags(name string, args []string, filters int, extra func(fs
 	}
 	if filters&filterOutcome != 0 {
 		fs.Var(&outcomes, "outcome", "only runs with one of these `OUTCOMES`, comma-separated or repeated")
-		fs.BoolVar(&l.failed, "failed", false, "only runs that did not end up serving (not READY, ENDED or RUNNING)")
+		fs.BoolVar(&l.failed, "failed", false, "only runs that did not end up serving (not READY, ENDED or RUNNING), and runs whose client got an error answer to a call")
 	}
 	if extra != nil {
 		extra(fs)
@@ -265,7 +265,7 @@ func (l *ledgerCmd) keep(r *report.Run) bool {
 	return l.server(r.Server) &&
 		(l.since.IsZero() || !r.Start.Before(l.since)) &&
 		(l.outcomes == nil || l.outcomes[r.Outcome]) &&
-		(!l.failed || r.Failed)
+		(!l.failed || r.Failed || r.Calls.Error > 0) // a run whose client got an error answer failed it, if not the run
 }
 
 // ledgerData is what one pass over the ledger files found.

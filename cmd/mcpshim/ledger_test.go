@@ -290,10 +290,11 @@ func TestLedgerFilters(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--server", "git"}, []string{idExit, idReject}},
-		{[]string{"--failed"}, []string{idExit, idReject, idSpawn, idTimeout, idCrash, idKilled}},
+		// idRestart served, and its client got a JSON-RPC error to a call.
+		{[]string{"--failed"}, []string{idExit, idReject, idSpawn, idTimeout, idCrash, idRestart, idKilled}},
 		{[]string{"--outcome", "exited,protocol_error"}, []string{idExit, idReject, idSpawn}},
 		{[]string{"--since", "2026-11-29T08:00:10"}, []string{idCrash, idRestart, idKilled, idRunning}},
-		{[]string{"--server", "crashy", "--failed"}, []string{idCrash, idKilled}},
+		{[]string{"--server", "crashy", "--failed"}, []string{idCrash, idRestart, idKilled}},
 		{[]string{filepath.Join(dir, "slow.jsonl")}, []string{idTimeout}},
 	}
 	for _, tc := range tests {
