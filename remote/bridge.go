@@ -476,10 +476,13 @@ func (b *bridge) take(id idKey) *call {
 }
 
 func (b *bridge) answer(c *call, text string, data map[string]any) {
-	text = b.scrub(text)
+	// The shim's own error may quote a server's text: shown escaped, as on
+	// stderr and in the ledger, so that no escape or bidi override of the
+	// server's reaches the client's display raw.
+	text = termsafe.String(b.scrub(text))
 	for k, v := range data {
 		if s, ok := v.(string); ok {
-			data[k] = b.scrub(s)
+			data[k] = termsafe.String(b.scrub(s))
 		}
 	}
 	b.mu.Lock()

@@ -152,6 +152,7 @@ func TestWhileDown(t *testing.T) {
 	c.send(`this is not json`)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"crash","arguments":{}}}`)
 	c.answer(2)
+	waitEvent(t, ledger, "reconnect_scheduled", 1) // the backoff step has begun
 	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"hello","arguments":{}}}`)
 	if a := c.answer(3); a["result"] == nil {
 		t.Fatalf("a request during the backoff, the server answering again, got %v, want its answer after an early attempt", a)

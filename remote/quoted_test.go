@@ -170,3 +170,37 @@ func TestCutStreamResumed(t *testing.T) {
 	c.in.Close()
 	c.exitCode()
 }
+
+// TestShimErrorsEscapeServerText: a server answers 400 with a body holding
+// a terminal escape (an OSC title set) and a bidi override. The shim's own
+// error to the client quotes the body: it carries them shown, never raw,
+// as stderr and the ledger already do. Shown to fail before the fix: the
+// error's data held ESC and U+202E as they were.
+func TestShimErrorsEscapeServerText(t *testing.T) {
+	s := hostile(t, map[string]func(w http.ResponseWriter, r *http.Request, id string){
+		"echo": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprint(w, "{\"error\":\"bad \x1b]0;pwned\x07 request \u202eexe.txt\"}")
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(call(2, "echo"))
+	a := c.answer(2)
+	c.in.Close()
+	c.exitCode()
+	e, _ := a["error"].(map[string]any)
+	if e == nil {
+		t.Fatalf("the call got %v, want the shim's error", a)
+	}
+	text := fmt.Sprint(e["message"], e["data"])
+	if strings.ContainsAny(text, "\x1b\x07\u202e") {
+		t.Errorf("the shim's error carries raw control or bidi characters: %q", text)
+	}
+	if !strings.Contains(text, "request") {
+		t.Errorf("the shim's error lost the server's text: %q", text)
+	}
+}
