@@ -68,7 +68,9 @@ func SplitRotated(path string) (live string, rotated time.Time) {
 	}
 	// The stamp itself holds a dot: name.20261129T154000.123Z
 	if d := strings.LastIndexByte(base[:dot], '.'); d >= 0 {
-		if t, err := time.Parse("20060102T150405.000Z", base[d+1:]); err == nil {
+		// The stamp ends in Z; rotate's -PID and -N follow it.
+		stamp := strings.TrimRight(base[d+1:], "0123456789-")
+		if t, err := time.Parse("20060102T150405.000Z", stamp); err == nil {
 			return base[:d] + ".jsonl", t
 		}
 	}

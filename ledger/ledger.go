@@ -362,12 +362,19 @@ func (l *Ledger) appendN(line []byte, n uint64) {
 }
 
 // rotate renames a full ledger with a timestamp; readers read rotated files too.
+//
+// Two shims sharing the file may rotate it in the same millisecond: the
+// name each renames to ends with its own process id, so that neither
+// rename can replace the other's rotated file (a rename replaces its
+// target); a shim that lost the race renames the other's fresh file, which
+// loses nothing either.
 func (l *Ledger) rotate() {
 	// Another shim sharing the file may have rotated it already.
 	if st, err := os.Stat(l.opts.Path); err == nil && st.Size() > l.opts.MaxSize {
-		to := RotatedName(l.opts.Path, time.Now())
-		for i := 2; fileExists(to); i++ { // never replace an earlier rotation
-			to = strings.TrimSuffix(RotatedName(l.opts.Path, time.Now()), ".jsonl") + fmt.Sprintf("-%d.jsonl", i)
+		stamp := strings.TrimSuffix(RotatedName(l.opts.Path, time.Now()), ".jsonl")
+		to := fmt.Sprintf("%s-%d.jsonl", stamp, os.Getpid())
+		for i := 2; fileExists(to); i++ { // never replace an earlier rotation of this shim's
+			to = fmt.Sprintf("%s-%d-%d.jsonl", stamp, os.Getpid(), i)
 		}
 		_ = os.Rename(l.opts.Path, to)
 	}
@@ -383,7 +390,8 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-// RotatedName is where a full ledger file goes: name.20261129T154000.123Z.jsonl.
+// RotatedName is where a full ledger file goes: name.20261129T154000.123Z.jsonl
+// (rotate adds -PID, and -N for a second rotation in the same millisecond).
 func RotatedName(path string, now time.Time) string {
 	base := strings.TrimSuffix(path, ".jsonl")
 	return base + "." + now.UTC().Format("20060102T150405.000Z") + ".jsonl"

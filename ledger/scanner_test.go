@@ -284,6 +284,10 @@ func TestSplitRotated(t *testing.T) {
 		{ledger.RotatedName("/l/my.server.jsonl", at), "/l/my.server.jsonl", at},
 		{"/l/my.server.jsonl", "/l/my.server.jsonl", time.Time{}},
 		{"/l/x.2026.jsonl", "/l/x.2026.jsonl", time.Time{}},
+		// rotate's names: -PID, and -N for a second one in a millisecond
+		{"/l/fs.20261129T154000.123Z-4242.jsonl", "/l/fs.jsonl", at},
+		{"/l/fs.20261129T154000.123Z-4242-2.jsonl", "/l/fs.jsonl", at},
+		{"/l/fs.20261129T154000.123Z-2.jsonl", "/l/fs.jsonl", at}, // before: -N alone
 	}
 	for _, tc := range tests {
 		live, rot := ledger.SplitRotated(tc.path)

@@ -3,6 +3,7 @@ package proc
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -59,31 +60,50 @@ func (t *Tail) Cause() (line string, stated bool) {
 // memory and follow it. Only a server line left open for logIdle, or one
 // that keeps maxDeferred bytes of the shim's lines waiting, is ended with a
 // newline so that they can go out.
+//
+// The log never makes the shim wait on its reader: one goroutine writes to
+// the client's stderr, and Write only queues. A client that does not read
+// its stderr loses the shim's lines past maxQueued (counted; once stderr
+// drains, a line says how many), never a ledger record; the server's own
+// lines wait for room, as they would on the client's pipe without the shim.
 type Log struct {
 	mu       sync.Mutex
+	ready    sync.Cond // queue has bytes, or the log closed
+	room     sync.Cond // the writer took the queue, or the log closed
 	w        io.Writer
-	open     bool   // a server line is partly written
+	open     bool   // a server line is partly queued
 	deferred []byte // the shim's lines waiting for it to end
 	idle     *time.Timer
+	queue    []byte // for the writer, in order
+	writing  bool   // the writer is in a Write
+	dropped  int    // the shim's lines left out since the last notice
+	closed   bool
+	done     chan struct{} // the writer returned
 }
 
 const (
 	logIdle     = 5 * time.Second
 	maxDeferred = 1 << 20
+	// maxQueued is how much of the shim's lines wait for a client that
+	// does not read its stderr before the next ones are dropped.
+	maxQueued = 4 << 20 // more than maxDeferred: the lines a long server line held go out whole
 )
 
-// NewLog returns a Log writing to w.
+// NewLog returns a Log writing to w, and starts its writer: Close ends it.
 func NewLog(w io.Writer) *Log {
-	l := &Log{w: w}
+	l := &Log{w: w, done: make(chan struct{})}
+	l.ready.L, l.room.L = &l.mu, &l.mu
 	// idleLine runs on a goroutine of its own each time the timer fires, and
 	// returns once it has ended the open line.
 	l.idle = time.AfterFunc(time.Hour, l.idleLine)
 	l.idle.Stop()
+	go l.run()
 	return l
 }
 
-// Write writes p, whole lines of the shim's own, at once or right after the
-// server's line being written.
+// Write queues p, whole lines of the shim's own, to be written at once or
+// right after the server's line being written. It never blocks on the
+// client: lines that do not fit are dropped and counted.
 func (l *Log) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -94,14 +114,36 @@ func (l *Log) Write(p []byte) (int, error) {
 		}
 		l.endLine()
 	}
-	return l.w.Write(p)
+	l.put(p, false)
+	return len(p), nil
 }
 
-// server writes a piece of the child's stderr; ends says it ends a line.
+// put queues the shim's lines p, or counts them dropped when the queue is
+// full (force: a notice of the log's own, queued whatever the room); l.mu
+// is held.
+func (l *Log) put(p []byte, force bool) {
+	if !force && (l.closed || len(l.queue)+len(p) > maxQueued) {
+		l.dropped += max(bytes.Count(p, []byte("\n")), 1)
+		return
+	}
+	l.queue = append(l.queue, p...)
+	l.ready.Signal()
+}
+
+// server queues a piece of the child's stderr, waiting for room (the
+// server's stderr is backpressure, never loss, until the log closes); ends
+// says it ends a line.
 func (l *Log) server(p []byte, ends bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(p)
+	for len(l.queue) > 0 && len(l.queue)+len(p) > maxQueued && !l.closed {
+		l.room.Wait()
+	}
+	if l.closed {
+		return
+	}
+	l.queue = append(l.queue, p...)
+	l.ready.Signal()
 	if !ends {
 		l.open = true
 		l.idle.Reset(logIdle)
@@ -123,18 +165,76 @@ func (l *Log) idleLine() {
 // endLine ends the server's open line so that the shim's lines can go out;
 // l.mu is held.
 func (l *Log) endLine() {
-	l.w.Write([]byte("\n"))
+	l.put([]byte("\n"), true) // the server's line began: it ends whole
 	l.open = false
 	l.flushDeferred()
 }
 
 func (l *Log) flushDeferred() {
 	if len(l.deferred) > 0 {
-		l.w.Write(l.deferred)
+		l.put(l.deferred, false)
 		l.deferred = l.deferred[:0]
 		if cap(l.deferred) > 64<<10 {
 			l.deferred = nil
 		}
+	}
+}
+
+// run is the writer: it writes what is queued until the log is closed and
+// the queue written. A Write to a client that does not read blocks it, not
+// the shim.
+func (l *Log) run() {
+	defer close(l.done)
+	var batch []byte
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for {
+		for len(l.queue) == 0 && !l.closed {
+			l.ready.Wait()
+		}
+		if len(l.queue) == 0 {
+			return // closed, and all written
+		}
+		batch, l.queue = l.queue, batch[:0]
+		l.writing = true
+		l.room.Broadcast()
+		l.mu.Unlock()
+		_, err := l.w.Write(batch)
+		l.mu.Lock()
+		l.writing = false
+		l.room.Broadcast()
+		if err == nil && l.dropped > 0 {
+			note := fmt.Sprintf("mcpshim: %d line(s) of the shim's own were dropped: the client did not read stderr in time (the ledger has every record)\n", l.dropped)
+			l.dropped = 0
+			if l.open {
+				l.deferred = append(l.deferred, note...)
+			} else {
+				l.put([]byte(note), true)
+			}
+		}
+	}
+}
+
+// Close writes what is queued, waiting at most bound for a client that does
+// not read its stderr, and reports whether it all went out. Lines written
+// after it are dropped.
+func (l *Log) Close(bound time.Duration) bool {
+	l.mu.Lock()
+	if l.open {
+		l.endLine()
+	}
+	l.closed = true
+	l.idle.Stop()
+	l.ready.Broadcast()
+	l.room.Broadcast()
+	l.mu.Unlock()
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-l.done:
+		return true
+	case <-t.C:
+		return false
 	}
 }
 

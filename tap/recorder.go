@@ -1,6 +1,7 @@
 package tap
 
 import (
+	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
@@ -28,8 +29,13 @@ type Recorder struct {
 	dropped  atomic.Uint64 // observations that did not fit
 	done     chan struct{}
 	close    sync.Once
-	mu       sync.Mutex // guards closed against late senders
+	mu       sync.Mutex // guards closed against late senders, and kept
 	closed   bool
+	// kept are the records and notices that did not fit in the queue:
+	// lifecycle records and notices are never dropped for observations.
+	// Once it holds one, every item goes here until the loop takes them,
+	// so the order stays.
+	kept []item
 
 	// The folded notifications, counted by the relay's goroutines as they
 	// pass: a flood never reaches the queue.
@@ -124,8 +130,13 @@ func (r *Recorder) Line(dir phases.Dir, l *Observation) {
 // Emit hands over a record made by the supervisor (launch, interruption,
 // supervision events). It never blocks. Records for Spawned start a new run
 // in the tracker; Exited and KillRequested records get last_event added.
+//
+// A record is never dropped for a full queue: the session's lifecycle
+// (spawned, exited, signals, restarts, client_disconnected) must reach the
+// ledger whatever the observations do. Only a record after Close is lost,
+// and counted.
 func (r *Recorder) Emit(rec ledger.Record) {
-	if !r.send(item{rec: &rec}) {
+	if !r.keep(item{rec: &rec}) {
 		r.dropped.Add(1)
 	}
 }
@@ -137,9 +148,45 @@ func (r *Recorder) Say(line string) {
 	if r.notices == nil {
 		return
 	}
-	if !r.send(item{notice: line}) {
-		io.WriteString(r.notices, line)
+	if !r.keep(item{notice: line}) {
+		io.WriteString(r.notices, line) // after Close: the log queues it
 	}
+}
+
+// keep queues it, or keeps it aside when the queue is full; false after
+// Close.
+func (r *Recorder) keep(it item) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return false
+	}
+	if len(r.kept) == 0 {
+		select {
+		case r.queue <- it:
+			return true
+		default:
+		}
+	}
+	if len(r.kept) >= maxKept {
+		return false // a flood of server-reported events, not the lifecycle
+	}
+	r.kept = append(r.kept, it)
+	r.poke()
+	return true
+}
+
+// maxKept bounds what keep sets aside: the lifecycle is a few records per
+// run, the rest (server-reported events, egress) may be many.
+const maxKept = 1 << 16
+
+// takeKept returns what keep set aside, in order.
+func (r *Recorder) takeKept() []item {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := r.kept
+	r.kept = nil
+	return kept
 }
 
 func (r *Recorder) send(it item) bool {
@@ -147,6 +194,13 @@ func (r *Recorder) send(it item) bool {
 	defer r.mu.Unlock()
 	if r.closed {
 		return false
+	}
+	if len(r.kept) > 0 { // after what was kept aside, within maxBytes and maxKept
+		if len(r.kept) >= maxKept {
+			return false
+		}
+		r.kept = append(r.kept, it)
+		return true
 	}
 	select {
 	case r.queue <- it:
@@ -170,7 +224,14 @@ func (r *Recorder) poke() {
 // Dropped is how many observations did not fit in the queue.
 func (r *Recorder) Dropped() uint64 { return r.dropped.Load() }
 
-// Close drains the queue, writes the lost count and closes the ledger.
+// CloseBound is how long Close waits for the queue to be written (a queue
+// of many-MiB lines takes seconds to observe under load): the
+// ledger's file is written by then unless its disk stalls, and the shim
+// does not wait on a stalled disk to exit.
+const CloseBound = 30 * time.Second
+
+// Close drains the queue, writes the lost count and closes the ledger,
+// waiting at most CloseBound for the writer.
 func (r *Recorder) Close() error {
 	r.close.Do(func() {
 		r.mu.Lock()
@@ -178,7 +239,13 @@ func (r *Recorder) Close() error {
 		close(r.queue)
 		r.mu.Unlock()
 	})
-	<-r.done
+	t := time.NewTimer(CloseBound)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C:
+		return fmt.Errorf("ledger: still writing after %v; the records not yet written are lost", CloseBound)
+	}
 	return r.ledger.Close()
 }
 
@@ -221,11 +288,19 @@ func (r *Recorder) loop() {
 			select {
 			case it, ok := <-r.queue:
 				if !take(it, ok) {
+					r.takeAllKept(take)
 					r.fold(time.Now(), true)
 					return
 				}
 			default:
-				break drain
+				// The queue is empty: what was kept aside comes after it.
+				kept := r.takeKept()
+				if len(kept) == 0 {
+					break drain
+				}
+				for _, it := range kept {
+					take(it, true)
+				}
 			}
 		}
 		now := time.Now()
@@ -254,6 +329,7 @@ func (r *Recorder) loop() {
 		case it, ok := <-r.queue:
 			timer.Stop()
 			if !take(it, ok) {
+				r.takeAllKept(take)
 				r.fold(time.Now(), true)
 				return
 			}
@@ -263,6 +339,14 @@ func (r *Recorder) loop() {
 			timer.Stop()
 			lastWork = time.Now()
 		}
+	}
+}
+
+// takeAllKept handles what keep set aside once the queue is closed and
+// drained.
+func (r *Recorder) takeAllKept(take func(item, bool) bool) {
+	for _, it := range r.takeKept() {
+		take(it, true)
 	}
 }
 

@@ -46,6 +46,34 @@ func TestRecorderNeverBlocks(t *testing.T) {
 	}
 }
 
+// TestRecorderKeepsTheLifecycle: a queue full of observations drops
+// observations, never the lifecycle records handed over with them: each
+// is written, in the order handed over, and the dropped ones are counted.
+// Before, Emit dropped them like observations.
+func TestRecorderKeepsTheLifecycle(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "l.jsonl")
+	l, _ := ledger.Open(ledger.Options{Path: path})
+	r := tap.NewRecorder(l, &tap.Tracker{}, tap.RecorderOptions{Queue: 1})
+	data := []byte(`{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"file:///x"}}`)
+	events := []string{phases.Spawned, phases.SignalReceived, phases.ClientDisconnected, phases.KillRequested, phases.Exited}
+	for i, ev := range events {
+		for range 100 {
+			r.Line(phases.FromServer, &tap.Observation{Data: data, Size: int64(len(data)), Msg: mcp.Peek(data), End: time.Now()})
+		}
+		r.Emit(ledger.Record{Time: time.Now(), Run: "r", PID: 1, Phase: phases.Launch, Event: ev, Fields: []ledger.Field{ledger.F("i", i)}})
+	}
+	r.Close()
+	var got []string
+	for _, e := range ledgertest.ReadEntries(t, path) {
+		if e.Phase == phases.Launch {
+			got = append(got, e.Event)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(events, " ") {
+		t.Errorf("got lifecycle %q, want %q whatever the observations lost (%d)", got, events, r.Dropped())
+	}
+}
+
 // TestRecorderFoldsNotificationFloods: progress and message notifications
 // become one count record per direction and method; the rest stays one
 // record per message.

@@ -301,6 +301,9 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		}
 	}
 	stderr := proc.NewLog(c.stderr)
+	// Last of all: what the log still holds goes out, unless the client does
+	// not read its stderr (then the shim exits without it, logCloseBound on).
+	defer stderr.Close(logCloseBound)
 	file, ok := c.stdin.(*os.File)
 	person := ok && isatty.IsTerminal(file.Fd())
 	if person {
@@ -308,9 +311,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	}
 
 	if _, ok := c.lookupEnv("GOMEMLIMIT"); !ok {
-		// A soft limit keeps a 64 MiB line's relay within ~32 MiB of RSS:
-		// the collector runs before the heap doubles (bench/RESULTS.md).
-		debug.SetMemoryLimit(24 << 20)
+		debug.SetMemoryLimit(softLimit(f.maxObserve))
 	}
 	shimID := ledger.NewID("shim", time.Now())
 	var spec proc.Spec
@@ -357,7 +358,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 		remoteCfg.Recorder, remoteCfg.ClientIn, remoteCfg.ClientOut, remoteCfg.Signals = rec, c.stdin, c.stdout, sigs
 		remoteCfg.CheckTools, remoteCfg.EnforceLock = checkTools, f.lockMode == "enforce"
 		status := remote.Run(ctx, remoteCfg)
-		rec.Close()
+		closeRecorder(rec, stderr)
 		return status
 	}
 	redact.HideEnvSecrets(spec.Env) // before anything is recorded
@@ -394,7 +395,7 @@ func runShim(ctx context.Context, c *cli, args []string) int {
 	if egress != nil {
 		egress.Close() // its last results reach the ledger before it closes
 	}
-	rec.Close()
+	closeRecorder(rec, stderr)
 	return status
 }
 
@@ -407,6 +408,27 @@ func usageError(c *cli, msg string) int {
 	fmt.Fprintln(c.stderr, "mcpshim: "+msg)
 	tellClient(c, "mcpshim: "+msg)
 	return exitUsage
+}
+
+// closeRecorder writes the ledger's last records, or says why it could not.
+func closeRecorder(rec *tap.Recorder, stderr io.Writer) {
+	if err := rec.Close(); err != nil {
+		fmt.Fprintf(stderr, "mcpshim: %v\n", err)
+	}
+}
+
+// logCloseBound is how long an exiting shim waits for a client that does
+// not read its stderr to take the lines still queued for it.
+const logCloseBound = time.Second
+
+// softLimit is the GC's soft memory limit for a --max-observe: 24 MiB keeps
+// a 64 MiB line's relay within ~32 MiB of RSS at the default (the collector
+// runs before the heap doubles, bench/RESULTS.md); a larger --max-observe
+// lets the tap and the recorder's queue each hold one more observed line of
+// that size, and a limit below what they hold would run the collector
+// without end.
+func softLimit(maxObserve int) int64 {
+	return 24<<20 + 2*max(0, int64(maxObserve)-jsonrpc.DefaultMaxObserve)
 }
 
 func containsDashDash(args []string) bool {
