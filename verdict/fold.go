@@ -162,6 +162,7 @@ type Internal struct {
 	InitFailCoded bool   `json:"init_fail_coded,omitempty"` // the refusal was a JSON-RPC error with a code
 	DiscFailCoded bool   `json:"discover_fail_coded,omitempty"`
 	ClientReason  string `json:"client_reason,omitempty"` // client_disconnected's reason
+	StopSignal    string `json:"stop_signal,omitempty"`   // the signal to the shim that stopped the server, passed on
 	ExternalEvent string `json:"external_event,omitempty"`
 	// The restarted server did not take the session back: the method the
 	// replay failed at, why, and its deadline when that passed.
@@ -374,7 +375,8 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.SignalReceived:
 		if e.Bool(phases.FieldForwarded) && f.At.Kill.first(m) {
-			f.StopReason = e.Str(phases.FieldSignal) + " passed on to the server"
+			f.StopReason = e.Str(phases.FieldSignal) + " to the shim, passed on to the server"
+			f.Internal.StopSignal = e.Str(phases.FieldSignal)
 		}
 	case phases.ClientDisconnected:
 		if f.At.Client.first(m) {

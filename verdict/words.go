@@ -287,6 +287,8 @@ func (j *judgement) leftEarlyReason() string {
 	f := j.f
 	s := "the client left " + FormatMS(j.waited) + " after the start, before the handshake"
 	switch {
+	case !j.clientLeft && f.Internal.StopSignal != "":
+		return j.signalled() + ", before the handshake"
 	case !j.clientLeft:
 		s = "stopped by the shim before the handshake"
 		if f.StopReason != "" {
@@ -297,6 +299,12 @@ func (j *judgement) leftEarlyReason() string {
 		return s + "; mcpshim stopped the server (" + exitHow(f) + ")"
 	}
 	return s + "; mcpshim closed the server's stdin and it exited (" + exitHow(f) + ")"
+}
+
+// signalled says who stopped a server with a signal to the shim that the
+// shim passed on: its sender, not the shim (the sender is not recorded).
+func (j *judgement) signalled() string {
+	return "stopped by " + j.f.Internal.StopSignal + " to the shim, passed on to the server: its sender stopped it (a client stopping its servers, or Ctrl-C), not the shim"
 }
 
 // endedReason says how a run that served ended, and what to know about it.
@@ -311,6 +319,8 @@ func (j *judgement) endedReason() string {
 		if f.Internal.ClientReason != "" {
 			how += " (" + f.Internal.ClientReason + ")"
 		}
+	case f.RequestedByShim && f.Internal.StopSignal != "":
+		how = j.signalled()
 	case f.RequestedByShim:
 		how = "stopped by the shim"
 		if f.StopReason != "" {

@@ -297,3 +297,24 @@ func TestLedgerFailedKeepsClientErrors(t *testing.T) {
 		t.Fatalf("ledger --failed: %d runs, want the one whose client got an error; all runs: %v", len(doc.Runs), judged(t, s.ledger))
 	}
 }
+
+// TestSignalToTheShimIsItsSenders: a SIGINT to the shim (how `claude mcp
+// list` closes the servers it checked) that the shim passes on stopped the
+// server at its sender's word: the verdict says so, not "stopped by the
+// shim" (issue 33 item 8; that is what it said before).
+func TestSignalToTheShimIsItsSenders(t *testing.T) {
+	s := start(t, true, nil, "fixture", "healthy")
+	s.call("1", "initialize", initParams)
+	s.client.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	s.call("2", "tools/list", `{}`)
+	if err := s.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, s.ledger, "exited", eventWait)
+	s.finish()
+	r := runOf(t, judged(t, s.ledger), 1)
+	want := "stopped by SIGINT to the shim, passed on to the server: its sender stopped it"
+	if r["outcome"] != "ENDED" || r["failed"] == true || !strings.HasPrefix(fmt.Sprint(r["detail"]), want) {
+		t.Errorf("got %v ! %v: %v, want ENDED: %s...", r["outcome"], r["failed"], r["detail"], want)
+	}
+}
