@@ -390,7 +390,13 @@ func TestOTLPLaunch(t *testing.T) {
 		legacySession(s)
 		s.finish()
 		launch := col.span(t, "launch")
-		if launch.Attrs["mcpshim.command"] != builtShim(t) || launch.Attrs["mcpshim.argv"] != "[fixture healthy]" {
+		command := ""
+		for _, e := range s.entries() {
+			if e.Event == "spawn_requested" {
+				command = e.Str("command")
+			}
+		}
+		if command == "" || launch.Attrs["mcpshim.command"] != command || launch.Attrs["mcpshim.argv"] != "[fixture healthy]" {
 			t.Errorf("--capture %s: launch %v, want the command and its argv", capture, launch.Attrs)
 		}
 		if got := launch.Attrs["mcpshim.env_redacted"]; capture == "meta" && !strings.Contains(got, "DEPLOY_TOKEN") {
