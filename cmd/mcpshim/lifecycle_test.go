@@ -24,7 +24,7 @@ func TestToolsChangedAfterRestart(t *testing.T) {
 	s.call("2", "tools/list", `{}`)
 	os.WriteFile(tools, []byte("echo,search"), 0o600)
 	s.call("3", "tools/call", `{"name":"echo","arguments":{"text":"x"}}`) // dies; the restart reads the new list
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	for {
 		line, err := s.client.ReadLine(ctx)
@@ -62,7 +62,7 @@ func TestClientStdoutClosed(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-time.After(eventWait):
 		cmd.Process.Kill()
 		t.Fatal("the shim did not end after its client vanished")
 	}

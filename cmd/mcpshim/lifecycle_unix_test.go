@@ -63,7 +63,7 @@ func TestSignalForwarded(t *testing.T) {
 	s.cmd.Process.Signal(syscall.SIGTERM)
 	// The shim ends by itself: read to EOF before closing stdin, so the
 	// client leaving cannot be what stopped it.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	for {
 		if _, err := s.client.ReadLine(ctx); err != nil && !errors.Is(err, testfixtures.ErrNotJSON) {
@@ -120,7 +120,7 @@ func TestNoProcessLeftBehind(t *testing.T) {
 			stdin.Close()
 		}
 		go io.Copy(io.Discard, stdout)
-		waitOrKill(t, cmd, 15*time.Second)
+		waitOrKill(t, cmd, eventWait)
 		stdin.Close()
 	}
 	// Orphans of a SIGKILLed shim are ended by its guard; give them a moment.
@@ -175,7 +175,7 @@ func TestProbeInterruptedLeavesNothing(t *testing.T) {
 	}
 	waitFor(t, "the server to run beside the probe", eventWait, func() bool { return len(processesWith(marker)) >= 2 })
 	cmd.Process.Signal(syscall.SIGINT)
-	waitOrKill(t, cmd, 10*time.Second)
+	waitOrKill(t, cmd, eventWait)
 	if got := cmd.ProcessState.ExitCode(); got != 130 {
 		t.Errorf("exit status %d, want 130", got)
 	}
@@ -191,7 +191,7 @@ func TestTerminalHint(t *testing.T) {
 	cmd, ptmx, stderr := onTerminal(t, bin, "fixture", "healthy")
 	fmt.Fprintf(ptmx, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":%s}`+"\n", initParams)
 	r := bufio.NewReader(ptmx)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventWait)
 	for time.Now().Before(deadline) {
 		line, err := r.ReadString('\n')
 		if strings.Contains(line, `"serverInfo"`) {
@@ -202,7 +202,7 @@ func TestTerminalHint(t *testing.T) {
 		}
 	}
 	ptmx.Write([]byte{4}) // ^D: EOF at the terminal
-	waitOrKill(t, cmd, 10*time.Second)
+	waitOrKill(t, cmd, eventWait)
 	if !strings.Contains(stderr.String(), "meant to be launched by an MCP client") {
 		t.Errorf("no terminal hint on stderr:\n%s", stderr.String())
 	}

@@ -114,7 +114,7 @@ func (s *session) finish() int {
 	s.t.Helper()
 	s.stdin.Close()
 	// Read to EOF through the client, whose goroutine owns the pipe, before Wait closes it.
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	for {
 		if _, err := s.client.ReadLine(ctx); err != nil && !errors.Is(err, testfixtures.ErrNotJSON) && !errors.Is(err, testfixtures.ErrServerRequest) {
@@ -156,7 +156,7 @@ func (s *session) readToEOF() []string {
 // anything else the server writes (noise, notifications, other ids).
 func (s *session) call(id, method, params string) string {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	if err := s.client.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":` + params + `}`); err != nil {
 		s.t.Fatalf("%s %s: %v", method, id, err)
@@ -365,7 +365,7 @@ func TestCrashAnswersPendingAndDropsTornLine(t *testing.T) {
 	s := start(t, true, []string{"--restart", "never"}, "fixture", "crash-mid-response")
 	s.call("1", "initialize", initParams)
 	s.client.Send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	var lines []string
 	for {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpshim-dev/mcpshim/testfixtures"
 )
@@ -49,7 +48,7 @@ func TestLastAnswerWithoutNewlineSettles(t *testing.T) {
 	s.client.Send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 	s.stdin.Close()
 	var lines []string
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), eventWait)
 	defer cancel()
 	for {
 		l, err := s.client.ReadLine(ctx)

@@ -52,7 +52,7 @@ class Fetcher:
         event(**attempt)
         started = time.monotonic()
         try:
-            with self.opener.open(url, timeout=10) as resp:
+            with self.opener.open(url, timeout=60) as resp:  # generous: a busy machine is slow
                 status = str(resp.status)
                 body = resp.read().decode(errors="replace")
         except urllib.error.HTTPError as err:
