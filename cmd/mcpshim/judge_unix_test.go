@@ -217,7 +217,9 @@ func TestKilledFromOutside(t *testing.T) {
 
 // slowLegacy is a legacy server that starts reading after a second, answers
 // server/discover with -32601 (the era fallback's cue) and never answers
-// initialize: slower than any deadline it is given.
+// initialize: slower than any deadline it is given. Its callers run it with
+// /bin/sh: exec'ing a file just written fails with ETXTBSY while a parallel
+// test's fork still holds the write descriptor.
 func slowLegacy(t *testing.T) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "slow-legacy.sh")
@@ -247,7 +249,7 @@ func TestSlowLegacyIsATimeout(t *testing.T) {
 		t.Parallel()
 		dir := t.TempDir()
 		cfg := filepath.Join(dir, "mcp.json")
-		if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"slow-legacy":{"command":"`+slowLegacy(t)+`"}}}`), 0o600); err != nil {
+		if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"slow-legacy":{"command":"/bin/sh","args":["`+slowLegacy(t)+`"]}}}`), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		// The probe sends initialize a quarter of its deadline after
@@ -264,7 +266,7 @@ func TestSlowLegacyIsATimeout(t *testing.T) {
 	})
 	t.Run("shim, dual-era client", func(t *testing.T) {
 		t.Parallel()
-		s := start(t, true, []string{"--restart", "never"}, slowLegacy(t))
+		s := start(t, true, []string{"--restart", "never"}, "/bin/sh", slowLegacy(t))
 		// The dual-era opening, initialize sent without waiting for the
 		// discover's answer, as a client with a short first slice does.
 		s.client.Send(`{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{}}`)
