@@ -282,7 +282,7 @@ func (b *bridge) endpoint() string {
 
 func (b *bridge) loop(ctx context.Context) int {
 	clientDone := make(chan error, 1)
-	if !b.connect() {
+	if ok, faulty := b.connect(); !ok && !faulty {
 		b.scheduleFailure("cannot connect")
 	}
 	// The client reader lives as long as the client's stdin: a blocking read

@@ -20,8 +20,10 @@ import (
 
 // connect starts a run: it resolves and dials the server (and completes TLS
 // for https) to record where the run goes, then writes connected, or
-// connect_failed and returns false.
-func (b *bridge) connect() bool {
+// connect_failed and returns false. faulty: it failed for a fault time does
+// not mend (a certificate not trusted), which is no outage: the requests
+// meet it and say what it is.
+func (b *bridge) connect() (ok, faulty bool) {
 	u := b.cfg.URL
 	host := u.Hostname()
 	port := u.Port()
@@ -53,7 +55,7 @@ func (b *bridge) connect() bool {
 	if err != nil {
 		b.setDown(describeErr(err))
 		b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(err.Error())))...)
-		return false
+		return false, false
 	}
 	addr := conn.RemoteAddr().String()
 	fields = append(fields, ledger.F(phases.FieldAddress, addr), ledger.F("connect_ms", time.Since(start)))
@@ -61,9 +63,15 @@ func (b *bridge) connect() bool {
 		tc := tlsClient(conn, host)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
-			b.setDown(describeErr(err))
+			why, _ := fault(err)
+			if why == "" {
+				b.setDown(describeErr(err))
+			}
 			b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F(phases.FieldErrorClass, "tls"), ledger.F(phases.FieldError, b.scrub(err.Error())))...)
-			return false
+			if why != "" {
+				b.say("%s", why)
+			}
+			return false, why != ""
 		}
 		fields = append(fields, tlsFacts(tc.ConnectionState())...)
 		conn = tc
@@ -76,7 +84,7 @@ func (b *bridge) connect() bool {
 	b.runOpen = true
 	b.mu.Unlock()
 	b.emit(phases.Launch, phases.Connected, fields...)
-	return true
+	return true, false
 }
 
 func (b *bridge) failures() int {
@@ -118,7 +126,15 @@ func (b *bridge) attempt() {
 		defer close(step) // the requests waiting for this step's attempt go on
 	}
 	b.endRun("unreachable: "+why, true)
-	if !b.connect() {
+	if ok, faulty := b.connect(); faulty {
+		// The server is there; what stops the requests is no outage, and
+		// each request meets it and says what it is.
+		b.mu.Lock()
+		b.recon.Next(time.Now(), Answered, false, 0)
+		b.down, b.downReason = false, ""
+		b.mu.Unlock()
+		return
+	} else if !ok {
 		b.scheduleFailure("cannot connect")
 		return
 	}
@@ -164,6 +180,9 @@ func describeErr(err error) string {
 	if err == nil {
 		return ""
 	}
+	if why, _ := fault(err); why != "" {
+		return why
+	}
 	switch errClass(err) {
 	case "refused":
 		return "connection refused"
@@ -192,6 +211,9 @@ const (
 // errClass names a transport error for the ledger.
 func errClass(err error) string {
 	var dns *net.DNSError
+	if why, _ := fault(err); why != "" {
+		return faultClass(err)
+	}
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, wsaeConnRefused):
 		return "refused"

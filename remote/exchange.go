@@ -468,7 +468,7 @@ func (b *bridge) recordExchange(req *http.Request, resp *http.Response, err erro
 			fields = append(fields, ledger.F("new_session", digest(sid)))
 		}
 	} else if err != nil {
-		fields = append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(err.Error())))
+		fields = append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(errText(err))))
 	}
 	if sent > 0 {
 		fields = append(fields, ledger.F("request_bytes", sent))

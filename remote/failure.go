@@ -76,7 +76,12 @@ func (b *bridge) failureText(class Class, status int, resp *http.Response, err e
 		data["http_status"] = status
 	}
 	text := fmt.Sprintf("mcpshim: server %s: %s (%s)", b.cfg.Name, d.Reason, b.scrub(describeStatus(status, err)))
-	if class == Unreachable || class == TimedOut {
+	if why, sent := fault(err); class == Fault {
+		text = fmt.Sprintf("mcpshim: server %s: %s; not sent", b.cfg.Name, b.scrub(why))
+		if sent {
+			text = fmt.Sprintf("mcpshim: server %s: %s; not re-sent, as it may have run", b.cfg.Name, b.scrub(why))
+		}
+	} else if class == Unreachable || class == TimedOut {
 		text += "; not re-sent, as it may have run"
 	}
 	if resp != nil {

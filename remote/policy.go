@@ -33,9 +33,13 @@ const (
 	TimedOut
 	// Denied is 401 or 403: a credential time will not fix.
 	Denied
+	// Fault is an exchange that cannot succeed as it is, whose cause time
+	// does not mend (fault.go): a certificate this machine does not trust, a
+	// character no header may carry. No outage: nothing is retried.
+	Fault
 )
 
-var classNames = [...]string{"answered", "session_gone", "unreachable", "timed_out", "denied"}
+var classNames = [...]string{"answered", "session_gone", "unreachable", "timed_out", "denied", "fault"}
 
 func (c Class) String() string { return classNames[c] }
 
@@ -43,7 +47,10 @@ func (c Class) String() string { return classNames[c] }
 // no response), the start of its body and its error. hadSession says whether
 // the request carried the current Mcp-Session-Id.
 func Classify(status int, body []byte, err error, hadSession bool) Class {
+	why, _ := fault(err)
 	switch {
+	case why != "":
+		return Fault
 	case err != nil && (errors.Is(err, context.DeadlineExceeded) || isTimeout(err)):
 		return TimedOut
 	case err != nil:
@@ -206,6 +213,8 @@ func NewReconnector(p Policy) *Reconnector { return &Reconnector{p: p} }
 //   - A second miss right after re-initializing fails its request, with no
 //     re-send and no count: not a loop, and not an outage.
 //   - 401/403: no retry; the count does not move (it is not an outage).
+//   - A fault time does not mend (an untrusted certificate, a control
+//     character in a header): its request fails, the count does not move.
 //   - A timeout may have run the request: it gets an error, never a re-send.
 //   - Refused, DNS, reset, 5xx, 429: "a growing delay, 500 milliseconds
 //     doubling to a cap", ±20% jitter, or the server's Retry-After when it is
@@ -220,6 +229,8 @@ func (r *Reconnector) Next(now time.Time, c Class, resent bool, retryAfter time.
 		return Decision{Action: Reinitialize, Failures: r.failures, Reason: "the server forgot the session"}
 	case c == Denied:
 		return Decision{Action: FailRequest, Failures: r.failures, Reason: "the server refused the credentials"}
+	case c == Fault:
+		return Decision{Action: FailRequest, Failures: r.failures, Reason: "not an outage, so not retried"}
 	case c == TimedOut:
 		return Decision{Action: FailRequest, Failures: r.failures, Reason: "no answer within the request timeout"}
 	case c == SessionGone:

@@ -37,7 +37,7 @@ func (b *bridge) reinitialize(old string, status int, rule string) (bool, *denie
 	}
 	start := time.Now()
 	b.endRun(fmt.Sprintf("the server forgot the session (HTTP %d)", status), false)
-	if !b.connect() {
+	if ok, _ := b.connect(); !ok {
 		return false, nil
 	}
 	class, err := b.replay()

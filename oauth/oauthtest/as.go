@@ -346,7 +346,7 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 		}
 		g.dpopKey, tokenType = dpopKey, "DPoP"
 	}
-	at := "at-" + random()
+	at := "at-" + random() + s.opts.TokenSuffix
 	g.expiry = time.Now().Add(s.opts.TokenLife)
 	s.access[at] = g
 	resp := map[string]any{"access_token": at, "token_type": tokenType, "expires_in": int(s.opts.TokenLife / time.Second)}

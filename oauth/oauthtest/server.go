@@ -69,6 +69,9 @@ type Options struct {
 	// at the token endpoint and on every request; DPoPNonce makes both
 	// servers demand their nonce first.
 	DPoP, DPoPNonce bool
+	// TokenSuffix is appended to every access token issued, as a hostile
+	// server's control character.
+	TokenSuffix string
 }
 
 // Servers are the authorization server and the protected resource.
