@@ -123,6 +123,21 @@ func (s *Session) authorize(ctx context.Context, status int, ch Challenge, stepU
 		if c, err = s.client(ctx, tg.as, redirect, kept); err != nil {
 			return &FlowError{Stage: StageRegistration, Err: err}
 		}
+		if c.Kind == KindRegistered && c != kept {
+			// Kept at once: a sign-in that fails after it reuses the
+			// registration (each failed sign-in registered another client).
+			next := *rec
+			next.Clients = map[string]*Client{tg.as.Issuer: c}
+			for k, v := range rec.Clients {
+				if k != tg.as.Issuer {
+					next.Clients[k] = v
+				}
+			}
+			if err := s.save(&next); err != nil {
+				return &FlowError{Stage: StageStore, Err: err}
+			}
+			rec = s.record()
+		}
 		s.notify(Step{Event: StepStarted, Status: status, Issuer: tg.as.Issuer, Resource: tg.resource, Scope: strings.Join(scopes, " "), ClientKind: c.Kind, ClientID: c.ID})
 		if t, err = s.authorizeCode(ctx, tg, c, ln, scopes); err != nil {
 			return err
@@ -361,6 +376,11 @@ func (s *Session) follow() {
 		return
 	}
 	if r, st, err := s.load(); err == nil {
+		s.mu.Lock()
+		if r.Token != nil && (s.rec.Token == nil || r.Token.AccessToken != s.rec.Token.AccessToken) {
+			s.untaken = 0 // another process signed in: its token deserves a try
+		}
+		s.mu.Unlock()
 		s.adopt(r, st) // a damaged file: what memory holds stays
 	}
 }

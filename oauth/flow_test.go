@@ -98,6 +98,7 @@ func signIn(t *testing.T, srv *oauthtest.Servers, s *oauth.Session) int {
 	for range 3 {
 		status, ch, sent := call(t, srv, s)
 		if status != http.StatusUnauthorized && status != http.StatusForbidden {
+			s.Accepted(sent) // as the bridge tells it
 			return status
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

@@ -158,6 +158,12 @@ type Session struct {
 	dead string
 	// running is the sign-in under way, nil when none.
 	running *flowRun
+	// untaken counts the sign-ins (and refreshes after a refusal) since the
+	// server last took a token of this Session's: maxUntaken of them and it
+	// stops (a server that refuses every token opened 8 browsers for 5
+	// messages). A token the server takes, or one another process signed
+	// in, starts the count again.
+	untaken int
 	// refreshed is the access token the last refresh produced: a 401 for it
 	// means a refresh does not help.
 	refreshed string
@@ -366,7 +372,13 @@ func (s *Session) Challenged(ctx context.Context, status int, h http.Header, sen
 		return nil // another request's sign-in already replaced the token
 	}
 	f := s.running
+	if f == nil && s.untaken >= maxUntaken {
+		s.mu.Unlock()
+		return s.failed(status, &FlowError{Stage: StageAuthorization, Code: ch.Param("error"), Description: ch.Param("error_description"),
+			Err: fmt.Errorf("mcpshim stopped signing in to %s: the server took none of the last %d tokens this shim got (HTTP %d each time), and another sign-in would not help: check that the account may use this server, then sign in with mcpshim auth login --url %s (this shim takes that token)", s.shown(), maxUntaken, status, s.shown())})
+	}
 	if f == nil {
+		s.untaken++
 		f = &flowRun{done: make(chan struct{})}
 		s.running = f
 		flowCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.BrowserWait+2*s.cfg.Timeout)
@@ -391,6 +403,20 @@ func (s *Session) Challenged(ctx context.Context, status int, h http.Header, sen
 	case <-ctx.Done():
 		return fmt.Errorf("authorization is still under way (finish it in the browser, or run mcpshim auth login --url %s): %w", s.shown(), ctx.Err())
 	}
+}
+
+// maxUntaken bounds the sign-ins in a row whose token the server does not
+// take (Session.untaken).
+const maxUntaken = 3
+
+// Accepted tells the Session that the server took a request sent with the
+// Authorization header sent (any answer but a 401 or 403).
+func (s *Session) Accepted(sent string) {
+	s.mu.Lock()
+	if sent != "" && sent == s.headerLocked() {
+		s.untaken = 0
+	}
+	s.mu.Unlock()
 }
 
 func (s *Session) headerLocked() string {

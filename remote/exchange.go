@@ -54,6 +54,9 @@ func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent b
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
+		if b.cfg.Auth != nil && status != http.StatusUnauthorized && status != http.StatusForbidden {
+			b.cfg.Auth.Accepted(resp.Request.Header.Get("Authorization")) // the sign-in's token is taken (auth.go)
+		}
 	}
 	if status/100 == 3 {
 		dl.stop()

@@ -279,6 +279,10 @@ func (s *Servers) token(w http.ResponseWriter, r *http.Request) {
 	case "authorization_code":
 		g = s.codes[f.Get("code")]
 		switch {
+		case s.opts.RefuseCodes:
+			s.logf("token: code refused (RefuseCodes)")
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "this server refuses every code")
+			return
 		case g == nil || g.used || time.Now().After(g.expiry):
 			s.logf("token: code unknown or used")
 			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown, expired or used code")

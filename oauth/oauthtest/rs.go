@@ -71,6 +71,11 @@ func (s *Servers) protected(w http.ResponseWriter, r *http.Request, prm string) 
 	if g != nil {
 		scope = g.scope
 	}
+	live = live && !s.opts.RefuseTokens
+	if live && s.opts.RotateScopes {
+		s.rotated++
+		required = []string{fmt.Sprintf("rotated-%d", s.rotated)}
+	}
 	s.mu.Unlock()
 	if !live {
 		challenge(http.StatusUnauthorized, `, error="invalid_token"`)

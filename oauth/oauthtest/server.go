@@ -72,6 +72,15 @@ type Options struct {
 	// TokenSuffix is appended to every access token issued, as a hostile
 	// server's control character.
 	TokenSuffix string
+	// RefuseTokens makes the resource refuse every token (401
+	// invalid_token), as a server whose audience check is broken does.
+	RefuseTokens bool
+	// RotateScopes makes the resource answer every live token with a 403
+	// insufficient_scope for a scope it never asked for before.
+	RotateScopes bool
+	// RefuseCodes makes the token endpoint refuse every authorization code
+	// (invalid_grant): each sign-in in the browser fails.
+	RefuseCodes bool
 }
 
 // Servers are the authorization server and the protected resource.
@@ -93,6 +102,7 @@ type Servers struct {
 	redirects map[string]string // path to a 307's Location (Redirect)
 	denied    []string
 	jtis      map[string]bool // DPoP proofs seen
+	rotated   int             // RotateScopes' last scope
 }
 
 type client struct {
