@@ -44,6 +44,11 @@ func signedInShim(t *testing.T, srv *oauthtest.Servers, config, ledger string, a
 		t.Fatalf("initialize after signing in got %v\n%s\n%s", a, stderrOf(cmd), srv.Log())
 	}
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// Its POST is answered before the test takes the server down: sent
+	// after, it met the 503 as a second failure (seen at load ~100).
+	waitRecord(t, ledger, "the notifications/initialized exchange", func(r record) bool {
+		return r.str("event") == "http_exchange" && r.str("method") == "notifications/initialized"
+	})
 	return c
 }
 
