@@ -347,7 +347,7 @@ func (s *Session) save(r *Record) error {
 	if err := s.cfg.Store.Save(r); err != nil {
 		return err
 	}
-	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
+	st := s.cfg.Store.stamp(s.key, s.clientKey)
 	s.mu.Lock()
 	s.kept, s.signedOut = st, false
 	s.mu.Unlock()
@@ -356,8 +356,8 @@ func (s *Session) save(r *Record) error {
 
 // load reads the store's record and the stamp it was read at.
 func (s *Session) load() (*Record, stamp, error) {
-	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
-	r, err := s.cfg.Store.Load(s.cfg.Server.String(), s.clientKey)
+	st := s.cfg.Store.stamp(s.key, s.clientKey)
+	r, err := s.cfg.Store.Load(s.key, s.clientKey)
 	return r, st, err
 }
 
@@ -368,7 +368,7 @@ func (s *Session) follow() {
 	if s.cfg.Store == nil {
 		return
 	}
-	st := s.cfg.Store.stamp(s.cfg.Server.String(), s.clientKey)
+	st := s.cfg.Store.stamp(s.key, s.clientKey)
 	s.mu.Lock()
 	same := st == s.kept
 	s.mu.Unlock()
@@ -434,7 +434,7 @@ func (s *Session) signedOutError() error {
 // only this process shares the token, and a lock of its own serializes it.
 func (s *Session) lock(ctx context.Context) (func(), error) {
 	if s.cfg.Store != nil {
-		return s.cfg.Store.lock(ctx, s.cfg.Server.String(), s.clientKey, func(holder string) {
+		return s.cfg.Store.lock(ctx, s.key, s.clientKey, func(holder string) {
 			s.mu.Lock()
 			prompt := s.cfg.Prompt
 			s.mu.Unlock()

@@ -143,9 +143,10 @@ func (e *FlowError) Unwrap() error { return e.Err }
 // for concurrent use: one sign-in runs at a time, and requests refused
 // meanwhile wait for it.
 type Session struct {
-	cfg       Config
-	clientKey string
-	hc, post  *http.Client
+	cfg Config
+	// key is the server in the store (StoreKey); clientKey the client.
+	key, clientKey string
+	hc, post       *http.Client
 
 	mu  sync.Mutex
 	rec *Record
@@ -237,7 +238,7 @@ func New(cfg Config) (*Session, error) {
 	if cfg.BrowserWait <= 0 {
 		cfg.BrowserWait = 5 * time.Minute
 	}
-	s := &Session{cfg: cfg, clientKey: ClientKey(cfg.ClientID, cfg.ClientMetadataURL), local: make(chan struct{}, 1)}
+	s := &Session{cfg: cfg, key: StoreKey(cfg.Server), clientKey: ClientKey(cfg.ClientID, cfg.ClientMetadataURL), local: make(chan struct{}, 1)}
 	hc := http.Client{Timeout: cfg.Timeout}
 	if cfg.HTTP != nil {
 		hc = *cfg.HTTP
@@ -246,10 +247,13 @@ func New(cfg Config) (*Session, error) {
 	post := hc
 	post.CheckRedirect = redirectRule(true)
 	s.hc, s.post = &hc, &post
-	s.rec = &Record{Version: 1, Server: cfg.Server.String(), ClientKey: s.clientKey}
+	s.rec = &Record{Version: 1, Server: s.key, ClientKey: s.clientKey}
 	if cfg.Store != nil {
-		st := cfg.Store.stamp(cfg.Server.String(), s.clientKey)
-		r, err := cfg.Store.Load(cfg.Server.String(), s.clientKey)
+		if err := cfg.Store.move(cfg.Server.String(), s.key, s.clientKey); err != nil {
+			return nil, err
+		}
+		st := cfg.Store.stamp(s.key, s.clientKey)
+		r, err := cfg.Store.Load(s.key, s.clientKey)
 		if err != nil {
 			return nil, err
 		}

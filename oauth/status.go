@@ -39,9 +39,14 @@ func (s *Store) Logout(ctx context.Context, server, secret string, done func(r *
 	if err != nil {
 		return 0, err
 	}
+	key := server
+	if u, err := url.Parse(server); err == nil {
+		key = StoreKey(u) // a URL given with its query or userinfo names the same sign-in
+	}
 	n := 0
 	for _, r := range recs {
-		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") && strings.TrimSuffix(shownURL(r.Server), "/") != strings.TrimSuffix(server, "/") {
+		if strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(server, "/") && strings.TrimSuffix(shownURL(r.Server), "/") != strings.TrimSuffix(server, "/") &&
+			strings.TrimSuffix(r.Server, "/") != strings.TrimSuffix(key, "/") {
 			continue // neither the URL nor as auth status shows it
 		}
 		n++

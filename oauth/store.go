@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -79,6 +80,39 @@ func ClientKey(clientID, metadataURL string) string {
 		return "cimd:" + metadataURL
 	}
 	return "registered"
+}
+
+// StoreKey is the server as the store keys its sign-ins: the URL without
+// userinfo, query and fragment, whose secrets (a password, ?api_key=) go in
+// no file.
+func StoreKey(u *url.URL) string {
+	k := *u
+	k.User, k.RawQuery, k.ForceQuery, k.Fragment, k.RawFragment = nil, "", false, "", ""
+	return k.String()
+}
+
+// move takes a record an older shim kept under the whole URL (old) to its
+// key: written under the new key, then the old file removed. Nothing to do
+// when the new one exists or the old one does not.
+func (s *Store) move(old, key, clientKey string) error {
+	if old == key {
+		return nil
+	}
+	if _, err := os.Stat(s.name(key, clientKey) + ".json"); err == nil {
+		return nil
+	}
+	r, err := readRecord(s.name(old, clientKey) + ".json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	r.Server = key
+	if err := s.Save(r); err != nil {
+		return err
+	}
+	return os.Remove(s.name(old, clientKey) + ".json")
 }
 
 // DefaultDir is where tokens are kept: $XDG_CONFIG_HOME/mcpshim/auth, else
