@@ -24,23 +24,32 @@ const doneCap = 4096
 // doneSet is the ids of the last doneCap requests answered, and whether the
 // shim answered them itself (owed). The caller holds bridge.mu.
 type doneSet struct {
-	ids  map[idKey]bool
+	ids  map[idKey]done
 	ring []idKey
 	next int
 }
 
-func newDoneSet() doneSet { return doneSet{ids: map[idKey]bool{}, ring: make([]idKey, doneCap)} }
+// done is one answered id: owed, and its slot in the ring. An id used
+// again is in two slots; only the newer one's eviction forgets it (the
+// older one's deleted the newer entry, and a late duplicate of the newer
+// answer was taken for an unknown one).
+type done struct {
+	owed bool
+	slot int
+}
+
+func newDoneSet() doneSet { return doneSet{ids: map[idKey]done{}, ring: make([]idKey, doneCap)} }
 
 func (d *doneSet) add(id idKey, owed bool) {
-	if old := d.ring[d.next]; !old.IsZero() {
+	if old := d.ring[d.next]; !old.IsZero() && d.ids[old].slot == d.next {
 		delete(d.ids, old)
 	}
 	d.ring[d.next] = id
+	d.ids[id] = done{owed: owed, slot: d.next}
 	d.next = (d.next + 1) % doneCap
-	d.ids[id] = owed
 }
 
-func (d *doneSet) has(id idKey) (owed, ok bool) { owed, ok = d.ids[id]; return }
+func (d *doneSet) has(id idKey) (owed, ok bool) { e, ok := d.ids[id]; return e.owed, ok }
 
 // forget drops id: the client sent a new request with it.
 func (d *doneSet) forget(id idKey) { delete(d.ids, id) }

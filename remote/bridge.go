@@ -297,10 +297,9 @@ func (b *bridge) loop(ctx context.Context) int {
 				b.giveUp(d)
 				return ExitUnavailable
 			}
-			step := make(chan struct{})
 			b.mu.Lock()
 			b.downSince, b.retryAt = d.Since, time.Now().Add(d.Delay)
-			b.step, b.early = step, false
+			early := b.early // a request came since the failure opened the step
 			b.mu.Unlock()
 			b.emit(phases.Supervision, phases.ReconnectScheduled, ledger.F(phases.FieldFailures, d.Failures), ledger.F(phases.FieldDelayMS, d.Delay), ledger.F(phases.FieldReason, d.Reason))
 			switch {
@@ -314,7 +313,18 @@ func (b *bridge) loop(ctx context.Context) int {
 			case d.Failures == 1:
 				b.say("%s; retrying in %v", b.reasonNow(d.Reason), d.Delay.Round(time.Millisecond))
 			}
-			retry = time.After(d.Delay)
+			if early {
+				// Its attempt now (the one early attempt of this step); its
+				// wake, if the loop has not read it, is spent.
+				select {
+				case <-b.wake:
+				default:
+				}
+				retry = nil
+				b.goBG(b.attempt)
+			} else {
+				retry = time.After(d.Delay)
+			}
 		case <-retry:
 			retry = nil
 			// One attempt: its dial and replay are bounded by Timeout and end

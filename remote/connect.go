@@ -108,11 +108,12 @@ func (b *bridge) scheduleFailure(reason string) {
 	b.mu.Lock()
 	d := b.recon.Next(time.Now(), Unreachable, false, 0)
 	b.down = true
+	b.newStepLocked()
 	b.mu.Unlock()
 	if d.Reason == "" {
 		d.Reason = reason
 	}
-	b.outage <- d
+	b.tellLoop(d)
 }
 
 // attempt is one reconnect after an outage: the client's handshake is

@@ -20,8 +20,25 @@ func (b *bridge) judge(class Class, resent bool, why string, after time.Duration
 	d := b.recon.Next(time.Now(), class, resent, after)
 	if d.Action == Reconnect || d.Action == GiveUp {
 		b.down, b.downReason = true, why
+		b.newStepLocked()
 	}
 	return d
+}
+
+// newStepLocked opens the backoff step of a failure at the failure itself,
+// not when the loop schedules it: a request that comes in between waits for
+// the step's attempt (and brings it forward) instead of failing at once with
+// "next attempt in 0s". The caller holds mu.
+func (b *bridge) newStepLocked() { b.step, b.early = make(chan struct{}), false }
+
+// tellLoop hands the loop an outage's decision; once the loop has exited
+// (the bridge is stopping) nobody reads the one-slot channel, and the
+// decision is dropped instead of blocking the sender for good.
+func (b *bridge) tellLoop(d Decision) {
+	select {
+	case b.outage <- d:
+	case <-b.ctx.Done():
+	}
 }
 
 // failed answers the requests of msg with text, and on an outage every
@@ -54,7 +71,7 @@ func (b *bridge) failed(msg message, d Decision, text string, data map[string]an
 		b.answer(c, fmt.Sprintf("mcpshim: server %s became unreachable before answering", b.cfg.Name), nil)
 	}
 	if outage {
-		b.outage <- d
+		b.tellLoop(d)
 	}
 }
 

@@ -135,7 +135,8 @@ func (b *bridge) openLegacy() error {
 	b.endpointURL, b.legacyOn = endpoint, true
 	b.mu.Unlock()
 	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F(phases.FieldTransport, legacyName), ledger.F("endpoint", redact.URL(endpoint)))
-	b.goBG(func() { b.legacyStream(ctx, resp, sse) })
+	// The stream's context lives as long as the stream: ended with it.
+	b.goBG(func() { defer cancel(); b.legacyStream(ctx, resp, sse) })
 	return nil
 }
 
