@@ -179,8 +179,11 @@ func Run(ctx context.Context, cfg Config) int {
 	b := &bridge{
 		cfg:     cfg,
 		secrets: newScrubber(cfg.URL, cfg.Headers),
-		// A transport of its own; no proxy, as MCP clients use none by default.
+		// A transport of its own, with the proxy rule of Go's default one,
+		// which the sign-in's requests use: one rule for both
+		// (HTTPS_PROXY, HTTP_PROXY, NO_PROXY; never for loopback).
 		http: &http.Client{Transport: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
 			DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
 			TLSHandshakeTimeout:   cfg.Timeout,
 			ResponseHeaderTimeout: cfg.Timeout,

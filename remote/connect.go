@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/redact"
 )
 
 // connect starts a run: it resolves and dials the server (and completes TLS
@@ -29,6 +30,16 @@ func (b *bridge) connect() (ok, faulty bool) {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"https": "443", "http": "80"}[u.Scheme]
+	}
+	// Through a proxy the environment names, the run goes where the HTTP
+	// requests go: to the proxy (a DNS failure for a name only the proxy
+	// resolves was taken for an outage).
+	proxy, _ := http.ProxyFromEnvironment(&http.Request{URL: u})
+	if proxy != nil {
+		host, port = proxy.Hostname(), proxy.Port()
+		if port == "" {
+			port = map[string]string{"https": "443", "http": "80"}[proxy.Scheme]
+		}
 	}
 	dialer := &net.Dialer{Timeout: b.cfg.Timeout}
 	ctx, cancel := context.WithTimeout(b.ctx, b.cfg.Timeout)
@@ -52,6 +63,9 @@ func (b *bridge) connect() (ok, faulty bool) {
 	if prev != "" {
 		fields = append(fields, ledger.F(phases.FieldPreviousRun, prev))
 	}
+	if proxy != nil {
+		fields = append(fields, ledger.F("proxy", redact.URL(proxy)))
+	}
 	if err != nil {
 		b.setDown(describeErr(err))
 		b.emit(phases.Launch, phases.ConnectFailed, append(fields, ledger.F(phases.FieldErrorClass, errClass(err)), ledger.F(phases.FieldError, b.scrub(err.Error())))...)
@@ -59,7 +73,7 @@ func (b *bridge) connect() (ok, faulty bool) {
 	}
 	addr := conn.RemoteAddr().String()
 	fields = append(fields, ledger.F(phases.FieldAddress, addr), ledger.F("connect_ms", time.Since(start)))
-	if u.Scheme == "https" {
+	if u.Scheme == "https" && proxy == nil {
 		tc := tlsClient(conn, host)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			conn.Close()
@@ -76,7 +90,7 @@ func (b *bridge) connect() (ok, faulty bool) {
 		fields = append(fields, tlsFacts(tc.ConnectionState())...)
 		conn = tc
 	} else {
-		fields = append(fields, ledger.F("tls", false))
+		fields = append(fields, ledger.F("tls", u.Scheme == "https")) // through a proxy's tunnel, its facts unseen here
 	}
 	conn.Close()
 	b.mu.Lock()
