@@ -13,7 +13,9 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -29,7 +31,15 @@ const callbackPath = "/callback"
 // first, which a registration or a metadata document may name, then any.
 func redirectListener(want string) (net.Listener, string, error) {
 	if want != "" {
-		if u, err := url.Parse(want); err == nil {
+		if u, err := url.Parse(want); err == nil && strings.EqualFold(u.Hostname(), "localhost") {
+			ln, err := listenLocalhost(u.Port())
+			if err != nil {
+				return nil, "", err
+			}
+			if ln != nil {
+				return ln, want, nil
+			}
+		} else if err == nil {
 			if ln, err := net.Listen("tcp", net.JoinHostPort(u.Hostname(), u.Port())); err == nil {
 				return ln, want, nil
 			}
@@ -41,6 +51,77 @@ func redirectListener(want string) (net.Listener, string, error) {
 	}
 	return ln, "http://127.0.0.1:" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port) + callbackPath, nil
 }
+
+// listenLocalhost listens on port at both loopback addresses: a browser
+// resolves localhost to ::1 or to 127.0.0.1, and another process on the
+// one not bound would take the redirect and its code. It refuses when
+// another process holds [::1] at the port; nil, nil when 127.0.0.1 is not
+// free either (the caller takes any port, as for an IP literal).
+func listenLocalhost(port string) (net.Listener, error) {
+	v4, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port))
+	if err != nil {
+		return nil, nil
+	}
+	v6, err := net.Listen("tcp", net.JoinHostPort("::1", port))
+	switch {
+	case err == nil:
+		return newBothListener(v4, v6), nil
+	case errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EAFNOSUPPORT):
+		return v4, nil // no IPv6 loopback here: nobody can listen there either
+	}
+	v4.Close()
+	return nil, fmt.Errorf("the redirect URI names localhost, and [::1]:%s is taken by another process (%v): a browser that resolves localhost to ::1 would hand it the sign-in's code; stop that process, or register http://127.0.0.1:%s%s (the IP literal RFC 8252 §8.3 recommends) and pass it to --oauth-redirect-uri", port, err, port, callbackPath)
+}
+
+// bothListener accepts on two listeners, and Close closes both.
+type bothListener struct {
+	lns   [2]net.Listener
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newBothListener(a, b net.Listener) *bothListener {
+	l := &bothListener{lns: [2]net.Listener{a, b}, conns: make(chan net.Conn), done: make(chan struct{})}
+	for _, ln := range l.lns {
+		// Hands over each connection; returns when ln is closed.
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				select {
+				case l.conns <- c:
+				case <-l.done:
+					c.Close()
+					return
+				}
+			}
+		}()
+	}
+	return l
+}
+
+func (l *bothListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *bothListener) Close() error {
+	l.once.Do(func() {
+		close(l.done)
+		l.lns[0].Close()
+		l.lns[1].Close()
+	})
+	return nil
+}
+
+func (l *bothListener) Addr() net.Addr { return l.lns[0].Addr() }
 
 // authResponse is the query of the redirect (RFC 6749 §4.1.2, RFC 9207 §2).
 type authResponse struct {
