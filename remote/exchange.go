@@ -140,9 +140,14 @@ type deadline struct {
 	d      time.Duration
 	cancel context.CancelFunc
 	fired  atomic.Bool // the request was cut by this deadline, not by a failure
+	open   bool        // a stream the spec keeps open: no deadline once its headers came
 }
 
-func (d *deadline) rearm() { d.timer.Reset(d.d) }
+func (d *deadline) rearm() {
+	if !d.open {
+		d.timer.Reset(d.d)
+	}
+}
 
 // stop ends the deadline and the request's context: after the body is read.
 func (d *deadline) stop() { d.timer.Stop(); d.cancel() }
@@ -177,15 +182,19 @@ func (b *bridge) post(ctx context.Context, line []byte, msg message, session str
 		dl.stop()
 		return nil, dl, err
 	}
-	if streamless(msg) {
-		dl.timer.Stop() // the headers came: a listen stream may be silent for as long as it likes
+	if keptOpen(msg) {
+		// The headers came: a listen stream may be silent for as long as it
+		// likes, its events re-arm nothing.
+		dl.open = true
+		dl.timer.Stop()
 	}
 	return resp, dl, nil
 }
 
-// streamless reports whether a request's stream is bounded by Timeout:
-// subscriptions/listen is meant to stay open and silent.
-func streamless(msg message) bool { return msg.method == mcp.MethodListen }
+// keptOpen reports whether a request's stream has no request deadline.
+// subscriptions/listen: "Unlike one-off requests, the stream stays open and
+// delivers notifications until the client cancels it."
+func keptOpen(msg message) bool { return msg.method == mcp.MethodListen }
 
 // readBody reads a JSON body whole, up to max bytes (after any
 // decompression: the transport inflates gzip as it reads). A body of known

@@ -1,0 +1,116 @@
+package remote_test
+
+// Streams and timeouts (issue 34, items 12-15 and 18): hostile loopback
+// servers against the built shim.
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// byMethod is a stateless server that answers as hostile does, except for
+// the methods (or tools, as "tools/call NAME") in handlers.
+func byMethod(t *testing.T, handlers map[string]func(w http.ResponseWriter, r *http.Request, id string)) *httpServer {
+	tools := map[string]func(http.ResponseWriter, *http.Request, string){}
+	methods := map[string]func(http.ResponseWriter, *http.Request, string){}
+	for k, h := range handlers {
+		if name, ok := strings.CutPrefix(k, "tools/call "); ok {
+			tools[name] = h
+		} else {
+			methods[k] = h
+		}
+	}
+	inner := hostileHandler(tools)
+	return serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		json.Unmarshal(body, &req)
+		if h := methods[req.Method]; h != nil && r.Method == http.MethodPost {
+			h(w, r, string(req.ID))
+			return
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		inner.ServeHTTP(w, r)
+	}))
+}
+
+// TestListenOutlivesTheTimeout: a subscriptions/listen stream is
+// acknowledged, then stays silent while a slow call times out
+// (--request-timeout 1s), then carries a notification. The notification
+// reaches the client and the listen request gets no error: the stream the
+// spec keeps open has no request deadline. Shown to fail before the fix: the
+// deadline was re-armed after the acknowledgment, the listen got "no answer
+// within the request timeout" and the notification never came.
+func TestListenOutlivesTheTimeout(t *testing.T) {
+	notify := make(chan struct{})
+	s := byMethod(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"subscriptions/listen": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/subscriptions/acknowledged\",\"params\":{\"notifications\":{\"toolsListChanged\":true}}}\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-notify:
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprint(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		},
+		"tools/call slow": func(w http.ResponseWriter, r *http.Request, id string) {
+			<-r.Context().Done()
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--request-timeout", "1s"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+	c.method("notifications/subscriptions/acknowledged")
+	// A call sent after the acknowledgment times out after it: the listen's
+	// deadline, were there one, would have passed by then.
+	c.send(call(3, "slow"))
+	if msg := errorMessage(c.answer(3)); !strings.Contains(msg, "request timeout") {
+		t.Fatalf("the slow call got %q, want the request timeout", msg)
+	}
+	close(notify)
+	if m := c.method("notifications/tools/list_changed", 2); m["id"] == 2.0 {
+		t.Fatalf("the listen request got %v before the notification; want no answer, the stream open\n%s", m, stderrOf(c.cmd))
+	}
+	c.in.Close()
+	c.exitCode()
+}
+
+// method reads lines until a message with the method arrives, or one that
+// answers one of ids (returned too: the caller says what it means).
+func (c *rawClient) method(name string, ids ...float64) map[string]any {
+	c.t.Helper()
+	timeout := time.After(deadline)
+	for {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the shim's stdout closed before %s\nstderr:\n%s", name, stderrOf(c.cmd))
+			}
+			if m["method"] == name {
+				return m
+			}
+			for _, id := range ids {
+				if m["id"] == id {
+					return m
+				}
+			}
+		case <-timeout:
+			c.t.Fatalf("no %s within %v\nstderr:\n%s", name, deadline, stderrOf(c.cmd))
+		}
+	}
+}
