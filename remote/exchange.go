@@ -136,6 +136,7 @@ func (b *bridge) sendTry(ctx context.Context, line []byte, msg message, resent b
 // stream gets one per event (rearm after each), so a long stream lives while
 // its events come.
 type deadline struct {
+	ctx    context.Context // the request's: ends with the deadline, and with the call
 	timer  *time.Timer
 	d      time.Duration
 	cancel context.CancelFunc
@@ -156,7 +157,7 @@ func (d *deadline) stop() { d.timer.Stop(); d.cancel() }
 // is read.
 func (b *bridge) post(ctx context.Context, line []byte, msg message, session string) (*http.Response, *deadline, error) {
 	rctx, cancel := context.WithCancel(ctx)
-	dl := &deadline{d: b.cfg.Timeout, cancel: cancel}
+	dl := &deadline{ctx: rctx, d: b.cfg.Timeout, cancel: cancel}
 	// Runs once, when the deadline passes without a rearm or a stop.
 	dl.timer = time.AfterFunc(b.cfg.Timeout, func() { dl.fired.Store(true); cancel() })
 	req, err := http.NewRequestWithContext(rctx, http.MethodPost, b.postURL(), bytes.NewReader(line))
@@ -313,14 +314,16 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 				// The transport spec: a client "MAY poll the server" with a GET
 				// and Last-Event-ID to resume a stream that ended early, after
 				// the stream's retry time: "the client MUST respect the retry
-				// field, waiting the given number of milliseconds".
+				// field, waiting the given number of milliseconds". The wait,
+				// the GET and the silence until the next event are one gap
+				// between two events, under the request's deadline: not
+				// re-armed, and the GET is the request's.
 				resumed = true
-				if r := b.resume(ctx, session, sse.lastID, sse.retry); r != nil {
+				if r := b.resume(dl.ctx, session, sse.lastID, sse.retry); r != nil {
 					defer r.Close()
 					retry := sse.retry
 					sse, stream = newSSEReader(r, b.cfg.MaxMessage), r
 					sse.retry = retry
-					dl.rearm()
 					continue
 				}
 			}
@@ -402,10 +405,12 @@ func (b *bridge) brokeOff(ctx context.Context, msg message, err error, dl *deadl
 // resume opens a GET with Last-Event-ID for the rest of a request's stream;
 // nil when the server offers none.
 func (b *bridge) resume(ctx context.Context, session, lastID string, wait time.Duration) io.ReadCloser {
+	t := time.NewTimer(streamRetry(wait))
+	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return nil
-	case <-time.After(wait):
+	case <-t.C:
 	}
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, b.cfg.URL.String(), nil)
 	b.setHeaders(req, message{}, session)

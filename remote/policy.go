@@ -193,6 +193,11 @@ type Decision struct {
 // park the bridge for a day.
 const maxRetryAfter = 10 * time.Minute
 
+// streamRetry is the wait an event stream's retry field asks for before it
+// is resumed, capped as a Retry-After is: the field may ask for 2^31-1 ms
+// (24.8 days). A request's stream also has its deadline.
+func streamRetry(retry time.Duration) time.Duration { return min(retry, maxRetryAfter) }
+
 // Reconnector keeps the failure count of one bridge. It reads no clock: the
 // caller passes the time. It is not safe for concurrent use.
 type Reconnector struct {

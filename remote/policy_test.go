@@ -257,3 +257,19 @@ func TestOneLine(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestStreamRetryCapped: an event stream's retry field is waited as it asks,
+// up to the cap of a Retry-After; the largest it can spell (2^31-1 ms, 24.8
+// days) waits ten minutes.
+func TestStreamRetryCapped(t *testing.T) {
+	for _, c := range []struct{ retry, want time.Duration }{
+		{0, 0},
+		{1500 * time.Millisecond, 1500 * time.Millisecond},
+		{10 * time.Minute, 10 * time.Minute},
+		{(1<<31 - 1) * time.Millisecond, 10 * time.Minute},
+	} {
+		if got := streamRetry(c.retry); got != c.want {
+			t.Errorf("streamRetry(%v) = %v, want %v", c.retry, got, c.want)
+		}
+	}
+}

@@ -264,9 +264,7 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 			}
 			wait = rc.Next(time.Now(), Unreachable, false, 0).Delay
 		}
-		if wait < retry {
-			wait = retry
-		}
+		wait = max(wait, streamRetry(retry))
 		select {
 		case <-ctx.Done():
 		case <-time.After(wait):

@@ -114,3 +114,55 @@ func (c *rawClient) method(name string, ids ...float64) map[string]any {
 		}
 	}
 }
+
+// resumable is a stateless server whose tool "cut" opens an event stream
+// with retry (the retry field's text) and one event with an id, then ends it
+// before the answer; the GET with Last-Event-ID then does what resumed says.
+func resumable(t *testing.T, retry string, resumed func(w http.ResponseWriter, r *http.Request)) *httpServer {
+	inner := hostileHandler(map[string]func(w http.ResponseWriter, r *http.Request, id string){
+		"cut": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			fmt.Fprint(w, "retry: "+retry+"\nid: ev-"+id+"\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		},
+	})
+	return serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") != "" {
+			resumed(w, r)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	}))
+}
+
+// TestResumeKeepsTheDeadline: a call's stream is cut before its answer;
+// the server asks for a retry of 2^31-1 ms (24.8 days), or its resumed
+// stream stays silent. Either way the call gets the request timeout's error
+// (--request-timeout 3s): the request's deadline runs across the resume,
+// and the retry field is capped. Shown to fail before the fix: both calls
+// were held past the test's minute (the resume waited on the call alone,
+// and its stream re-armed nothing).
+func TestResumeKeepsTheDeadline(t *testing.T) {
+	silent := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+	for name, s := range map[string]*httpServer{
+		"retry 24.8 days": resumable(t, "2147483647", silent),
+		"silent resume":   resumable(t, "10", silent),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+			c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--request-timeout", "3s"))
+			c.send(initialize)
+			c.answer(1)
+			c.send(call(2, "cut"))
+			if msg := errorMessage(c.answer(2)); !strings.Contains(msg, "request timeout") {
+				t.Errorf("the resumed call got %q, want the request timeout's error", msg)
+			}
+			c.in.Close()
+			c.exitCode()
+		})
+	}
+}
