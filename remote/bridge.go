@@ -290,8 +290,10 @@ func (b *bridge) loop(ctx context.Context) int {
 	}
 	// The client reader lives as long as the client's stdin: a blocking read
 	// of stdin cannot be interrupted, so it exits at EOF or with the process
-	// (not joined: clientDone has room for its one send).
-	go func() { clientDone <- b.readClient() }()
+	// (not joined). What it reads is sent by dispatch, which finish joins.
+	in := &clientIn{lines: make(chan []byte, clientQueue), eof: make(chan struct{})}
+	go b.readClient(in)
+	b.goBG(func() { b.dispatch(in, clientDone) })
 	var retry <-chan time.Time
 	for {
 		select {

@@ -17,22 +17,127 @@ import (
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
-// readClient reads the client's lines and sends each on. Notifications and
-// answers are posted in order on this goroutine (a server must see
-// notifications/initialized before what follows it); requests run
-// concurrently, as a client may have many in flight.
-func (b *bridge) readClient() error {
+// clientQueue bounds the lines read ahead of the one being sent: a client
+// that writes faster than the server takes its lines meets backpressure.
+const clientQueue = 64
+
+// clientIn is what the client wrote: its lines in order, closed at the end
+// of stdin (err says why, when it was no EOF); eof is closed then too.
+type clientIn struct {
+	lines chan []byte
+	eof   chan struct{}
+	err   error
+}
+
+// readClient reads the client's lines into in until stdin ends or the
+// bridge stops. A notifications/cancelled for a request in flight does not
+// queue: it is sent at once, so that it reaches the server while the
+// request it cancels is pending (an initialize holds the queue until it is
+// answered).
+func (b *bridge) readClient(in *clientIn) {
+	defer func() { close(in.lines); close(in.eof) }()
 	br := bufio.NewReaderSize(b.cfg.ClientIn, readSize)
 	for {
 		line, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 {
-			b.fromClient(line)
-		}
-		if err == io.EOF {
-			return nil
+		if len(bytes.TrimSpace(line)) > 0 && !b.cancelNow(line) {
+			select {
+			case in.lines <- line:
+			case <-b.ctx.Done():
+				return
+			}
 		}
 		if err != nil {
-			return err
+			if err != io.EOF {
+				in.err = err
+			}
+			return
+		}
+	}
+}
+
+// cancelNow sends line on a goroutine of its own when it is a
+// notifications/cancelled for a request in flight, and reports whether it
+// did.
+func (b *bridge) cancelNow(line []byte) bool {
+	m := mcp.Peek(line)
+	if m.Kind != mcp.Notification || m.Method != mcp.NotificationCancelled {
+		return false
+	}
+	id := keyOf(mcp.Member(m.Params, "requestId"))
+	b.mu.Lock()
+	now := b.pending[id] != nil && !b.closing
+	if now {
+		b.posts.Add(1)
+	}
+	b.mu.Unlock()
+	if now {
+		// Exits when its POST does.
+		go func() {
+			defer b.posts.Done()
+			b.fromClient(line)
+		}()
+	}
+	return now
+}
+
+// dispatch sends the client's lines in the order they came: notifications
+// and answers on this goroutine (a server must see notifications/initialized
+// before what follows it), requests each on its own, as a client may have
+// many in flight, except that the lines after an initialize wait for its
+// answer (its session, its era). It reports the end of stdin on done once
+// every line before it was sent, or at once while an initialize holds the
+// rest: the client left. It exits at the end of the lines, or when the
+// bridge stops (then the lines still queued are refused: their requests get
+// an error).
+func (b *bridge) dispatch(in *clientIn, done chan<- error) {
+	eof := in.eof
+	reported := false
+	report := func() {
+		if !reported {
+			reported = true
+			done <- in.err // room for one: never blocks
+		}
+	}
+	var gate <-chan struct{}
+	for {
+		for gate != nil {
+			select {
+			case <-gate:
+				gate = nil
+			case <-eof:
+				eof = nil
+				report()
+			case <-b.ctx.Done():
+				b.refuseQueued(in.lines)
+				return
+			}
+		}
+		select {
+		case line, ok := <-in.lines:
+			if !ok {
+				report()
+				return
+			}
+			gate = b.fromClient(line)
+		case <-b.ctx.Done():
+			b.refuseQueued(in.lines)
+			return
+		}
+	}
+}
+
+// refuseQueued takes the lines read and not sent when the bridge stopped:
+// each request gets the shim's error (fromClient, closing).
+func (b *bridge) refuseQueued(lines <-chan []byte) {
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return
+			}
+			b.fromClient(line)
+		default:
+			return
 		}
 	}
 }
@@ -54,13 +159,15 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-func (b *bridge) fromClient(line []byte) {
+// fromClient sends one client line on. For an initialize it returns a
+// channel closed once the initialize is answered: what follows waits for it.
+func (b *bridge) fromClient(line []byte) (initialized <-chan struct{}) {
 	msg := inspect(line)
 	b.observe(phases.FromClient, line, false)
 	if msg.isNoise() || !json.Valid(line) {
 		b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldDirection, "client"), ledger.F(phases.FieldReason, "not a JSON-RPC message"), ledger.F("bytes", len(line)))
 		b.say("a client line is not JSON-RPC; not sent (%d bytes)", len(line))
-		return
+		return nil
 	}
 	b.mu.Lock()
 	switch msg.method {
@@ -81,7 +188,11 @@ func (b *bridge) fromClient(line []byte) {
 			calls = append(calls, c)
 		}
 	})
-	wait := down && len(calls) > 0 && step != nil && !b.closing
+	if msg.method == mcp.MethodInitialize && len(calls) == 1 {
+		initialized = calls[0].done
+	}
+	closing := b.closing
+	wait := down && len(calls) > 0 && step != nil && !closing
 	if wait && !b.early {
 		b.early = true
 		select {
@@ -112,7 +223,7 @@ func (b *bridge) fromClient(line []byte) {
 			}
 			b.send(ctx, line, msg, false)
 		}()
-		return
+		return initialized
 	}
 	if down {
 		cancel()
@@ -120,23 +231,26 @@ func (b *bridge) fromClient(line []byte) {
 		if len(calls) == 0 {
 			b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldReason, "server unreachable"))
 		}
-		return
+		return initialized
 	}
-	if len(calls) == 0 || msg.method == mcp.MethodInitialize {
+	if len(calls) == 0 && !closing {
 		b.send(ctx, line, msg, false)
 		cancel()
-		return
+		return nil
 	}
 	b.mu.Lock()
-	closing := b.closing
+	closing = b.closing
 	if !closing {
 		b.posts.Add(1)
 	}
 	b.mu.Unlock()
 	if closing {
 		cancel()
+		if len(calls) == 0 {
+			b.emit(phases.Supervision, phases.MessageRejected, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldReason, "the shim is stopping"))
+		}
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s: the shim is stopping", b.cfg.Name))
-		return
+		return initialized
 	}
 	// Exits when the request's exchange ends: answered, failed, or cut off
 	// when the bridge stops.
@@ -145,6 +259,7 @@ func (b *bridge) fromClient(line []byte) {
 		defer cancel()
 		b.send(ctx, line, msg, false)
 	}()
+	return initialized
 }
 
 // failDown answers calls during an outage: not sent, why, when the server

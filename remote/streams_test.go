@@ -166,3 +166,65 @@ func TestResumeKeepsTheDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowInitializeBlocksNothing: the server holds initialize
+// (--request-timeout 10m); the client cancels it and then leaves. The
+// cancellation reaches the server while the initialize is pending, and the
+// shim answers the initialize with its error and exits once its grace is
+// over, not when the server answers. Shown to fail before the fix: the initialize was sent
+// on the goroutine that reads stdin, which read nothing more until it was
+// answered (the cancellation never reached the server within the minute).
+func TestSlowInitializeBlocksNothing(t *testing.T) {
+	cancelled := make(chan struct{}, 1)
+	s := byMethod(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"initialize": func(w http.ResponseWriter, r *http.Request, id string) {
+			<-r.Context().Done()
+		},
+		"notifications/cancelled": func(w http.ResponseWriter, r *http.Request, id string) {
+			w.WriteHeader(http.StatusAccepted)
+			cancelled <- struct{}{}
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--request-timeout", "10m"))
+	c.send(initialize)
+	waitRecord(t, ledger, "the initialize sent", func(r record) bool {
+		return r.str("event") == "initialize_received"
+	})
+	c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"timed out"}}`)
+	select {
+	case <-cancelled:
+	case <-time.After(deadline):
+		t.Fatalf("notifications/cancelled did not reach the server while the initialize was pending\n%s", stderrOf(c.cmd))
+	}
+	c.in.Close()
+	if a := c.answer(1); a["error"] == nil {
+		t.Errorf("the pending initialize got %v, want the shim's error", a)
+	}
+	if code := c.exitCode(); code != 0 {
+		t.Errorf("exit %d after the client's EOF, want 0", code)
+	}
+}
+
+// answers reads lines until each of ids is answered, in any order.
+func (c *rawClient) answers(ids ...float64) map[float64]map[string]any {
+	c.t.Helper()
+	got := map[float64]map[string]any{}
+	timeout := time.After(deadline)
+	for len(got) < len(ids) {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				c.t.Fatalf("the shim's stdout closed before the answers to %v (got %v)\nstderr:\n%s", ids, got, stderrOf(c.cmd))
+			}
+			for _, id := range ids {
+				if m["id"] == id {
+					got[id] = m
+				}
+			}
+		case <-timeout:
+			c.t.Fatalf("no answers to %v within %v (got %v)\nstderr:\n%s", ids, deadline, got, stderrOf(c.cmd))
+		}
+	}
+	return got
+}
