@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/sse"
 )
 
 // deleteTimeout bounds the courtesy DELETE that ends a legacy HTTP session.
@@ -202,35 +202,24 @@ func (h *httpTransport) reply(ctx context.Context, req request, resp *http.Respo
 }
 
 // readEvents reads an event stream until the response to req arrives,
-// skipping the server's notifications and requests.
+// skipping the server's notifications and requests. It is the bridge's
+// parser (lines end with CRLF, LF or a lone CR), each event bounded by
+// maxLine.
 func readEvents(ctx context.Context, body io.Reader, req request) answer {
-	br := bufio.NewReaderSize(body, 64<<10)
-	var data []byte
+	events := sse.NewReader(body, maxLine)
 	for {
-		line, err := readLine(br)
-		line = bytes.TrimRight(line, "\r\n")
-		if len(line) == 0 && len(data) > 0 { // a blank line ends an event
-			if a, found := matchReply(data, req.ID); found {
-				return a
-			}
-			data = data[:0]
-		}
-		if v, isData := bytes.CutPrefix(line, []byte("data:")); isData {
-			if len(data) > 0 {
-				data = append(data, '\n')
-			}
-			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+		ev, err := events.Next()
+		if err == sse.ErrTooLarge {
+			return answer{err: &protocolError{fmt.Sprintf("event stream for %s has an event over %d bytes", req.Method, maxLine)}}
 		}
 		if err != nil {
-			if len(data) > 0 {
-				if a, found := matchReply(data, req.ID); found {
-					return a
-				}
-			}
 			if ctx.Err() != nil {
 				return answer{err: ctx.Err()}
 			}
 			return answer{err: &protocolError{fmt.Sprintf("event stream for %s ended without its response", req.Method)}}
+		}
+		if a, found := matchReply(ev.Data, req.ID); found {
+			return a
 		}
 	}
 }

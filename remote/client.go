@@ -15,7 +15,11 @@ import (
 	"github.com/mcpshim-dev/mcpshim/ledger"
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
+	"github.com/mcpshim-dev/mcpshim/tap"
 )
+
+// readSize is the client reader's buffer; longer lines are read in pieces.
+const readSize = 64 << 10
 
 // clientQueue bounds the lines read ahead of the one being sent: a client
 // that writes faster than the server takes its lines meets backpressure.
@@ -38,8 +42,10 @@ func (b *bridge) readClient(in *clientIn) {
 	defer func() { close(in.lines); close(in.eof) }()
 	br := bufio.NewReaderSize(b.cfg.ClientIn, readSize)
 	for {
-		line, err := readLine(br)
-		if len(bytes.TrimSpace(line)) > 0 && !b.cancelNow(line) {
+		line, long, err := readLine(br, b.cfg.MaxMessage)
+		if long != nil {
+			b.refuseLong(long)
+		} else if len(bytes.TrimSpace(line)) > 0 && !b.cancelNow(line) {
 			select {
 			case in.lines <- line:
 			case <-b.ctx.Done():
@@ -142,21 +148,65 @@ func (b *bridge) refuseQueued(lines <-chan []byte) {
 	}
 }
 
-// readLine reads one line whole, without its newline; the last line of a
-// stream may have none.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
+// longLine is a client line over --max-message, read to its end and not
+// kept: its first MiB, its size, and what the scanner found in all of it
+// (its id, wherever it is).
+type longLine struct {
+	head []byte
+	size int64
+	msg  mcp.Msg
+}
+
+// readLine reads one line without its newline, up to max bytes; the last
+// line of a stream may have none. A longer line is read to its end and
+// dropped: line is nil and long says what it was.
+func readLine(br *bufio.Reader, max int64) (line []byte, long *longLine, err error) {
+	var sc mcp.Scanner
 	for {
 		chunk, err := br.ReadSlice('\n')
-		line = append(line, chunk...)
+		if err == nil {
+			chunk = chunk[:len(chunk)-1]
+		}
+		if long == nil && int64(len(line)+len(chunk)) > max {
+			long = &longLine{head: append([]byte(nil), line[:min(len(line), holdSize)]...), size: int64(len(line))}
+			sc.Write(line)
+			line = nil
+		}
+		if long != nil {
+			sc.Write(chunk)
+			long.size += int64(len(chunk))
+			if n := holdSize - len(long.head); n > 0 {
+				long.head = append(long.head, chunk[:min(len(chunk), n)]...)
+			}
+		} else {
+			line = append(line, chunk...)
+		}
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		if err == nil {
-			line = line[:len(line)-1]
+		if long != nil {
+			long.msg = sc.Msg(long.head)
 		}
-		return line, err
+		return line, long, err
 	}
+}
+
+// refuseLong answers a client line over --max-message: it is not sent, each
+// request found in it gets the shim's error, and the ledger and stderr say
+// so.
+func (b *bridge) refuseLong(l *longLine) {
+	o := tap.Observation{Data: l.head, Size: l.size + 1, Truncated: true, End: time.Now(), Msg: l.msg}
+	b.rec.Line(phases.FromClient, &o)
+	m := fromMsg(l.msg)
+	b.emit(phases.Transport, phases.MessageTooLarge, ledger.F(phases.FieldDirection, "client"), ledger.F(phases.FieldMethod, m.method),
+		ledger.F(phases.FieldRequestID, string(m.rawID)), ledger.F("bytes", l.size), ledger.F("max_bytes", b.cfg.MaxMessage))
+	b.say("a client line of %d bytes is over --max-message (%d bytes); not sent", l.size, b.cfg.MaxMessage)
+	m.each(func(r message) {
+		if r.isRequest() && r.hasID() {
+			b.answer(&call{id: r.id, rawID: r.rawID, method: r.method, tool: r.name},
+				fmt.Sprintf("mcpshim: the request is %d bytes, over --max-message (%d bytes); not sent", l.size, b.cfg.MaxMessage), nil)
+		}
+	})
 }
 
 // fromClient sends one client line on. For an initialize it returns a

@@ -22,6 +22,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/sse"
 )
 
 // send posts one client message and handles what comes back, following the
@@ -301,16 +302,16 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 	ctype, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case ctype == "text/event-stream":
-		sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
+		events := sse.NewReader(resp.Body, b.cfg.MaxMessage)
 		stream := resp.Body
 		resumed := false
 		for {
-			d, err := sse.nextData()
+			d, err := events.NextData()
 			if err == nil {
 				dl.rearm()                                           // one Timeout for each event, from its first line
 				err = b.deliver(d, hold(msg, b.cfg.MaxObserve), nil) // the request's deadline bounds it
 			}
-			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && sse.lastID != "" {
+			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && events.LastID != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
 				// and Last-Event-ID to resume a stream that ended early, after
 				// the stream's retry time: "the client MUST respect the retry
@@ -319,11 +320,11 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 				// between two events, under the request's deadline: not
 				// re-armed, and the GET is the request's.
 				resumed = true
-				if r := b.resume(dl.ctx, session, sse.lastID, sse.retry); r != nil {
+				if r := b.resume(dl.ctx, session, events.LastID, events.Retry); r != nil {
 					defer r.Close()
-					retry := sse.retry
-					sse, stream = newSSEReader(r, b.cfg.MaxMessage), r
-					sse.retry = retry
+					retry := events.Retry
+					events, stream = sse.NewReader(r, b.cfg.MaxMessage), r
+					events.Retry = retry
 					continue
 				}
 			}
@@ -344,7 +345,17 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		}
 		b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered without a response to this request", b.cfg.Name))
 	case ctype == "application/json":
-		body, err := readBody(resp, b.cfg.MaxMessage)
+		// An error status. Its body may hold the JSON-RPC error that answers
+		// the request, which is small: it is read up to the hold an answer is
+		// judged whole within, never to --max-message (eight 100 MiB bodies
+		// at once took 814 MiB).
+		body, err := readBody(resp, holdSize)
+		if err == errTooLarge {
+			b.emit(phases.Transport, phases.MessageTooLarge, ledger.F(phases.FieldMethod, msg.method), ledger.F(phases.FieldRequestID, string(msg.rawID)),
+				ledger.F(phases.FieldStatus, resp.StatusCode), ledger.F("max_bytes", holdSize))
+			b.failOpen(msg, fmt.Sprintf("mcpshim: server %s answered HTTP %d with a body over %d bytes; not read", b.cfg.Name, resp.StatusCode, holdSize))
+			return
+		}
 		if err != nil {
 			b.brokeOff(ctx, msg, err, dl)
 			return
@@ -444,13 +455,13 @@ func readAnswer(resp *http.Response, id idKey, max int64) ([]byte, error) {
 		}
 		return line, nil
 	}
-	sse := newSSEReader(resp.Body, max)
+	events := sse.NewReader(resp.Body, max)
 	for {
-		ev, err := sse.next()
+		ev, err := events.Next()
 		if err != nil {
 			return nil, fmt.Errorf("the event stream ended before the answer: %w", err)
 		}
-		if line, ok := oneLine(ev.data); ok && inspect(line).id == id {
+		if line, ok := oneLine(ev.Data); ok && inspect(line).id == id {
 			return line, nil
 		}
 	}
@@ -532,6 +543,10 @@ func hold(msg message, maxObserve int) int {
 	}
 	return holdSize
 }
+
+// errTooLarge is a message past the bridge's cap (--max-message), in a JSON
+// body or an event.
+var errTooLarge = sse.ErrTooLarge
 
 // capReader ends a message at the cap: the byte past it is errTooLarge.
 type capReader struct {

@@ -23,6 +23,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/sse"
 )
 
 // Transports, as --transport names them.
@@ -112,14 +113,14 @@ func (b *bridge) openLegacy() error {
 		cancel()
 		return fmt.Errorf("the GET for the HTTP+SSE transport got HTTP %d %q", resp.StatusCode, ctype)
 	}
-	sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
-	ev, err := sse.next()
-	if err == nil && ev.typ != "endpoint" {
-		err = fmt.Errorf("the stream's first event is %q, not endpoint", ev.typ)
+	events := sse.NewReader(resp.Body, b.cfg.MaxMessage)
+	ev, err := events.Next()
+	if err == nil && ev.Type != "endpoint" {
+		err = fmt.Errorf("the stream's first event is %q, not endpoint", ev.Type)
 	}
 	var endpoint *url.URL
 	if err == nil {
-		endpoint, err = b.cfg.URL.Parse(strings.TrimSpace(string(ev.data)))
+		endpoint, err = b.cfg.URL.Parse(strings.TrimSpace(string(ev.Data)))
 	}
 	if err == nil && !sameOrigin(endpoint, b.cfg.URL) {
 		err = fmt.Errorf("the server named an endpoint on another origin (%s); not followed", redact.URL(endpoint))
@@ -136,7 +137,7 @@ func (b *bridge) openLegacy() error {
 	b.mu.Unlock()
 	b.emit(phases.Transport, phases.SSEEndpoint, ledger.F(phases.FieldTransport, legacyName), ledger.F("endpoint", redact.URL(endpoint)))
 	// The stream's context lives as long as the stream: ended with it.
-	b.goBG(func() { defer cancel(); b.legacyStream(ctx, resp, sse) })
+	b.goBG(func() { defer cancel(); b.legacyStream(ctx, resp, events) })
 	return nil
 }
 
@@ -169,15 +170,15 @@ func (b *bridge) awaitStream(ctx context.Context, msg message) {
 // legacyStream passes the stream's messages to the client. It exits when
 // the stream ends: when the bridge stops, or the server went away, which
 // is an outage (the stream is the session).
-func (b *bridge) legacyStream(ctx context.Context, resp *http.Response, sse *sseReader) {
+func (b *bridge) legacyStream(ctx context.Context, resp *http.Response, events *sse.Reader) {
 	defer resp.Body.Close()
 	var err error
 	for {
 		var d io.Reader
-		if d, err = sse.nextData(); err != nil {
+		if d, err = events.NextData(); err != nil {
 			break
 		}
-		if sse.ev.typ == "" || sse.ev.typ == "message" {
+		if t := events.Type(); t == "" || t == "message" {
 			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
 		} else {
 			_, err = io.Copy(io.Discard, d)

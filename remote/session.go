@@ -16,6 +16,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 	"github.com/mcpshim-dev/mcpshim/redact"
+	"github.com/mcpshim-dev/mcpshim/sse"
 )
 
 // reinitialize replays the client's initialize after the server forgot the
@@ -248,12 +249,12 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 			}
 			return
 		default:
-			sse := newSSEReader(resp.Body, b.cfg.MaxMessage)
-			events := b.readGET(sse, resp)
+			stream := sse.NewReader(resp.Body, b.cfg.MaxMessage)
+			events := b.readGET(stream, resp)
 			cancel()
-			lastID = sse.lastID
-			if sse.retry > 0 {
-				retry = sse.retry
+			lastID = stream.LastID
+			if stream.Retry > 0 {
+				retry = stream.Retry
 			}
 			if events > 0 {
 				// A stream that worked and ended: resumed after its retry
@@ -274,11 +275,11 @@ func (b *bridge) getStream(ctx context.Context, session string) {
 
 // readGET passes on the events of one GET stream until it ends, and
 // returns how many there were.
-func (b *bridge) readGET(sse *sseReader, resp *http.Response) int {
+func (b *bridge) readGET(stream *sse.Reader, resp *http.Response) int {
 	defer resp.Body.Close()
 	n := 0
 	for {
-		d, err := sse.nextData()
+		d, err := stream.NextData()
 		if err == nil {
 			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
 		}

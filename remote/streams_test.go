@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -227,4 +230,160 @@ func (c *rawClient) answers(ids ...float64) map[float64]map[string]any {
 		}
 	}
 	return got
+}
+
+// TestErrorBodiesBounded: eight calls at once are each answered 400 with a
+// 100 MiB JSON body. Each gets the shim's error naming the status, the
+// bridge goes on, and its memory stays bounded: an error body is read up to
+// the 1 MiB an answer is judged whole within, not to --max-message. Shown to
+// fail before the fix: each body was read whole (peak RSS 800 MiB and more).
+func TestErrorBodiesBounded(t *testing.T) {
+	const size = 100 << 20
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	s := hostile(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"huge-400": func(w http.ResponseWriter, r *http.Request, id string) {
+			head := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32000,"message":"`, id)
+			tail := `"}}`
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", fmt.Sprint(size))
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, head)
+			for n := len(head) + len(tail); n < size; n += len(chunk) {
+				p := chunk[:min(len(chunk), size-n)]
+				if _, err := w.Write(p); err != nil {
+					return
+				}
+			}
+			io.WriteString(w, tail)
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	pid := c.cmd.Process.Pid
+	t.Cleanup(func() { // before the shim is killed: the figure of a failing run
+		if rss := peakRSSOf(pid); rss > 0 {
+			t.Logf("peak RSS %.1f MiB (build flags %v)", float64(rss)/(1<<20), buildFlags)
+		}
+	})
+	c.send(initialize)
+	c.answer(1)
+	var ids []float64
+	for id := 10; id < 18; id++ {
+		c.send(call(id, "huge-400"))
+		ids = append(ids, float64(id))
+	}
+	for id, a := range c.answers(ids...) {
+		if msg := errorMessage(a); !strings.Contains(msg, "HTTP 400") {
+			t.Errorf("call %v got %.300s, want the shim's error naming HTTP 400", id, mustJSON(a))
+		}
+	}
+	c.send(call(20, "fine"))
+	if a := c.answer(20); a["result"] == nil {
+		t.Errorf("the next call got %v, want its result", a)
+	}
+	rss := peakRSS(t, pid)
+	t.Logf("peak RSS %.1f MiB before exit", float64(rss)/(1<<20))
+	if rss > 200<<20 && len(buildFlags) == 0 { // -race multiplies memory
+		t.Errorf("peak RSS %d MiB for eight 100 MiB error bodies, want it bounded", rss>>20)
+	}
+	c.in.Close()
+	c.exitCode()
+}
+
+// TestClientLineBounded: with --max-message 1 MiB, the client sends a
+// tools/call of 2 MiB whose id comes last. It is not sent: the call gets
+// the shim's error naming the flag, message_too_large records it (direction
+// client) and the next call works. Shown to fail before the fix: the line
+// was read whole and POSTed, whatever its size.
+func TestClientLineBounded(t *testing.T) {
+	var posted atomic.Int64
+	s := hostile(t, map[string]func(http.ResponseWriter, *http.Request, string){
+		"big": func(w http.ResponseWriter, r *http.Request, id string) {
+			posted.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"content":[]}}`, id)
+		},
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url(), "--max-message", "1048576"))
+	c.send(initialize)
+	c.answer(1)
+	c.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"big","arguments":{"blob":%q}},"id":7}`, strings.Repeat("b", 2<<20))
+	if msg := errorMessage(c.answer(7)); !strings.Contains(msg, "--max-message") {
+		t.Errorf("the 2 MiB call got %q, want the shim's error naming --max-message", msg)
+	}
+	c.send(call(8, "fine"))
+	if a := c.answer(8); a["result"] == nil {
+		t.Errorf("the next call got %v, want its result", a)
+	}
+	c.in.Close()
+	c.exitCode()
+	if n := posted.Load(); n != 0 {
+		t.Errorf("the server got the 2 MiB call %d times, want never", n)
+	}
+	recs := readLedger(t, ledger)
+	if big := events(recs, "message_too_large"); len(big) != 1 || big[0].str("direction") != "client" || big[0].str("request_id") != "7" {
+		t.Errorf("message_too_large = %v, want one, direction client, request 7\n%s", big, eventList(recs))
+	}
+}
+
+// TestProbeReadsEveryLineEnding: `mcpshim probe` of a server whose event
+// streams end their lines with a lone CR (valid per the WHATWG grammar),
+// and of one whose answer is an endless event, through the built binary.
+// The first is READY (exit 0); the second a PROTOCOL_ERROR naming the
+// bound, within the probe's deadline. Shown to fail before the fix: the
+// probe's own parser split only on LF (the CR stream was "ended without its
+// response") and held an endless event's data with no bound.
+func TestProbeReadsEveryLineEnding(t *testing.T) {
+	for name, c := range map[string]struct {
+		endless bool
+		exit    int
+		say     string
+	}{
+		"CR":            {exit: 0, say: "READY"},
+		"endless event": {endless: true, exit: 78, say: "over"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				var req struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				json.Unmarshal(body, &req)
+				switch {
+				case req.ID == nil:
+					w.WriteHeader(http.StatusAccepted)
+					return
+				case req.Method == "server/discover":
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, req.ID)
+					return
+				}
+				result := `{"tools":[{"name":"echo","inputSchema":{"type":"object"}}]}`
+				if req.Method == "initialize" {
+					result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"cr","version":"1"}}`
+				}
+				w.Header().Set("Content-Type", "text/event-stream")
+				if c.endless {
+					fmt.Fprint(w, "event: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"result\":[\r")
+					endless(w, r, []byte(strings.Repeat("data: 1,\r", 4096)))
+					return
+				}
+				fmt.Fprintf(w, ": hi\revent: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":%s,\rdata: \"result\":%s}\r\r", req.ID, result)
+			}))
+			dir := t.TempDir()
+			config := filepath.Join(dir, "mcp.json")
+			if err := os.WriteFile(config, []byte(`{"mcpServers":{"remote":{"type":"http","url":"`+s.url()+`"}}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(shim, "probe", "--config", config, "--fresh", "--timeout", "20s", "--retries", "0")
+			cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+dir, "XDG_STATE_HOME="+dir, "NO_COLOR=1")
+			out, _ := cmd.CombinedOutput()
+			if code := cmd.ProcessState.ExitCode(); code != c.exit || !strings.Contains(string(out), c.say) {
+				t.Errorf("probe exit %d, want %d and %q in:\n%s", code, c.exit, c.say, out)
+			}
+		})
+	}
 }

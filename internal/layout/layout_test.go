@@ -82,13 +82,14 @@ func TestImportsPointDown(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"mcp", "jsonscan", "phases", "verdict", "supervisor", "remote", "demo", "probe", "report", "lock", "tap", "proc", "ledger", "oauth"} {
+	for _, name := range []string{"mcp", "jsonscan", "phases", "verdict", "supervisor", "remote", "demo", "probe", "report", "lock", "tap", "proc", "ledger", "oauth", "sse"} {
 		if _, ok := pkgs[name]; !ok {
 			t.Fatalf("no package %s: the rules below name it", name)
 		}
 	}
 	onlyImports("mcp", "jsonscan")
 	onlyImports("jsonscan")
+	onlyImports("sse")
 	onlyImports("phases", "ledger")
 	onlyImports("verdict", "ledger", "phases", "cause", "mcp", "termsafe")
 	notDependingOn("tap", "jsonrpc", "supervisor", "remote")

@@ -1,4 +1,8 @@
-package remote
+// Package sse reads event streams (WHATWG HTML, "Interpreting an event
+// stream"), bounded: one parser for the bridge's streams and the probe's.
+// Lines end with CRLF, LF or a lone CR; an event's data may be read as a
+// stream, so a long message is never held by the parser.
+package sse
 
 import (
 	"bufio"
@@ -9,32 +13,36 @@ import (
 	"time"
 )
 
-// event is one server-sent event: its id, its type (the event field, ""
+// Event is one server-sent event: its id, its type (the event field, ""
 // for the default "message") and its data lines joined by "\n".
-type event struct {
-	id   string
-	typ  string
-	data []byte
+type Event struct {
+	ID   string
+	Type string
+	Data []byte
 }
 
 // readSize is the reader's buffer; longer lines are read in pieces.
 const readSize = 64 << 10
 
-// errTooLarge is a message past the bridge's cap (--max-message).
-var errTooLarge = errors.New("the message is over --max-message")
+// ErrTooLarge is an event whose data is past the reader's bound.
+var ErrTooLarge = errors.New("an event is over the size limit")
 
-// sseReader reads an event stream (WHATWG HTML, "Interpreting an event
-// stream"): lines end with CRLF, LF or a lone CR. An event's data is read as
-// a stream (nextData), so a 64 MiB message is never held by the parser; a
-// data line is read from a bufio.Reader in pieces, never with a Scanner.
-type sseReader struct {
-	br      *bufio.Reader
-	max     int64
-	lastID  string        // the last event id seen, for Last-Event-ID
-	retry   time.Duration // the last retry field: how long to wait before reconnecting; 0 when none came
-	afterCR bool          // the last line ended with CR: an LF right after it belongs to it
+// Reader reads an event stream. An event's data is read as a stream
+// (NextData), so a 64 MiB message is never held by the parser; a data line
+// is read from a bufio.Reader in pieces, never with a Scanner.
+type Reader struct {
+	br *bufio.Reader
+	// max bounds the data of one event; a field line other than data is
+	// bounded by the smaller of it and the buffer.
+	max int64
+	// LastID is the last event id seen, for Last-Event-ID.
+	LastID string
+	// Retry is the last retry field: how long to wait before reconnecting;
+	// 0 when none came. The caller caps it.
+	Retry   time.Duration
+	afterCR bool // the last line ended with CR: an LF right after it belongs to it
 
-	ev     event // the id and type of the event being read
+	ev     Event // the id and type of the event being read
 	handed bool  // the event has data: its reader was handed out
 	inLine bool  // inside a data line's value
 	size   int64 // data bytes of the event so far
@@ -48,42 +56,47 @@ const (
 	emptyData        // "data" alone: an empty value, already read
 )
 
-func newSSEReader(r io.Reader, max int64) *sseReader {
-	return &sseReader{br: bufio.NewReaderSize(r, readSize), max: max}
+// NewReader reads the event stream r; max bounds one event's data.
+func NewReader(r io.Reader, max int64) *Reader {
+	return &Reader{br: bufio.NewReaderSize(r, readSize), max: max}
 }
 
-// next returns the next event with data, read whole (up to max). Comments
+// Type is the type of the event NextData returned last ("" for the
+// default, "message").
+func (s *Reader) Type() string { return s.ev.Type }
+
+// Next returns the next event with data, read whole (up to max). Comments
 // and events without data are skipped; their ids and retry fields still
-// count. It returns io.EOF (or the read error) at the end, errTooLarge past
-// max.
-func (s *sseReader) next() (event, error) {
+// count. It returns io.EOF (or the read error) at the end, ErrTooLarge past
+// max, io.ErrUnexpectedEOF for a stream cut inside an event.
+func (s *Reader) Next() (Event, error) {
 	for {
-		d, err := s.nextData()
+		d, err := s.NextData()
 		if err != nil {
-			return event{}, err
+			return Event{}, err
 		}
 		data, err := io.ReadAll(d)
 		if err != nil {
-			return event{}, err
+			return Event{}, err
 		}
 		if len(bytes.TrimSpace(data)) > 0 {
-			return event{id: s.ev.id, typ: s.ev.typ, data: data}, nil
+			return Event{ID: s.ev.ID, Type: s.ev.Type, Data: data}, nil
 		}
 		// No message: a priming event that only carries an id to resume
 		// from (the TypeScript SDK sends one first).
 	}
 }
 
-// nextData skips to the next event that has data and returns a reader of
+// NextData skips to the next event that has data and returns a reader of
 // its data (its data lines joined by "\n"), which ends with io.EOF at the
 // blank line that ends the event; the event's id and type are in s.ev then.
 // An event whose data is empty is returned too (a priming event carries an
 // id and an empty data line): the caller skips what is only whitespace.
-func (s *sseReader) nextData() (io.Reader, error) {
+func (s *Reader) NextData() (io.Reader, error) {
 	if s.err != nil {
 		return nil, s.err
 	}
-	s.ev, s.size, s.handed, s.inLine = event{}, 0, false, false
+	s.ev, s.size, s.handed, s.inLine = Event{}, 0, false, false
 	for {
 		kind, err := s.lineStart()
 		if err != nil {
@@ -98,14 +111,14 @@ func (s *sseReader) nextData() (io.Reader, error) {
 }
 
 // dataReader is the data of the event being read.
-type dataReader struct{ s *sseReader }
+type dataReader struct{ s *Reader }
 
 func (d dataReader) Read(p []byte) (int, error) { return d.s.readData(p) }
 
 // readData reads the current data line's value; at its end, the next lines
 // are read until another data line ("\n" is its first byte) or the blank
 // line that ends the event (io.EOF).
-func (s *sseReader) readData(p []byte) (int, error) {
+func (s *Reader) readData(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
 	}
@@ -124,7 +137,7 @@ func (s *sseReader) readData(p []byte) (int, error) {
 			s.inLine = kind == dataLine
 			s.size++
 			if s.size > s.max {
-				s.err = errTooLarge
+				s.err = ErrTooLarge
 				return 0, s.err
 			}
 			p[0] = '\n' // between two data lines
@@ -143,7 +156,7 @@ func (s *sseReader) readData(p []byte) (int, error) {
 	n := copy(p, buf[:i])
 	s.size += int64(n)
 	if s.size > s.max {
-		s.err = errTooLarge
+		s.err = ErrTooLarge
 		return 0, s.err
 	}
 	s.br.Discard(n)
@@ -162,7 +175,7 @@ var errEventEnd = errors.New("end of event")
 // "data:" and one space and reports true; any other line it reads whole and
 // handles (id, event, retry; comments and unknown fields are ignored). A
 // blank line is errEventEnd when the event had data, and dispatches its id.
-func (s *sseReader) lineStart() (int, error) {
+func (s *Reader) lineStart() (int, error) {
 	if s.afterCR {
 		s.afterCR = false
 		if b, err := s.br.Peek(1); err == nil && b[0] == '\n' {
@@ -176,7 +189,7 @@ func (s *sseReader) lineStart() (int, error) {
 	for k := 1; k <= 5 && !isData; k++ {
 		b, err := s.br.Peek(k)
 		if err != nil {
-			if len(b) > 0 || s.handed || s.ev.id != "" || s.ev.typ != "" {
+			if len(b) > 0 || s.handed || s.ev.ID != "" || s.ev.Type != "" {
 				err = cut(err)
 			}
 			return otherLine, err
@@ -194,20 +207,20 @@ func (s *sseReader) lineStart() (int, error) {
 		return dataLine, nil
 	}
 	line, err := s.readLine(min(s.max, readSize))
-	if err == errTooLarge {
+	if err == ErrTooLarge {
 		err = nil // a field this long is no field the bridge needs: skipped
 	}
 	if err != nil {
 		return otherLine, err
 	}
 	if len(line) == 0 {
-		if s.ev.id != "" {
-			s.lastID = s.ev.id
+		if s.ev.ID != "" {
+			s.LastID = s.ev.ID
 		}
 		if s.handed {
 			return otherLine, errEventEnd
 		}
-		s.ev, s.size = event{}, 0
+		s.ev, s.size = Event{}, 0
 		return otherLine, nil
 	}
 	if line[0] == ':' {
@@ -219,24 +232,24 @@ func (s *sseReader) lineStart() (int, error) {
 	case "data": // "data" alone: an empty data line
 		return emptyData, nil
 	case "event":
-		s.ev.typ = string(value)
+		s.ev.Type = string(value)
 	case "id":
 		if bytes.IndexByte(value, 0) < 0 {
-			s.ev.id = string(value)
+			s.ev.ID = string(value)
 		}
 	case "retry":
 		// "If the field value consists of only ASCII digits, then
 		// interpret the field value as an integer in base ten, and set
 		// the event stream's reconnection time to that integer."
 		if ms, err := strconv.ParseUint(string(value), 10, 31); err == nil && len(value) > 0 && value[0] != '+' {
-			s.retry = time.Duration(ms) * time.Millisecond
+			s.Retry = time.Duration(ms) * time.Millisecond
 		}
 	}
 	return otherLine, nil
 }
 
 // fill makes sure some bytes of the current line are buffered.
-func (s *sseReader) fill() error {
+func (s *Reader) fill() error {
 	if s.br.Buffered() > 0 {
 		return nil
 	}
@@ -253,8 +266,8 @@ func cut(err error) error {
 }
 
 // readLine returns one line without its ending, in a slice of its own; past
-// max bytes it skips the rest of the line and returns errTooLarge.
-func (s *sseReader) readLine(max int64) ([]byte, error) {
+// max bytes it skips the rest of the line and returns ErrTooLarge.
+func (s *Reader) readLine(max int64) ([]byte, error) {
 	var line []byte
 	over := false
 	for {
@@ -283,7 +296,7 @@ func (s *sseReader) readLine(max int64) ([]byte, error) {
 		s.afterCR = buf[i] == '\r'
 		s.br.Discard(i + 1)
 		if over {
-			return nil, errTooLarge
+			return nil, ErrTooLarge
 		}
 		if line == nil {
 			line = []byte{}

@@ -1,4 +1,4 @@
-package remote
+package sse
 
 import (
 	"io"
@@ -14,21 +14,21 @@ func TestSSEReader(t *testing.T) {
 		"data: {\"b\":2}\r\rdata: {\"c\":3}\n\n" +
 		"retry: x\nretry: +5\n" +
 		"data: {\"cut\":"
-	r := newSSEReader(strings.NewReader(stream), 1<<20)
+	r := NewReader(strings.NewReader(stream), 1<<20)
 	for _, want := range []string{"{\"a\":\n1}", "{\"b\":2}", "{\"c\":3}"} {
-		ev, err := r.next()
-		if err != nil || string(ev.data) != want {
-			t.Fatalf("next = %q, %v; want %q", ev.data, err, want)
+		ev, err := r.Next()
+		if err != nil || string(ev.Data) != want {
+			t.Fatalf("next = %q, %v; want %q", ev.Data, err, want)
 		}
 	}
-	if r.lastID != "7" {
-		t.Errorf("lastID = %q, want 7 (the last event that had one)", r.lastID)
+	if r.LastID != "7" {
+		t.Errorf("lastID = %q, want 7 (the last event that had one)", r.LastID)
 	}
-	if _, err := r.next(); err != io.ErrUnexpectedEOF {
+	if _, err := r.Next(); err != io.ErrUnexpectedEOF {
 		t.Errorf("a stream cut inside an event: %v, want io.ErrUnexpectedEOF", err)
 	}
-	if r.retry != 1500*time.Millisecond {
-		t.Errorf("retry = %v, want 1.5s (the fields that are not all digits ignored)", r.retry)
+	if r.Retry != 1500*time.Millisecond {
+		t.Errorf("retry = %v, want 1.5s (the fields that are not all digits ignored)", r.Retry)
 	}
 }
 
@@ -38,9 +38,9 @@ func TestSSEReaderCap(t *testing.T) {
 		"many lines":  strings.Repeat("data: xxxxxxxxx\n", 200) + "\n",
 		"no line end": "data: " + strings.Repeat("x", 2000),
 	} {
-		r := newSSEReader(strings.NewReader(stream), 1000)
-		if _, err := r.next(); err != errTooLarge {
-			t.Errorf("%s: next = %v, want errTooLarge", name, err)
+		r := NewReader(strings.NewReader(stream), 1000)
+		if _, err := r.Next(); err != ErrTooLarge {
+			t.Errorf("%s: next = %v, want ErrTooLarge", name, err)
 		}
 	}
 }
