@@ -222,12 +222,10 @@ func TestSSELineEndings(t *testing.T) {
 	}
 }
 
-// TestBigAnswerStreamed: answers past the bridge's 1 MiB hold are streamed
-// to the client as they arrive: a 4 MiB event with its id last (as the
-// TypeScript SDK writes), a pretty-printed 4 MiB JSON body, and a 4 MiB
-// duplicate with its id first (dropped, as it can be judged before it is
-// written). Each reaches the client as one valid line, and the tracker sees
-// each call answered.
+// TestBigAnswerStreamed: answers past the bridge's 1 MiB hold: a 4 MiB
+// event with its id last (as the TypeScript SDK writes), a pretty-printed
+// 4 MiB JSON body, and a 4 MiB duplicate (dropped). Each reaches the client
+// whole as one valid line, and the tracker sees each call answered.
 func TestBigAnswerStreamed(t *testing.T) {
 	text := strings.Repeat("x", 4<<20)
 	dup := make(chan struct{})
@@ -280,8 +278,8 @@ func TestBigAnswerStreamed(t *testing.T) {
 }
 
 // TestStalledStreamReleasesWire: the GET stream starts a 2 MiB notification
-// and stalls halfway. While it streams it holds the client's wire; after
-// --request-timeout it is broken off, and a call's answer gets through.
+// and stalls halfway. A call's answer gets through meanwhile, and after
+// --request-timeout the stalled message is broken off, none of it written.
 func TestStalledStreamReleasesWire(t *testing.T) {
 	s := serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {

@@ -95,6 +95,8 @@ type bridge struct {
 	// reinit serializes re-initializations: requests that meet the same 404
 	// together wait for one.
 	reinit sync.Mutex
+	// long lets one message over the hold be read at a time (stream.go).
+	long sync.Mutex
 
 	mu          sync.Mutex
 	closing     bool              // the bridge is stopping: no goroutine may start (posts, bg)

@@ -308,8 +308,8 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 		for {
 			d, err := events.NextData()
 			if err == nil {
-				dl.rearm()                                           // one Timeout for each event, from its first line
-				err = b.deliver(d, hold(msg, b.cfg.MaxObserve), nil) // the request's deadline bounds it
+				dl.rearm()              // one Timeout for each event, from its first line
+				err = b.deliver(d, nil) // the request's deadline bounds it
 			}
 			if err != nil && err != errTooLarge && !dl.fired.Load() && ctx.Err() == nil && !resumed && events.LastID != "" {
 				// The transport spec: a client "MAY poll the server" with a GET
@@ -339,7 +339,7 @@ func (b *bridge) deliverBody(ctx context.Context, resp *http.Response, dl *deadl
 			}
 		}
 	case ctype == "application/json" && resp.StatusCode/100 == 2:
-		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), hold(msg, b.cfg.MaxObserve), nil); err != nil {
+		if err := b.deliver(capped(resp.Body, b.cfg.MaxMessage), nil); err != nil {
 			b.brokeOff(ctx, msg, err, dl)
 			return
 		}
@@ -532,16 +532,6 @@ func retryAfter(resp *http.Response, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
-}
-
-// hold is how much of an answer to msg is judged whole before any of it is
-// written: a tools/list answer up to --max-observe (the lock and the tap
-// read the whole list), any other up to holdSize.
-func hold(msg message, maxObserve int) int {
-	if msg.method == mcp.MethodListTools {
-		return max(maxObserve, holdSize)
-	}
-	return holdSize
 }
 
 // errTooLarge is a message past the bridge's cap (--max-message), in a JSON

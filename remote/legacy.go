@@ -179,7 +179,7 @@ func (b *bridge) legacyStream(ctx context.Context, resp *http.Response, events *
 			break
 		}
 		if t := events.Type(); t == "" || t == "message" {
-			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
+			err = b.deliver(d, func() { resp.Body.Close() })
 		} else {
 			_, err = io.Copy(io.Discard, d)
 		}

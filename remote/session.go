@@ -281,7 +281,7 @@ func (b *bridge) readGET(stream *sse.Reader, resp *http.Response) int {
 	for {
 		d, err := stream.NextData()
 		if err == nil {
-			err = b.deliver(d, holdSize, func() { resp.Body.Close() })
+			err = b.deliver(d, func() { resp.Body.Close() })
 		}
 		if err != nil {
 			if err == errTooLarge {

@@ -120,12 +120,18 @@ func (c *rawClient) method(name string, ids ...float64) map[string]any {
 
 // resumable is a stateless server whose tool "cut" opens an event stream
 // with retry (the retry field's text) and one event with an id, then ends it
-// before the answer; the GET with Last-Event-ID then does what resumed says.
+// before the answer ("cut-big": halfway through a 2 MiB answer); the GET
+// with Last-Event-ID then does what resumed says.
 func resumable(t *testing.T, retry string, resumed func(w http.ResponseWriter, r *http.Request)) *httpServer {
+	working := func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "retry: "+retry+"\nid: ev-"+id+"\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+	}
 	inner := hostileHandler(map[string]func(w http.ResponseWriter, r *http.Request, id string){
-		"cut": func(w http.ResponseWriter, r *http.Request, id string) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			fmt.Fprint(w, "retry: "+retry+"\nid: ev-"+id+"\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n")
+		"cut": func(w http.ResponseWriter, r *http.Request, id string) { working(w, id) },
+		"cut-big": func(w http.ResponseWriter, r *http.Request, id string) { // cut halfway through a 2 MiB answer
+			working(w, id)
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"content":[{"type":"text","text":"`+strings.Repeat("x", 1<<20+1<<19))
 		},
 	})
 	return serve(t, "127.0.0.1:0", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -386,4 +392,51 @@ func TestProbeReadsEveryLineEnding(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCutMessageNeverReachesTheClient: a call's stream gives an event id,
+// then starts its 2 MiB answer and is cut halfway; the GET with
+// Last-Event-ID gives the whole answer. The client gets that answer, and
+// every line it got is valid JSON: a message reaches it only whole. Shown to
+// fail before the fix: the cut half (over the 1 MiB hold, so streamed as it
+// came) reached the client as a line of invalid JSON before the answer.
+func TestCutMessageNeverReachesTheClient(t *testing.T) {
+	text := strings.Repeat("x", 2<<20)
+	answer := func(id string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"` + text + `"}]}}`
+	}
+	s := resumable(t, "10", func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.Header.Get("Last-Event-ID"), "ev-")
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "id: ev-"+id+"-2\ndata: "+answer(id)+"\n\n")
+	})
+	ledger := filepath.Join(t.TempDir(), "ledger.jsonl")
+	c := startRaw(t, shimCommand(t, ledger, "--url", s.url()))
+	c.send(initialize)
+	c.answer(1)
+	c.send(call(2, "cut-big"))
+	for timeout := time.After(deadline); ; {
+		select {
+		case m, ok := <-c.lines:
+			if !ok {
+				t.Fatalf("the shim's stdout closed before the answer\n%s", stderrOf(c.cmd))
+			}
+			if bad, ok := m["not_json"].(string); ok {
+				t.Fatalf("the client got a line of %d bytes that is not JSON (%.80q…) before the answer", len(bad), bad)
+			}
+			if m["id"] != 2.0 {
+				continue
+			}
+			res, _ := m["result"].(map[string]any)
+			content, _ := res["content"].([]any)
+			if len(content) != 1 || content[0].(map[string]any)["text"] != text {
+				t.Fatalf("the call got %.300s, want the resumed 2 MiB answer", mustJSON(m))
+			}
+		case <-timeout:
+			t.Fatalf("no answer to 2 within %v\n%s", deadline, stderrOf(c.cmd))
+		}
+		break
+	}
+	c.in.Close()
+	c.exitCode()
 }
