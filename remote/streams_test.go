@@ -372,9 +372,9 @@ func TestProbeReadsEveryLineEnding(t *testing.T) {
 					result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"cr","version":"1"}}`
 				}
 				w.Header().Set("Content-Type", "text/event-stream")
-				if c.endless {
-					fmt.Fprint(w, "event: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"result\":[\r")
-					endless(w, r, []byte(strings.Repeat("data: 1,\r", 4096)))
+				if c.endless { // one data line with no end: read in pieces, quick to reach the bound
+					fmt.Fprint(w, "event: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":"+string(req.ID)+",\"result\":\"")
+					endless(w, r, []byte(strings.Repeat("1", 64<<10)))
 					return
 				}
 				fmt.Fprintf(w, ": hi\revent: message\rdata: {\"jsonrpc\":\"2.0\",\"id\":%s,\rdata: \"result\":%s}\r\r", req.ID, result)
@@ -384,7 +384,7 @@ func TestProbeReadsEveryLineEnding(t *testing.T) {
 			if err := os.WriteFile(config, []byte(`{"mcpServers":{"remote":{"type":"http","url":"`+s.url()+`"}}}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			cmd := exec.Command(shim, "probe", "--config", config, "--fresh", "--timeout", "20s", "--retries", "0")
+			cmd := exec.Command(shim, "probe", "--config", config, "--fresh", "--timeout", "60s", "--retries", "0")
 			cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CACHE_HOME="+dir, "XDG_STATE_HOME="+dir, "NO_COLOR=1")
 			out, _ := cmd.CombinedOutput()
 			if code := cmd.ProcessState.ExitCode(); code != c.exit || !strings.Contains(string(out), c.say) {
