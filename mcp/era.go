@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Protocol revisions the shim tells apart.
@@ -24,6 +25,16 @@ const (
 	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
 	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
 )
+
+// Revisions are the protocol versions MCP has published. basic/lifecycle,
+// "Version Negotiation": "If the server supports the requested protocol
+// version, it MUST respond with the same version. Otherwise, the server MUST
+// respond with another protocol version it supports." An answer with a
+// version the client did not ask for and no revision has is neither.
+var Revisions = []string{"2024-11-05", "2025-03-26", "2025-06-18", LegacyVersion, ModernVersion}
+
+// IsRevision reports whether version is one of Revisions.
+func IsRevision(version string) bool { return slices.Contains(Revisions, version) }
 
 // IsModern reports whether version is 2026-07-28 or later (versions are dates).
 func IsModern(version string) bool { return version >= ModernVersion }

@@ -29,15 +29,16 @@ const (
 	FieldPreview    = "preview"
 
 	// The handshake and the tool list.
-	FieldProtocolVersion = "protocol_version"
-	FieldServerName      = "server_name"
-	FieldServerVersion   = "server_version"
-	FieldTimeoutMS       = "timeout_ms"
-	FieldWaiting         = "waiting" // what a handshake_timeout still waited for
-	FieldToolCount       = "tool_count"
-	FieldComplete        = "complete" // the list's last page was seen
-	FieldMissing         = "missing"  // tools_missing: the locked tools the list lacks
-	FieldMode            = "mode"     // tools_missing: warn or enforce
+	FieldProtocolVersion   = "protocol_version"
+	FieldSupportedVersions = "supported_versions" // what server/discover answered
+	FieldServerName        = "server_name"
+	FieldServerVersion     = "server_version"
+	FieldTimeoutMS         = "timeout_ms"
+	FieldWaiting           = "waiting" // what a handshake_timeout still waited for
+	FieldToolCount         = "tool_count"
+	FieldComplete          = "complete" // the list's last page was seen
+	FieldMissing           = "missing"  // tools_missing: the locked tools the list lacks
+	FieldMode              = "mode"     // tools_missing: warn or enforce
 
 	// The stream.
 	FieldDiverted = "diverted" // noise sent to stderr instead of the client

@@ -480,7 +480,7 @@ func (t *Tracker) response(now time.Time, dir phases.Dir, m *mcp.Msg, l *Observa
 		server := r.Server()
 		t.hs = hsDone
 		t.deadline = time.Time{}
-		return t.one(t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F(phases.FieldRequestID, id), ledger.F("supported_versions", r.SupportedVersions),
+		return t.one(t.rec(now, phases.Handshake, phases.DiscoverResponded, ledger.F(phases.FieldRequestID, id), ledger.F(phases.FieldSupportedVersions, r.SupportedVersions),
 			ledger.F(phases.FieldServerName, redact.String(server.Name)), ledger.F(phases.FieldServerVersion, redact.String(server.Version)), ledger.F("capabilities", r.CapabilityNames()), latency))
 	case mcp.MethodListTools:
 		if failed {

@@ -216,6 +216,8 @@ func (j *judgement) endRef() *Ref {
 		return ref(phases.SpawnFailed, f.At.End)
 	case f.At.ReplayFailed.Set() && (v.Outcome == Timeout || v.Outcome == ProtocolError):
 		return ref(phases.ReplayFailed, f.At.ReplayFailed)
+	case v.Outcome == ProtocolError && j.version != "" && j.refusal == j.version:
+		return ref(f.Handshake, f.At.Handshake)
 	case v.Outcome == ProtocolError && f.At.InitFailed.Set():
 		return ref(phases.InitializeFailed, f.At.InitFailed)
 	case v.Outcome == ProtocolError && j.refusal != "":
@@ -251,14 +253,16 @@ func (j *judgement) tools() Answer {
 		a.Reason = "tools/list failed: " + f.ToolsListError
 	case !j.shook && j.v.Outcome != Running && j.v.Outcome != Unrecorded:
 		a.Answer, a.Reason = "no", "no handshake, so no discovery"
+	// A tools/list asked and never answered says nothing of the tools the
+	// server has: unknown, whatever ended the wait.
 	case j.listOpen && j.v.Outcome == Timeout:
-		a.Answer, a.Evidence = "no", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)
 		a.Reason = "tools/list was sent and never answered: " + j.v.Reason
 	case j.listOpen && j.listLeft:
 		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)
 		a.Reason = "tools/list was sent, and the client left " + FormatMS(j.listWait) + " later, before an answer"
 	case j.listOpen && j.ended:
-		a.Answer, a.Evidence = "no", ref(phases.ToolsListReceived, f.At.ListAsked)
+		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)
 		a.Reason = "tools/list was sent, and the server ended " + FormatMS(j.listWait) + " later without answering it"
 	case j.listOpen:
 		a.Answer, a.Evidence = "unknown", ref(phases.ToolsListReceived, f.At.ListAsked)

@@ -154,16 +154,18 @@ type Facts struct {
 // Internal are the facts only the judgement reads; no view shows them, and
 // they are kept with the fold when it is saved.
 type Internal struct {
-	Progress      string `json:"progress,omitempty"`        // the last event that shows progress
-	ExitLastEvent string `json:"exit_last_event,omitempty"` // what the shim had confirmed when it ended
-	ExitHandshake bool   `json:"exit_handshake,omitempty"`  // the end record vouches for a handshake
-	InitFailMsg   string `json:"init_fail,omitempty"`
-	DiscFailMsg   string `json:"discover_fail,omitempty"`
-	InitFailCoded bool   `json:"init_fail_coded,omitempty"` // the refusal was a JSON-RPC error with a code
-	DiscFailCoded bool   `json:"discover_fail_coded,omitempty"`
-	ClientReason  string `json:"client_reason,omitempty"` // client_disconnected's reason
-	StopSignal    string `json:"stop_signal,omitempty"`   // the signal to the shim that stopped the server, passed on
-	ExternalEvent string `json:"external_event,omitempty"`
+	Progress      string   `json:"progress,omitempty"`        // the last event that shows progress
+	ExitLastEvent string   `json:"exit_last_event,omitempty"` // what the shim had confirmed when it ended
+	ExitHandshake bool     `json:"exit_handshake,omitempty"`  // the end record vouches for a handshake
+	InitFailMsg   string   `json:"init_fail,omitempty"`
+	DiscFailMsg   string   `json:"discover_fail,omitempty"`
+	InitFailCoded bool     `json:"init_fail_coded,omitempty"`    // the refusal was a JSON-RPC error with a code
+	AskedVersion  string   `json:"asked_version,omitempty"`      // the protocol version the client's handshake asked for
+	Supported     []string `json:"supported_versions,omitempty"` // the versions server/discover answered
+	DiscFailCoded bool     `json:"discover_fail_coded,omitempty"`
+	ClientReason  string   `json:"client_reason,omitempty"` // client_disconnected's reason
+	StopSignal    string   `json:"stop_signal,omitempty"`   // the signal to the shim that stopped the server, passed on
+	ExternalEvent string   `json:"external_event,omitempty"`
 	// The restarted server did not take the session back: the method the
 	// replay failed at, why, and its deadline when that passed.
 	ReplayMethod    string  `json:"replay_method,omitempty"`
@@ -182,6 +184,11 @@ type Marks struct {
 	Denied, Connected, AuthFailed, Failure Mark
 	Exhausted, Redirect, Paged, Authorized Mark
 	ReplayFailed, ListAsked, ListAnswered  Mark
+	// The last tools/call asked and answered (by the server, or by the
+	// shim's error), and the last request the server sent the client and
+	// its answer: a call the server waits on the client for is not its own.
+	CallAsked, CallAnswered     Mark
+	ServerAsked, ServerAnswered Mark
 }
 
 // Fold is one run's records folded, in any order: the same records give the
@@ -291,14 +298,19 @@ func (f *Fold) Add(e *ledger.Entry) {
 		f.StderrTail = e.Strs(phases.FieldStderrTail)
 		f.StderrCause = e.Str(phases.FieldStderrCause)
 	case phases.InitializeReceived:
-		f.At.InitReceived.last(m)
+		if f.At.InitReceived.last(m) {
+			f.Internal.AskedVersion = e.Str(phases.FieldProtocolVersion)
+		}
 	case phases.DiscoverReceived:
-		f.At.DiscReceived.last(m)
+		if f.At.DiscReceived.last(m) && f.Internal.AskedVersion == "" {
+			f.Internal.AskedVersion = e.Str(phases.FieldProtocolVersion)
+		}
 	case phases.InitializeResponded, phases.DiscoverResponded, phases.ModernRequest, phases.HandshakeReplayed:
 		if f.At.Handshake.first(m) {
 			f.Handshake = e.Event
 			f.ProtocolVersion = e.Str(phases.FieldProtocolVersion)
 			f.ServerName, f.ServerVersion = e.Str(phases.FieldServerName), e.Str(phases.FieldServerVersion)
+			f.Internal.Supported = e.Strs(phases.FieldSupportedVersions)
 		}
 	case phases.InitializedReceived:
 		f.Initialized = true
@@ -345,13 +357,31 @@ func (f *Fold) Add(e *ledger.Entry) {
 		}
 	case phases.ToolCallReceived:
 		f.Calls.Received++
+		f.At.CallAsked.last(m)
 	case phases.ToolCallInputRequired:
 		f.Calls.InputRequired++ // a round that asked for input: the call goes on
+		f.At.CallAnswered.last(m)
+	case phases.ToolCallTaskCreated:
+		f.At.CallAnswered.last(m)
 	case phases.ToolCallResponded:
 		f.Calls.Count(e.Str(phases.FieldOutcome))
+		f.At.CallAnswered.last(m)
 	case phases.PendingFailed:
 		if e.Str(phases.FieldTool) != "" || e.Str(phases.FieldMethod) == mcp.MethodCallTool {
 			f.Calls.Error++
+			f.At.CallAnswered.last(m)
+		}
+	case phases.RequestCancelled:
+		if e.Str(phases.FieldMethod) == mcp.MethodCallTool {
+			f.At.CallAnswered.last(m) // its sender stopped waiting: not the server's silence
+		}
+	case phases.RequestReceived:
+		if e.Str(phases.FieldDirection) == phases.FromServer.String() {
+			f.At.ServerAsked.last(m)
+		}
+	case phases.RequestResponded:
+		if e.Str(phases.FieldDirection) == phases.FromServer.String() {
+			f.At.ServerAnswered.last(m)
 		}
 	case phases.RestartsExhausted, phases.ReconnectsExhausted:
 		f.Exhausted = true

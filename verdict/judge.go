@@ -1,8 +1,11 @@
 package verdict
 
 import (
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/phases"
 )
 
@@ -76,7 +79,12 @@ type judgement struct {
 	listOpen   bool    // a tools/list was never answered
 	listWait   float64 // how long it went unanswered (ms): until the client left, the shim stopped the server, the end, or now
 	listLeft   bool    // the wait ended by the client leaving, or the shim stopping the server
+	callOpen   bool    // the last tools/call had no answer before the client left or the run ended
+	callWait   float64 // how long it went unanswered (ms), as listWait
+	callLeft   bool    // as listLeft
+	askedOpen  bool    // a request the server sent the client was unanswered when it left: the server waited on the client
 	refusal    string  // the handshake's refusal
+	version    string  // the handshake answer's version no client can use: why
 	cause      string  // the stderr line that says why it ended
 	line       string  // the stderr line the chooser picked, stated or not: what a wait left to read
 }
@@ -150,6 +158,13 @@ func (j *judgement) facts(now time.Time, alive bool) {
 	}
 	v.NoiseFirst = at.Noise.Before(at.Handshake)
 	wentOn := f.Initialized || f.Tools != nil || f.ToolsListFailed > 0 || f.Calls.Received > 0
+	if j.done && !wentOn && !at.ListAsked.Set() {
+		// A client that went on used the version it was answered; one
+		// that did not was answered no handshake it could use.
+		if j.version = j.unusableVersion(); j.version != "" {
+			j.done = false
+		}
+	}
 	if v.NoiseFirst && j.done && wentOn {
 		v.Warning = "stdout noise before the handshake, which the client skipped: " + quote(f.NoisePreview)
 	}
@@ -173,6 +188,23 @@ func (j *judgement) facts(now time.Time, alive bool) {
 		}
 		j.listWait = max(0, ms(end.Sub(time.Unix(0, at.ListAsked.T))))
 	}
+	// An answer the shim wrote after the client left (its error for a call
+	// in flight) was never the client's.
+	answered := func(asked, answer Mark) bool {
+		return asked.Before(answer) && (!j.clientLeft || answer.Before(at.Client))
+	}
+	if at.CallAsked.Set() && !answered(at.CallAsked, at.CallAnswered) {
+		j.callOpen = true
+		end := v.End
+		switch {
+		case j.clientLeft:
+			end, j.callLeft = time.Unix(0, at.Client.T), true
+		case at.Kill.Set() && at.CallAsked.Before(at.Kill):
+			end, j.callLeft = time.Unix(0, at.Kill.T), true
+		}
+		j.callWait = max(0, ms(end.Sub(time.Unix(0, at.CallAsked.T))))
+	}
+	j.askedOpen = at.ServerAsked.Set() && !answered(at.ServerAsked, at.ServerAnswered)
 	j.shook = j.done && !(v.NoiseFirst && v.Warning == "")
 	j.refusal = j.refused()
 	var stated bool
@@ -194,6 +226,34 @@ func (j *judgement) refused() string {
 	}
 	if f.At.DiscFailed.Set() && !f.At.InitReceived.Set() {
 		return f.Internal.DiscFailMsg
+	}
+	return j.version
+}
+
+// unusableVersion says why the handshake's answer names a protocol version
+// the client did not ask for and no MCP revision has, "" when it does not.
+// basic/lifecycle, "Version Negotiation": "If the server supports the
+// requested protocol version, it MUST respond with the same version.
+// Otherwise, the server MUST respond with another protocol version it
+// supports." An answer that is neither is no handshake. A record without
+// the versions (an older ledger) says nothing either way.
+func (j *judgement) unusableVersion() string {
+	f := j.f
+	asked := f.Internal.AskedVersion
+	usable := func(v string) bool { return v == asked || mcp.IsRevision(v) }
+	to := "the client's " + asked
+	if asked == "" {
+		to = "a handshake that named no version"
+	}
+	switch f.Handshake {
+	case phases.InitializeResponded:
+		if v := f.ProtocolVersion; v != "" && !usable(v) {
+			return "protocolVersion " + v + ", which no MCP revision has, answered to " + to
+		}
+	case phases.DiscoverResponded:
+		if len(f.Internal.Supported) > 0 && !slices.ContainsFunc(f.Internal.Supported, usable) {
+			return "supportedVersions " + strings.Join(f.Internal.Supported, ", ") + ", which no MCP revision has, answered to " + to
+		}
 	}
 	return ""
 }
@@ -223,9 +283,16 @@ func (j *judgement) local() {
 	case !j.done && j.refusal != "":
 		j.set(ProtocolError, j.refusal, true)
 		v.Reason, v.Advice = j.refusalReason(), refusalAdvice
+		if j.refusal == j.version {
+			v.Advice = versionAdvice
+		}
 	case !j.done && f.At.ReplayFailed.Set() && !j.selfDied:
 		j.replayFailed()
-	case !j.done && j.selfDied && !j.gaveUpWaiting():
+	case !j.done && j.selfDied:
+		// It died by itself, not stopped by the shim (requested_by_shim
+		// false, or a signal the shim did not send): its own end, however
+		// long the client had waited (at load the client's leaving is
+		// recorded late, and that made a server that failed a TIMEOUT).
 		j.set(Exited, j.cause, true)
 		v.Reason, v.Advice = j.exitReason(), j.exitAdvice()
 	case v.NoiseFirst && v.Warning == "":
@@ -234,7 +301,7 @@ func (j *judgement) local() {
 		v.Reason, v.Advice = "stdout noise before the handshake: "+quote(f.NoisePreview), noiseAdvice
 	case j.done && !j.ended:
 		j.running(Ready, v.Alive)
-	case j.done && (f.RequestedByShim || !j.selfDied) && j.listFailed():
+	case j.done && (f.RequestedByShim || !j.selfDied) && j.requestFailed():
 	case j.done && (f.RequestedByShim || !j.selfDied):
 		j.set(Ended, "", false)
 		v.Reason, v.Advice = j.endedReason(), j.endedAdvice()
@@ -255,34 +322,46 @@ func (j *judgement) local() {
 	}
 }
 
-// listFailed judges a run that shook hands and ended without tools: a
+// requestFailed judges a run that shook hands and ended without serving: a
 // tools/list never answered while the client waited a real wait is a
 // timeout, one answered with an error a protocol error (the lead's
-// decisions on issue 33).
-func (j *judgement) listFailed() bool {
+// decisions on issue 33); so is a tools/call never answered while the
+// client waited a real wait, unless the server was waiting on the client
+// (its own request to the client unanswered).
+func (j *judgement) requestFailed() bool {
 	f, v := j.f, &j.v
+	real := float64(RealWait.Milliseconds())
 	switch {
-	case j.listOpen && j.listLeft && j.listWait >= float64(RealWait.Milliseconds()):
-		j.set(Timeout, j.cause, false)
-		v.Reason = "no answer to tools/list within " + FormatMS(j.listWait) + ", when " + j.waitEnd()
-		switch {
-		case j.line != "":
-			v.Reason += "; stderr: " + j.line
-		case f.Exited && !f.Remote && len(f.StderrTail) == 0:
-			v.Reason += "; stderr silent"
-		}
-		v.Advice = "the server answered its handshake, then not tools/list: look at its stderr, or run the entry's command by hand with its env"
-		if f.Remote {
-			v.Advice = "the server answered its handshake, then not tools/list: look at the server's own logs"
-		}
+	case j.listOpen && j.listLeft && j.listWait >= real:
+		j.unanswered("tools/list", j.listWait)
 	case f.Tools == nil && f.ToolsListFailed > 0:
 		j.set(ProtocolError, f.ToolsListError, true)
 		v.Reason = "tools/list failed: " + f.ToolsListError
 		v.Advice = "the server answers the handshake but not tools/list: look at its stderr for why"
+	case j.callOpen && j.callLeft && j.callWait >= real && !j.askedOpen:
+		j.unanswered("tools/call", j.callWait)
 	default:
 		return false
 	}
 	return true
+}
+
+// unanswered is the timeout of a request after the handshake: method went
+// unanswered for wait ms, until the client left or the shim stopped it.
+func (j *judgement) unanswered(method string, wait float64) {
+	f, v := j.f, &j.v
+	j.set(Timeout, j.cause, false)
+	v.Reason = "no answer to " + method + " within " + FormatMS(wait) + ", when " + j.waitEnd()
+	switch {
+	case j.line != "":
+		v.Reason += "; stderr: " + j.line
+	case f.Exited && !f.Remote && len(f.StderrTail) == 0:
+		v.Reason += "; stderr silent"
+	}
+	v.Advice = "the server answered its handshake, then never answered " + method + ": look at its stderr, or run the entry's command by hand with its env"
+	if f.Remote {
+		v.Advice = "the server answered its handshake, then never answered " + method + ": look at the server's own logs"
+	}
 }
 
 // waitEnd says what ended a wait for tools/list.

@@ -62,7 +62,7 @@ func (j *judgement) remote() {
 		j.set(Unreachable, j.httpCause(), false)
 		v.Reason = "unreachable " + j.sinceHandshake() + ": " + j.httpCause()
 		v.Advice = j.unreachableAdvice()
-	case j.ended && j.listFailed():
+	case j.ended && j.requestFailed():
 	case j.ended:
 		j.set(Ended, "", false)
 		v.Reason, v.Advice = j.endedReason(), j.endedAdvice()

@@ -19,6 +19,7 @@ const (
 	exitAdvice       = "fix what it says and start it again: a retry fails the same way"
 	quitAdvice       = "it quit by itself, status 0, before answering: check its arguments and configuration (some servers print their usage and exit 0)"
 	refusalAdvice    = "align the protocol version or the client's identity: a retry is refused the same way"
+	versionAdvice    = "the server answered a protocol version the client did not ask for and MCP does not have, and the client went no further: align the protocol version (upgrade the server or its MCP SDK); a retry is answered the same way"
 	noiseAdvice      = "stdout must carry only JSON-RPC: make the server log to stderr; --divert-noise repairs it meanwhile"
 	leftEarlyAdvice  = "the client did not wait for an answer (a script that closed stdin, a client shutting down): look at the client, not the server"
 	unrecordedAdvice = "the shim itself was killed (SIGKILL, out of memory, power loss) before it could record the end: the ledger stops at the last event"
@@ -160,7 +161,7 @@ func (j *judgement) unsaid() string {
 	if len(j.f.StderrTail) == 0 && j.f.StderrCause == "" {
 		return "it said nothing on stderr: " + seeMore
 	}
-	return "no stderr line states why: " + seeMore
+	return "it stated no cause on stderr (no line says error, fatal or panic): " + seeMore
 }
 
 // exitAdvice is what to do about a server that exited before its handshake:
