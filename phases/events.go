@@ -66,6 +66,7 @@ const (
 	ToolCallInputRequired = "tool_call_input_required"
 	ToolCallContinued     = "tool_call_continued"
 	ToolCallTaskCreated   = "tool_call_task_created"
+	CanaryChecked         = "canary_checked" // mcpshim probe's verdict on a canary: tool, outcome ok or how it failed, detail
 	RequestReceived       = "request_received"
 	RequestResponded      = "request_responded"
 	RequestCancelled      = "request_cancelled"

@@ -17,7 +17,8 @@ const (
 	FieldPrompt       = "prompt" // the prompt a prompts/get names
 
 	// What came of it.
-	FieldOutcome    = "outcome" // a call's: success, is_error, rpc_error
+	FieldOutcome    = "outcome" // a call's: success, is_error, rpc_error; a canary's: ok or how it failed
+	FieldDetail     = "detail"  // a probe's result, a canary's verdict: the words probe printed
 	FieldCode       = "code"    // a JSON-RPC error's code
 	FieldMessage    = "message"
 	FieldError      = "error"

@@ -1,11 +1,13 @@
 package probe
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/mcpshim-dev/mcpshim/mcp"
 	"github.com/mcpshim-dev/mcpshim/redact"
@@ -74,16 +76,17 @@ func (s *session) runCanaries(ctx context.Context) error {
 		if c.Server != s.target.Name {
 			continue
 		}
-		if !s.offers(c.Tool) {
-			s.r.Canaries = append(s.r.Canaries, CanaryResult{Tool: c.Tool, Failure: CanaryMissingTool,
-				Detail: fmt.Sprintf("tools/list has no %s", c.Tool)})
-			continue
+		res := CanaryResult{Tool: c.Tool, Failure: CanaryMissingTool, Detail: fmt.Sprintf("tools/list has no %s", c.Tool)}
+		if s.offers(c.Tool) {
+			a, err := s.call(ctx, mcp.MethodCallTool, map[string]any{"name": c.Tool, "arguments": c.Args})
+			if err != nil {
+				return err
+			}
+			res = judgeCanary(c, a)
 		}
-		a, err := s.call(ctx, mcp.MethodCallTool, map[string]any{"name": c.Tool, "arguments": c.Args})
-		if err != nil {
-			return err
-		}
-		s.r.Canaries = append(s.r.Canaries, judgeCanary(c, a))
+		s.r.Canaries = append(s.r.Canaries, res)
+		// The verdict is the ledger's too: the probe's line and the ledger's row say the same.
+		s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "canary", Tool: res.Tool, Result: cmp.Or(res.Failure, "ok"), Detail: res.Detail})
 	}
 	return nil
 }
@@ -137,4 +140,19 @@ func judgeCanary(c Canary, a answer) CanaryResult {
 		res.OK, res.Detail = true, fmt.Sprintf("%s -> %s", c.Tool, shown)
 	}
 	return res
+}
+
+// callOutcome is a tools/call answer's outcome in the shim's words: a
+// JSON-RPC error, a tool that reported failure (isError), or success.
+func callOutcome(a answer) string {
+	if a.rpcErr != nil {
+		return mcp.OutcomeRPCError
+	}
+	var out struct {
+		IsError bool `json:"isError"`
+	}
+	if json.Unmarshal(a.result, &out) == nil && out.IsError {
+		return mcp.OutcomeIsError
+	}
+	return mcp.OutcomeSuccess
 }

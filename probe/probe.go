@@ -107,9 +107,11 @@ type Step struct {
 	// spawned, spawn_failed, request_sent, response_received, no_response,
 	// notification_sent, tools_listed, stdout_noise, protocol_error,
 	// http_status, connect_failed, deadline, exited (on its own), stopped
-	// (by the probe)
+	// (by the probe), canary (its verdict)
 	Event  string `json:"event"`
 	Method string `json:"method,omitempty"`
+	Tool   string `json:"tool,omitempty"`    // tools/call and canary: the tool
+	Result string `json:"outcome,omitempty"` // a tools/call's answer (success, is_error, rpc_error); a canary's "ok" or its failure
 	Detail string `json:"detail,omitempty"`
 	Code   int    `json:"code,omitempty"`  // a JSON-RPC error's code, an HTTP status
 	Class  string `json:"class,omitempty"` // spawn_failed, connect_failed: the error's class

@@ -24,8 +24,6 @@ var timelineEvents = map[string][2]string{
 	"request_sent " + mcp.MethodDiscover:               {string(phases.Handshake), phases.DiscoverReceived},
 	"response_received " + mcp.MethodDiscover:          {string(phases.Handshake), phases.DiscoverResponded},
 	"request_sent " + mcp.MethodListTools:              {string(phases.Discovery), phases.ToolsListReceived},
-	"request_sent " + mcp.MethodCallTool:               {string(phases.Execution), phases.ToolCallReceived},
-	"response_received " + mcp.MethodCallTool:          {string(phases.Execution), phases.ToolCallResponded},
 	"notification_sent " + mcp.NotificationInitialized: {string(phases.Handshake), phases.InitializedReceived},
 }
 
@@ -56,8 +54,26 @@ func (r *Result) Records() []ledger.Record {
 	if remote && !r.connectFailed() {
 		add(r.Started, phases.Launch, phases.Connected, ledger.F(phases.FieldURL, r.url), ledger.F(phases.FieldTransport, "streamable-http"))
 	}
+	var callSent time.Time // the canary's tools/call: its answer's latency
 	for _, st := range r.Timeline {
 		switch st.Event {
+		case "canary":
+			add(st.At, phases.Execution, phases.CanaryChecked, ledger.F(phases.FieldTool, st.Tool), ledger.F(phases.FieldOutcome, st.Result), ledger.F(phases.FieldDetail, st.Detail))
+		case "request_sent", "response_received":
+			if st.Method != mcp.MethodCallTool {
+				r.timelineEvent(st, unusable, add)
+				continue
+			}
+			if st.Event == "request_sent" {
+				callSent = st.At
+				add(st.At, phases.Execution, phases.ToolCallReceived, ledger.F(phases.FieldTool, st.Tool))
+				continue
+			}
+			fields := []ledger.Field{ledger.F(phases.FieldTool, st.Tool), ledger.F(phases.FieldOutcome, st.Result), ledger.F(phases.FieldLatencyMS, st.At.Sub(callSent))}
+			if msg, ok := strings.CutPrefix(st.Detail, "error: "); ok {
+				fields = append(fields, ledger.F(phases.FieldCode, st.Code), ledger.F(phases.FieldMessage, msg))
+			}
+			add(st.At, phases.Execution, phases.ToolCallResponded, fields...)
 		case "spawned":
 			add(st.At, phases.Launch, phases.Spawned, ledger.F("pid", r.PID))
 		case "spawn_failed":
@@ -98,30 +114,34 @@ func (r *Result) Records() []ledger.Record {
 			}
 			add(st.At, phases.Launch, phases.Exited, fields...)
 		default:
-			pe, ok := timelineEvents[st.Event+" "+st.Method]
-			if !ok || st.Event == "response_received" && unusable[st.Method] {
-				continue
-			}
-			event := pe[1]
-			fields := []ledger.Field{}
-			if msg, ok := strings.CutPrefix(st.Detail, "error: "); ok {
-				if failed, known := failedEvents[st.Method]; known {
-					event = failed
-				} else {
-					fields = append(fields, ledger.F(phases.FieldOutcome, "rpc_error"))
-				}
-				fields = append(fields, ledger.F(phases.FieldCode, st.Code), ledger.F(phases.FieldMessage, msg))
-			}
-			if event == phases.InitializeResponded || event == phases.DiscoverResponded {
-				fields = append(fields, ledger.F(phases.FieldProtocolVersion, r.Protocol))
-				if r.ServerInfo != nil {
-					fields = append(fields, ledger.F(phases.FieldServerName, r.ServerInfo.Name), ledger.F(phases.FieldServerVersion, r.ServerInfo.Version))
-				}
-			}
-			add(st.At, phases.Phase(pe[0]), event, fields...)
+			r.timelineEvent(st, unusable, add)
 		}
 	}
 	return out
+}
+
+// timelineEvent adds the record of a request sent, an answer received or a
+// notification: the handshake's and tools/list's.
+func (r *Result) timelineEvent(st Step, unusable map[string]bool, add func(time.Time, phases.Phase, string, ...ledger.Field)) {
+	pe, ok := timelineEvents[st.Event+" "+st.Method]
+	if !ok || st.Event == "response_received" && unusable[st.Method] {
+		return
+	}
+	event := pe[1]
+	fields := []ledger.Field{}
+	if msg, ok := strings.CutPrefix(st.Detail, "error: "); ok {
+		if failed, known := failedEvents[st.Method]; known {
+			event = failed
+		}
+		fields = append(fields, ledger.F(phases.FieldCode, st.Code), ledger.F(phases.FieldMessage, msg))
+	}
+	if event == phases.InitializeResponded || event == phases.DiscoverResponded {
+		fields = append(fields, ledger.F(phases.FieldProtocolVersion, r.Protocol))
+		if r.ServerInfo != nil {
+			fields = append(fields, ledger.F(phases.FieldServerName, r.ServerInfo.Name), ledger.F(phases.FieldServerVersion, r.ServerInfo.Version))
+		}
+	}
+	add(st.At, phases.Phase(pe[0]), event, fields...)
 }
 
 // endpoint is a URL as the ledger shows it: no query, no user info.
@@ -176,6 +196,6 @@ func Record(dir, shimID string, r Result) {
 		l.Write(&rec)
 	}
 	l.Write(&ledger.Record{Time: r.Started.Add(r.Elapsed), Run: run, PID: r.PID, Origin: phases.OriginProbe, Phase: phases.LedgerPhase,
-		Event: phases.ProbeResult, Fields: []ledger.Field{ledger.F(phases.FieldOutcome, string(r.Outcome)), ledger.F("detail", r.Detail),
+		Event: phases.ProbeResult, Fields: []ledger.Field{ledger.F(phases.FieldOutcome, string(r.Outcome)), ledger.F(phases.FieldDetail, r.Detail),
 			ledger.F("elapsed_ms", r.Elapsed), ledger.F(phases.FieldAttempts, r.Attempts), ledger.F(phases.FieldTransport, r.Transport)}})
 }

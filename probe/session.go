@@ -205,18 +205,33 @@ func (s *session) record(err error) {
 // send starts a request and records it on the timeline.
 func (s *session) send(ctx context.Context, method string, params any, version string) <-chan answer {
 	s.nextID++
-	s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "request_sent", Method: method})
+	s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "request_sent", Method: method, Tool: toolOf(method, params)})
 	return s.tr.send(ctx, request{ID: s.nextID, Method: method, Params: params, Version: version})
 }
 
-// received records an answer on the timeline.
-func (s *session) received(method string, a answer) {
-	st := Step{At: a.at, Event: "response_received", Method: method}
+// toolOf is the tool a tools/call names: the ledger's records of a canary's
+// call name it, as the shim's do.
+func toolOf(method string, params any) string {
+	p, _ := params.(map[string]any)
+	if method != mcp.MethodCallTool || p == nil {
+		return ""
+	}
+	name, _ := p["name"].(string)
+	return name
+}
+
+// received records an answer on the timeline; a tools/call's with its tool
+// and outcome.
+func (s *session) received(method, tool string, a answer) {
+	st := Step{At: a.at, Event: "response_received", Method: method, Tool: tool}
 	switch {
 	case a.err != nil:
 		st.Event, st.Detail = "no_response", a.err.Error()
 	case a.rpcErr != nil:
 		st.Code, st.Detail = a.rpcErr.Code, "error: "+a.rpcErr.Message
+	}
+	if method == mcp.MethodCallTool && a.err == nil {
+		st.Result = callOutcome(a)
 	}
 	s.r.Timeline = append(s.r.Timeline, st)
 }
@@ -227,7 +242,7 @@ func (s *session) call(ctx context.Context, method string, params map[string]any
 	ch := s.send(ctx, method, s.withMeta(params), s.version())
 	select {
 	case a := <-ch:
-		s.received(method, a)
+		s.received(method, toolOf(method, params), a)
 		if a.err != nil {
 			return a, a.err
 		}
@@ -301,7 +316,7 @@ func (s *session) handshake(ctx context.Context) error {
 		if forced != "" {
 			select {
 			case a := <-disc:
-				s.received(mcp.MethodDiscover, a)
+				s.received(mcp.MethodDiscover, "", a)
 				if a.err != nil {
 					return a.err
 				}
@@ -318,7 +333,7 @@ func (s *session) handshake(ctx context.Context) error {
 		defer timer.Stop()
 		select {
 		case a := <-disc:
-			s.received(mcp.MethodDiscover, a)
+			s.received(mcp.MethodDiscover, "", a)
 			if a.err != nil && fatal(a.err) {
 				return a.err
 			}
@@ -350,7 +365,7 @@ func (s *session) handshake(ctx context.Context) error {
 	for {
 		select {
 		case a := <-init:
-			s.received(mcp.MethodInitialize, a)
+			s.received(mcp.MethodInitialize, "", a)
 			if a.err != nil {
 				return a.err
 			}
@@ -363,7 +378,7 @@ func (s *session) handshake(ctx context.Context) error {
 			s.r.Timeline = append(s.r.Timeline, Step{At: time.Now(), Event: "notification_sent", Method: mcp.NotificationInitialized})
 			return s.tr.notify(ctx, request{Method: mcp.NotificationInitialized, Version: s.r.Protocol})
 		case a := <-disc:
-			s.received(mcp.MethodDiscover, a)
+			s.received(mcp.MethodDiscover, "", a)
 			disc = nil
 			if err := modernRefusal(a); err != nil {
 				return err

@@ -101,10 +101,11 @@ type Facts struct {
 	Noise            int      `json:"noise"` // stdout lines that were not JSON-RPC
 	NoisePreview     string   `json:"noise_preview,omitempty"`
 	ClientNoise      int      `json:"client_noise,omitempty"`
-	LockMissing      []string `json:"lock_missing,omitempty"` // locked tools the server lacked (tools_missing)
-	LockMode         string   `json:"lock_mode,omitempty"`    // warn or enforce
-	Egress           string   `json:"egress,omitempty"`       // witnessed or unwitnessed, from spawn_requested
-	External         int      `json:"external,omitempty"`     // external_attempt and external_result records
+	LockMissing      []string `json:"lock_missing,omitempty"`  // locked tools the server lacked (tools_missing)
+	LockMode         string   `json:"lock_mode,omitempty"`     // warn or enforce
+	CanaryFailed     []string `json:"canary_failed,omitempty"` // each failed canary of a probe: "how: detail"
+	Egress           string   `json:"egress,omitempty"`        // witnessed or unwitnessed, from spawn_requested
+	External         int      `json:"external,omitempty"`      // external_attempt and external_result records
 	ExternalTarget   string   `json:"external_target,omitempty"`
 	ExternalByServer bool     `json:"external_by_server,omitempty"` // the first attempt was the server's own report
 	DeniedTarget     string   `json:"denied_target,omitempty"`
@@ -354,6 +355,10 @@ func (f *Fold) Add(e *ledger.Entry) {
 	case phases.ToolsMissing:
 		if f.At.Missing.last(m) {
 			f.LockMissing, f.LockMode = e.Strs(phases.FieldMissing), e.Str(phases.FieldMode)
+		}
+	case phases.CanaryChecked:
+		if how := e.Str(phases.FieldOutcome); how != "ok" {
+			f.CanaryFailed = append(f.CanaryFailed, how+": "+e.Str(phases.FieldDetail))
 		}
 	case phases.ToolCallReceived:
 		f.Calls.Received++

@@ -130,6 +130,9 @@ func judge(f *Fold, now time.Time, alive bool) *judgement {
 	if f.LockMode == "enforce" && len(f.LockMissing) > 0 {
 		v.Failed, v.Fixable = true, true // connected, but not the surface the agent was promised
 	}
+	if len(f.CanaryFailed) > 0 {
+		v.Failed, v.Fixable = true, true // it shook hands, but its tool does not work: probe exits 78
+	}
 	return j
 }
 
@@ -388,7 +391,7 @@ func (j *judgement) probed() {
 		v.Reason, v.Advice = j.crashReason(), j.crashAdvice()
 	default:
 		j.set(Ready, "", false)
-		v.Reason, v.Advice = j.readyReason(), ""
+		v.Reason = j.readyReason() // and its notes' advice
 	}
 }
 

@@ -377,6 +377,9 @@ func (j *judgement) notes() []string {
 	if len(f.LockMissing) > 0 {
 		parts = append(parts, "locked tools missing ("+f.LockMode+"): "+strings.Join(f.LockMissing, ", "))
 	}
+	for _, c := range f.CanaryFailed {
+		parts = append(parts, "canary FAILED "+c)
+	}
 	if j.v.Warning != "" {
 		parts = append(parts, "warning: "+j.v.Warning)
 	}
@@ -386,6 +389,8 @@ func (j *judgement) notes() []string {
 func (j *judgement) notesAdvice() string {
 	f := j.f
 	switch {
+	case len(f.CanaryFailed) > 0:
+		return canaryAdvice(f.CanaryFailed[0])
 	case len(f.LockMissing) > 0:
 		return lockAdvice
 	case f.Tools != nil && *f.Tools == 0:
@@ -396,6 +401,21 @@ func (j *judgement) notesAdvice() string {
 		return warningAdvice
 	}
 	return ""
+}
+
+// canaryAdvice says what to fix for a failed canary, "how: detail" (probe's
+// canary failures: each calls for a different fix).
+func canaryAdvice(failed string) string {
+	how, _, _ := strings.Cut(failed, ":")
+	switch how {
+	case "missing_tool":
+		return "the server does not offer the canary's tool: check the --canary tool name against its tools (mcpshim probe -v lists them)"
+	case "rpc_error":
+		return "the server refused the canary's call: check its arguments against the tool's inputSchema, and the server's stderr"
+	case "is_error":
+		return "the tool ran and reported failure: what it depends on (an upstream API, a key in its env) is broken, as its text says"
+	}
+	return "the tool answered, but not what the canary expects: compare its answer with the canary's regex"
 }
 
 func (j *judgement) unrecordedReason() string {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -242,5 +244,85 @@ func TestProbeFleetIsParallel(t *testing.T) {
 	}
 	if !latestStart.Before(earliestEnd) {
 		t.Errorf("silent probes: last started %s, first ended %s; want their deadlines to overlap", latestStart, earliestEnd)
+	}
+}
+
+// TestCanaryInTheLedger: a canary's verdict reaches the server's ledger, so
+// the ledger says what the probe said (issue 33 item 9: the probe printed
+// "canary FAILED" and exit 78 while the ledger said READY, and `ledger
+// stats` counted the successful canary as 100% error under "(unknown)").
+// Through the built shim: probe, then ledger, why and stats.
+func TestCanaryInTheLedger(t *testing.T) {
+	dir, led := t.TempDir(), t.TempDir()
+	cfg := writeMCPConfig(t, dir, map[string]any{
+		"rates": fixtureEntry(t, "iserror"), "echo": fixtureEntry(t, "healthy"),
+		"gone": fixtureEntry(t, "healthy"), "other": fixtureEntry(t, "healthy"),
+	})
+	env := probeEnv(t.TempDir())
+	code, out, errs := runBinary(t, env, "", "probe", "--config", cfg, "--ledger", led,
+		"--canary", `rates:fetch:{"url":"https://x"}:.`, "--canary", `echo:echo:{"text":"EUR/USD 1.08"}:^EUR/USD`,
+		"--canary", `gone:nope:{}:.`, "--canary", `other:echo:{"text":"GBP"}:^EUR`)
+	if code != exitConfig {
+		t.Fatalf("probe with canaries: got exit %d\n%s%s\nwant 78", code, out, errs)
+	}
+	want := map[string]string{ // server: the failed canary the ledger's reason must state, "" for none
+		"rates": "canary FAILED is_error: fetch returned isError: upstream answered 401: invalid api key",
+		"echo":  "",
+		"gone":  "canary FAILED missing_tool: tools/list has no nope",
+		"other": `canary FAILED mismatch: echo answered "GBP", which fails /^EUR/`,
+	}
+	var doc listDoc
+	ledgerJSON(t, &doc, led)
+	if len(doc.Runs) != len(want) {
+		t.Fatalf("ledger of the probe: got %d runs, want %d: %v", len(doc.Runs), len(want), doc.Runs)
+	}
+	for _, r := range doc.Runs {
+		name, detail := fmt.Sprint(r["server"]), fmt.Sprint(r["detail"])
+		w := want[name]
+		failed := r["failed"] == true
+		switch {
+		case r["outcome"] != "READY":
+			t.Errorf("%s: got outcome %v, want READY (its handshake and tools/list were fine)", name, r["outcome"])
+		case w == "" && (failed || strings.Contains(detail, "canary FAILED")):
+			t.Errorf("%s: got failed=%v %q, want a run that did not fail", name, failed, detail)
+		case w != "" && (!failed || !strings.Contains(detail, w) || r["advice"] == nil):
+			t.Errorf("%s: got failed=%v %q advice %v, want failed, the reason stating %q, and advice", name, failed, detail, r["advice"], w)
+		}
+		if w != "" && !strings.Contains(out, w) {
+			t.Errorf("probe's output does not say %q:\n%s", w, out)
+		}
+	}
+	var failedDoc listDoc
+	ledgerJSON(t, &failedDoc, "--failed", led)
+	var failedNames []string
+	for _, r := range failedDoc.Runs {
+		failedNames = append(failedNames, fmt.Sprint(r["server"]))
+	}
+	if slices.Sort(failedNames); !slices.Equal(failedNames, []string{"gone", "other", "rates"}) {
+		t.Errorf("ledger --failed: got %v, want the 3 whose canary failed: gone, other, rates", failedNames)
+	}
+	var stats struct {
+		Servers []struct {
+			Server string `json:"server"`
+			Tools  []struct {
+				Tool    string      `json:"tool"`
+				Calls   json.Number `json:"calls"`
+				OK      json.Number `json:"ok"`
+				IsError json.Number `json:"is_error"`
+				Errors  json.Number `json:"errors"`
+			} `json:"tools"`
+		} `json:"servers"`
+	}
+	ledgerJSON(t, &stats, "stats", led)
+	calls := map[string]string{}
+	for _, s := range stats.Servers {
+		for _, tl := range s.Tools {
+			calls[s.Server+"/"+tl.Tool] = fmt.Sprintf("%s calls %s ok %s isError %s error", tl.Calls, tl.OK, tl.IsError, tl.Errors)
+		}
+	}
+	wantCalls := map[string]string{"rates/fetch": "1 calls 0 ok 1 isError 0 error", "echo/echo": "1 calls 1 ok 0 isError 0 error",
+		"other/echo": "1 calls 1 ok 0 isError 0 error"}
+	if !maps.Equal(calls, wantCalls) {
+		t.Errorf("ledger stats of the canaries' calls: got %v, want %v", calls, wantCalls)
 	}
 }
