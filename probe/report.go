@@ -27,9 +27,19 @@ type Report struct {
 type LockCheck struct {
 	File   string       `json:"file"`
 	Strict bool         `json:"strict"`
+	State  string       `json:"state"` // LockHolds, LockFailed or LockUnverified
 	Error  string       `json:"error,omitempty"`
 	Drifts []lock.Drift `json:"drifts"`
 }
+
+// What a lock check found. A locked server that timed out or was
+// unreachable was not checked: the lock neither holds nor failed for it,
+// and only time may tell (the probe counts the timeout already).
+const (
+	LockHolds      = "holds"
+	LockFailed     = "FAILED"
+	LockUnverified = "unverified"
+)
 
 // CheckLock checks results against the lock in file; strict fails a changed
 // tool definition too.
@@ -37,13 +47,26 @@ func CheckLock(file string, strict bool, results []Result) *LockCheck {
 	c := &LockCheck{File: file, Strict: strict, Drifts: []lock.Drift{}}
 	l, err := lock.Read(file)
 	if err != nil {
-		c.Error = err.Error()
+		c.Error, c.State = err.Error(), LockFailed
 		return c
 	}
 	if d := Verify(l, results); d != nil {
 		c.Drifts = d
 	}
+	c.State = c.state()
 	return c
+}
+
+func (c *LockCheck) state() string {
+	if c.Failed() {
+		return LockFailed
+	}
+	for _, d := range c.Drifts {
+		if d.Unverified != "" {
+			return LockUnverified
+		}
+	}
+	return LockHolds
 }
 
 // Failed reports whether the lock failed for a reason a person must fix:

@@ -115,11 +115,7 @@ func probeSummary(rep *probe.Report, counts map[probe.Outcome]int) string {
 		parts = append(parts, fmt.Sprintf("%d with a failed canary", canaries))
 	}
 	if l := rep.Lock; l != nil {
-		if l.Failed() {
-			parts = append(parts, "lock FAILED")
-		} else {
-			parts = append(parts, "lock holds")
-		}
+		parts = append(parts, "lock "+l.State)
 	}
 	if s := rep.SinceLast; s != nil && len(s.Lost) > 0 {
 		parts = append(parts, fmt.Sprintf("%d no longer READY", len(s.Lost)))
@@ -140,15 +136,7 @@ func printLockCheck(w io.Writer, l *probe.LockCheck, cols int) {
 		say("", fmt.Sprintf("lock %s: FAILED, cannot be read: %s", l.File, l.Error))
 		return
 	}
-	failed := false
-	for _, d := range l.Drifts {
-		failed = failed || d.Failed(l.Strict)
-	}
-	word := "holds"
-	if failed {
-		word = "FAILED"
-	}
-	say("", fmt.Sprintf("lock %s: %s", l.File, word))
+	say("", fmt.Sprintf("lock %s: %s", l.File, l.State)) // the summary's word too
 	for _, d := range l.Drifts {
 		if d.Unverified != "" {
 			say("  ", fmt.Sprintf("%s: %d locked tools unverified: %s", d.Server, d.Locked, d.Unverified))

@@ -219,3 +219,28 @@ func TestProbeLockDrift(t *testing.T) {
 		}
 	})
 }
+
+// TestProbeLockStalledServer: a locked server that does not answer in time
+// leaves the lock unverified, neither held nor broken, and every line says
+// so (issue 33 item 10: one output said "lock …: FAILED" and "lock holds").
+// Only time may fix it: exit 75, as for the timeout alone.
+func TestProbeLockStalledServer(t *testing.T) {
+	dir := t.TempDir()
+	cfg, lockFile := lockHealthy(t, dir, func(map[string]map[string]map[string]string) {})
+	writeMCPConfig(t, dir, map[string]any{"h": fixtureEntry(t, "silent")})
+	code, out, errs := runBinary(t, probeEnv(t.TempDir()), "", "probe", "--config", cfg, "--lock", lockFile, "--timeout", "1s", "--retries", "0", "--ledger", "off")
+	if code != exitTempFail || strings.Contains(out, "FAILED") || strings.Contains(out, "holds") ||
+		!strings.Contains(out, "lock "+lockFile+": unverified") || !strings.Contains(out, "h: 2 locked tools unverified: TIMEOUT") ||
+		!strings.Contains(out, "1 TIMEOUT, lock unverified; exit 75") {
+		t.Errorf("probe --lock with the locked server silent: got exit %d\n%s%s\nwant 75, the lock unverified on every line (h: TIMEOUT), neither FAILED nor holds", code, out, errs)
+	}
+	_, js, _ := runBinary(t, probeEnv(t.TempDir()), "", "probe", "--json", "--config", cfg, "--lock", lockFile, "--timeout", "1s", "--retries", "0", "--ledger", "off")
+	var rep struct {
+		Lock struct {
+			State string `json:"state"`
+		} `json:"lock"`
+	}
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || rep.Lock.State != "unverified" {
+		t.Errorf("probe --json --lock with the locked server silent: got lock state %q (%v), want unverified\n%s", rep.Lock.State, err, js)
+	}
+}
