@@ -142,7 +142,7 @@ func TestProbeCache(t *testing.T) {
 	cacheDir := t.TempDir()
 	env := probeEnv(cacheDir)
 	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{"crash": fixtureEntry(t, "exit-early"), "silent": fixtureEntry(t, "silent")})
-	args := []string{"--config", cfg, "--timeout", "300ms", "--retries", "0"}
+	args := []string{"--config", cfg, "--timeout", "5s", "--retries", "0"} // crash answers at once; at load 180 under -race it did not in 300ms (TIMEOUT, not cached)
 	probeJSON(t, env, args...)
 	_, rep := probeJSON(t, env, args...)
 	if crash, silent := probeResult(t, rep, "crash"), probeResult(t, rep, "silent"); !crash.Cached || silent.Cached {
