@@ -81,7 +81,9 @@ type Live struct {
 	metricsErr atomic.Value // string
 }
 
-// NewLive starts the exporting goroutine; Close stops it.
+// NewLive starts the exporting goroutine; Close stops it. exp nil is a
+// session with metrics only: the spans are mapped for their durations and
+// not sent.
 func NewLive(exp *Exporter, opts LiveOptions) *Live {
 	if opts.Queue <= 0 {
 		opts.Queue = 4096
@@ -209,7 +211,9 @@ func (l *Live) loop() {
 			l.retryAt = time.Time{} // one last try, within Close's time
 			l.export(append(batch, spans...))
 			l.exportMetrics()
-			_ = l.exp.Shutdown(l.ctx)
+			if l.exp != nil {
+				_ = l.exp.Shutdown(l.ctx)
+			}
 			if l.opts.Metrics != nil {
 				_ = l.opts.Metrics.Shutdown(l.ctx)
 			}
@@ -221,7 +225,7 @@ func (l *Live) loop() {
 // export sends spans, or drops them while a failed collector is given time:
 // converting spans for a collector that refuses them is CPU the relay shares.
 func (l *Live) export(spans []*Span) {
-	if len(spans) == 0 {
+	if len(spans) == 0 || l.exp == nil {
 		return
 	}
 	if now := time.Now(); now.Before(l.retryAt) {

@@ -446,3 +446,66 @@ func TestLedgerExportKilledShim(t *testing.T) {
 		t.Errorf("launch parent %s, want the root %s", launch.Parent, root.SpanID)
 	}
 }
+
+// Each signal's endpoint stands alone, as the SDKs read the variables: a
+// signal's own _ENDPOINT is used as it is, the base one gets /v1/traces or
+// /v1/metrics, and OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER=none turn
+// off their signal only. Configured only by the environment, no --otlp.
+func TestOTLPSignalsAlone(t *testing.T) {
+	all := []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+		"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_SDK_DISABLED"}
+	cases := []struct {
+		name           string
+		env            func(url string) map[string]string
+		spans, metrics bool
+	}{
+		{"metrics endpoint alone", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": u + "/v1/metrics"}
+		}, false, true},
+		{"traces endpoint alone", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": u + "/v1/traces"}
+		}, true, false},
+		{"base endpoint", func(u string) map[string]string { return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u} }, true, true},
+		{"base endpoint, traces off", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u, "OTEL_TRACES_EXPORTER": "none"}
+		}, false, true},
+		{"base endpoint, metrics off", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u, "OTEL_METRICS_EXPORTER": "none"}
+		}, true, false},
+		{"metrics endpoint, SDK disabled", func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_METRICS_ENDPOINT": u + "/v1/metrics", "OTEL_SDK_DISABLED": "true"}
+		}, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			col := newCollector(t)
+			for _, k := range all {
+				t.Setenv(k, "")
+			}
+			env := c.env(col.url)
+			for k, v := range env {
+				t.Setenv(k, v)
+			}
+			s := start(t, true, nil, "fixture", "healthy")
+			legacySession(s)
+			if code := s.finish(); code != 0 {
+				t.Fatalf("env %v: shim exited %d; stderr:\n%s", env, code, s.stderr.String())
+			}
+			spans, metrics := col.got()
+			if got := len(spans) > 0; got != c.spans {
+				t.Errorf("env %v: got spans %q, want spans %v", env, spans, c.spans)
+			}
+			wantMetrics := []string(nil)
+			if c.metrics {
+				wantMetrics = []string{"mcp.server.operation.duration", "mcp.server.session.duration"}
+			}
+			slices.Sort(metrics)
+			if metrics = slices.Compact(metrics); !slices.Equal(metrics, wantMetrics) {
+				t.Errorf("env %v: got metrics %q, want %q", env, metrics, wantMetrics)
+			}
+			if strings.Contains(s.stderr.String(), "otlp") {
+				t.Errorf("env %v: stderr mentions otlp for a healthy collector:\n%s", env, s.stderr.String())
+			}
+		})
+	}
+}
