@@ -144,6 +144,11 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		out = append(out, m.closeRun(r, e)...)
 
 	case phases.InitializeReceived, phases.DiscoverReceived:
+		if e.Event == phases.DiscoverReceived && r.Protocol == "" {
+			// 2026-07-28: the version the client asks for in _meta, which
+			// the server's answer accepts (or refuses: discover_failed).
+			r.Protocol = e.Str(phases.FieldProtocolVersion)
+		}
 		if r.Handshake == nil && !r.HandshakeDone {
 			r.Handshake = r.open("handshake", e)
 		}
@@ -170,11 +175,16 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 		emit(m.endRequest(r, e, "client", st))
 		emit(m.endHandshake(r, e, st))
 	case phases.ModernRequest:
+		// 2026-07-28 has no handshake: the first request carries the version,
+		// and the server's answer to it is the handshake's end. A record
+		// without the request's id (an older ledger) ends it at once.
 		r.Protocol = e.Str(phases.FieldProtocolVersion)
 		if r.Handshake == nil {
 			r.Handshake = r.open("handshake", e)
 		}
-		emit(m.endHandshake(r, e, status{}))
+		if r.Modern = e.Str(phases.FieldRequestID); r.Modern == "" {
+			emit(m.endHandshake(r, e, status{}))
+		}
 	case phases.HandshakeReplayed:
 		r.Protocol = e.Str(phases.FieldProtocolVersion)
 		r.Handshake = r.open("handshake", e)
@@ -254,8 +264,23 @@ func (m *Mapper) Add(e *ledger.Entry) []*Span {
 	default:
 		m.event(r, e)
 	}
+	if r.Modern != "" && modernAnswers[e.Event] && dirOf(e) == "client" && e.Str(phases.FieldRequestID) == r.Modern {
+		st := status{}
+		if c, _ := e.Int(phases.FieldCode); c == mcp.CodeUnsupportedProtocolVersion {
+			st = rpcFail(e) // the server refused the version: the handshake failed
+		}
+		r.Modern = ""
+		emit(m.endHandshake(r, e, st))
+	}
 	return out
 }
+
+// modernAnswers are the records of a server's answer to a client's request:
+// the one to the first 2026-07-28 request ends the handshake. A request the
+// shim answers (pending_failed) or the client cancels leaves it open, as an
+// initialize would, for the run's end to close.
+var modernAnswers = map[string]bool{phases.ToolsListResponded: true, phases.ToolsListFailed: true, phases.ToolCallResponded: true,
+	phases.ToolCallInputRequired: true, phases.ToolCallTaskCreated: true, phases.RequestResponded: true}
 
 // Finish ends every open run at its last record, marked unfinished: the
 // session is over and no exit will be recorded.

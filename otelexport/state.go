@@ -52,6 +52,9 @@ type runState struct {
 	HandshakeDone bool `json:"handshake_done,omitempty"`
 	Responded     bool `json:"responded,omitempty"`   // initialize answered
 	Initialized   bool `json:"initialized,omitempty"` // notifications/initialized seen
+	// Modern is the id of the 2026-07-28 request that opened the handshake
+	// (modern_request): its answer ends it.
+	Modern string `json:"modern,omitempty"`
 
 	// End is the record that ended the run while its root is held (Ending).
 	End *endState `json:"end,omitempty"`

@@ -343,7 +343,8 @@ func (t *Tracker) Recorded(recs []ledger.Record) {
 func (t *Tracker) Answered() uint64 { return t.answered }
 
 // modern notes the first 2026-07-28 request of a run that had no handshake:
-// that era has none, so the request itself completes it.
+// that era has none, so the request itself completes it, and its answer
+// says the server took the version (request_id names it).
 func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	if t.hs == hsDone {
 		return
@@ -354,7 +355,8 @@ func (t *Tracker) modern(now time.Time, m *mcp.Msg, out *[]ledger.Record) {
 	}
 	t.hs = hsDone
 	t.deadline = time.Time{}
-	*out = append(*out, t.rec(now, phases.Handshake, phases.ModernRequest, ledger.F(phases.FieldMethod, m.Method), ledger.F(phases.FieldProtocolVersion, ver)))
+	*out = append(*out, t.rec(now, phases.Handshake, phases.ModernRequest, ledger.F(phases.FieldRequestID, string(m.RawID)), ledger.F(phases.FieldMethod, m.Method),
+		ledger.F(phases.FieldProtocolVersion, ver)))
 }
 
 // traceparent carries a request's W3C trace context (params._meta.traceparent)

@@ -131,25 +131,27 @@ func startJaeger(t *testing.T) (otlp, query string) {
 
 // jaegerTrace is a trace as Jaeger's query API (/api/traces) gives it.
 type jaegerTrace struct {
-	TraceID string `json:"traceID"`
-	Spans   []struct {
-		SpanID        string                                      `json:"spanID"`
-		OperationName string                                      `json:"operationName"`
-		References    []struct{ RefType, TraceID, SpanID string } `json:"references"`
-		StartTime     int64                                       `json:"startTime"` // µs
-		Duration      int64                                       `json:"duration"`  // µs
-		Tags          []jaegerKV                                  `json:"tags"`
-		ProcessID     string                                      `json:"processID"`
-		Warnings      []string                                    `json:"warnings"`
-		Logs          []struct {
-			Fields []jaegerKV `json:"fields"`
-		} `json:"logs"`
-	} `json:"spans"`
+	TraceID   string       `json:"traceID"`
+	Spans     []jaegerSpan `json:"spans"`
 	Processes map[string]struct {
 		ServiceName string     `json:"serviceName"`
 		Tags        []jaegerKV `json:"tags"`
 	} `json:"processes"`
 	Warnings []string `json:"warnings"`
+}
+
+type jaegerSpan struct {
+	SpanID        string                                      `json:"spanID"`
+	OperationName string                                      `json:"operationName"`
+	References    []struct{ RefType, TraceID, SpanID string } `json:"references"`
+	StartTime     int64                                       `json:"startTime"` // µs
+	Duration      int64                                       `json:"duration"`  // µs
+	Tags          []jaegerKV                                  `json:"tags"`
+	ProcessID     string                                      `json:"processID"`
+	Warnings      []string                                    `json:"warnings"`
+	Logs          []struct {
+		Fields []jaegerKV `json:"fields"`
+	} `json:"logs"`
 }
 
 type jaegerKV struct {
@@ -347,6 +349,44 @@ func TestJaeger(t *testing.T) {
 	}
 	if crashed.tags["mcpshim.server_pid"] == "" || crashed.tags["process.pid"] != "" {
 		t.Errorf("crashed root: tags %v, want mcpshim.server_pid and no process.pid", crashed.tags)
+	}
+}
+
+// TestJaegerModern: a 2026-07-28 session, which has no initialize, in the
+// same real Jaeger: its handshake span lasts from the first request, which
+// carries the protocol version, to the server's answer, with no warning
+// from Jaeger (a 0 ms span is its "negative duration").
+func TestJaegerModern(t *testing.T) {
+	otlp, query := startJaeger(t)
+	service := fmt.Sprintf("mcpshim-jaeger-modern-%d", os.Getpid())
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", otlp+"/v1/traces")
+	t.Setenv("OTEL_SERVICE_NAME", service)
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	s := start(t, true, nil, "fixture", "healthy")
+	s.call("1", "tools/list", `{`+meta+`}`)
+	s.call("2", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta+`}`)
+	if code := s.finish(); code != 0 {
+		t.Fatalf("shim exited %d; stderr:\n%s", code, s.stderr.String())
+	}
+	// Root, launch, handshake, tools/list, tools/call.
+	traces := jaegerTraces(t, query, service, 5)
+	if len(traces) != 1 {
+		t.Fatalf("%d traces, want 1", len(traces))
+	}
+	spans := map[string]jaegerSpan{}
+	for _, sp := range traces[0].Spans {
+		if len(sp.Warnings) > 0 {
+			t.Errorf("span %q: jaeger warns %q", sp.OperationName, sp.Warnings)
+		}
+		spans[sp.OperationName] = sp
+	}
+	hs, list := spans["handshake"], spans["tools/list"]
+	if hs.Duration <= 0 || hs.StartTime > list.StartTime || hs.StartTime+hs.Duration < list.StartTime+list.Duration {
+		t.Errorf("handshake %d µs from %d, tools/list %d µs from %d: want the handshake to cover the first request and its answer",
+			hs.Duration, hs.StartTime, list.Duration, list.StartTime)
+	}
+	if v := tagMap(hs.Tags)["mcp.protocol.version"]; v != "2026-07-28" {
+		t.Errorf("handshake mcp.protocol.version %q, want 2026-07-28", v)
 	}
 }
 

@@ -509,3 +509,30 @@ func TestOTLPSignalsAlone(t *testing.T) {
 		})
 	}
 }
+
+// The 2026-07-28 era has no initialize: the handshake span runs from the
+// request that opens the session (server/discover, or the first request
+// carrying the protocol version in _meta) to the server's answer, and
+// carries the version. It was 0 ms at the first request's record, which
+// Jaeger calls a negative duration.
+func TestOTLPModernHandshake(t *testing.T) {
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`
+	for _, c := range []struct{ opening, first string }{{"server/discover", "server/discover"}, {"a request", "tools/list"}} {
+		t.Run(c.opening, func(t *testing.T) {
+			col := newCollector(t)
+			s := start(t, true, []string{"--otlp", col.url}, "fixture", "healthy")
+			s.call("1", c.first, `{`+meta+`}`)
+			s.call("2", "tools/call", `{"name":"echo","arguments":{"text":"hi"},`+meta+`}`)
+			if code := s.finish(); code != 0 {
+				t.Fatalf("shim exited %d; stderr:\n%s", code, s.stderr.String())
+			}
+			hs, first := col.span(t, "handshake"), col.span(t, c.first)
+			if hs.Start > first.Start || hs.End < first.End || hs.End <= hs.Start {
+				t.Errorf("%s first: handshake %d..%d (%d ns), %s %d..%d; want the handshake to last from the request to its answer",
+					c.first, hs.Start, hs.End, int64(hs.End-hs.Start), c.first, first.Start, first.End)
+			}
+			wantSpan(t, hs, "", map[string]string{"mcp.protocol.version": "2026-07-28"})
+			noEmptySpans(t, col)
+		})
+	}
+}
