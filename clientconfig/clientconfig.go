@@ -226,19 +226,56 @@ func Candidates(projectDir, home, goos string, getenv func(string) string) []str
 	return out
 }
 
-// splitShim reports whether command and args run mcpshim in front of a
-// server, and splits the args at the first "--".
-func splitShim(command string, args []string) (shim, real []string, ok bool) {
-	if !isShim(command) {
+// SplitShim reports whether command and args run mcpshim in front of a
+// server, and splits the args where the shim's own flags end, as the shim
+// reads them: at the first "--", or without one (a launcher that splits a
+// command line at its own first "--" strips it) at the first argument that
+// is neither a flag nor a flag's value. An entry that runs one of mcpshim's
+// subcommands (mcpshim fixture healthy), or only flags (a --url bridge), has
+// no server behind the shim.
+func SplitShim(command string, args []string) (shim, real []string, ok bool) {
+	end, at, ok := splitShim(command, args)
+	if !ok {
 		return nil, nil, false
 	}
-	for i, a := range args {
-		if a == "--" {
-			return args[:i], args[i+1:], true
+	return args[:end], args[at:], true
+}
+
+// splitShim is SplitShim as indexes: the shim's flags are args[:end], the
+// server's command args[at] (at is end, or end+1 past a "--"; len(args)
+// when nothing follows the "--").
+func splitShim(command string, args []string) (end, at int, ok bool) {
+	if !isShim(command) {
+		return 0, 0, false
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return i, i + 1, true
+		case len(a) < 2 || a[0] != '-': // flag.Parse stops here: the server's command
+			if slices.Contains(shimSubcommands, a) {
+				return 0, 0, false
+			}
+			return i, i, true
+		}
+		if name, _, value := strings.Cut(strings.TrimLeft(a, "-"), "="); !value && !shimSwitches[name] {
+			i++ // the flag's value, whatever it looks like
 		}
 	}
-	return nil, nil, false
+	return 0, 0, false
 }
+
+// shimSwitches are the shim's flags that take no value (its bool flags and
+// -h); every other one takes a value. shimSubcommands are the words mcpshim
+// runs as a subcommand rather than as a server's command. cmd/mcpshim's
+// TestSplitShimAsTheShimParses holds both to the shim's own flag set and
+// subcommands.
+var (
+	shimSwitches    = map[string]bool{"divert-noise": true, "quiet": true, "egress-witness": true, "h": true, "help": true}
+	shimSubcommands = []string{"ledger", "probe", "lock", "auth", "wrap", "unwrap", "demo", "fixture", "guard", "completion",
+		"help", "version", "__complete", "__man"}
+)
 
 // SameProject reports whether a project key of ~/.claude.json names dir.
 // On Windows paths are compared as Windows does, without case, and with /

@@ -165,6 +165,8 @@ func TestLoadFixtures(t *testing.T) {
 				{Name: "memory", File: ".claude.json", Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"}},
 				{Name: "db", File: ".claude.json", Project: "/home/dev/app", Type: "stdio", Command: "db-server", Args: []string{"--port", "5432"},
 					Wrapped: true, ShimArgs: []string{"--name", "db", "--ledger", "/var/log/mcp"}},
+				{Name: "notes", File: ".claude.json", Project: "/home/dev/app", Type: "stdio", Command: "npx", Args: []string{"-y", "srv"},
+					Wrapped: true, ShimArgs: []string{"--name", "x"}},
 			},
 			problems: []string{".mcp.json: ghost: command: ${MISSING_BIN} is not set and has no default"},
 		},
@@ -283,11 +285,20 @@ func TestSplitShim(t *testing.T) {
 		{"mcpshim", []string{"ledger"}, nil, nil, false},
 		{"/opt/mcpshim-dev", []string{"--", "srv"}, nil, nil, false},
 		{"npx", []string{"--", "mcpshim"}, nil, nil, false},
+		// Without "--", as the shim reads it since a launcher may strip it:
+		// the server's command is the first word no flag takes as its value.
+		{"mcpshim", []string{"--name", "x", "npx", "-y", "srv"}, []string{"--name", "x"}, []string{"npx", "-y", "srv"}, true},
+		{"mcpshim", []string{"--quiet", "--name=x", "-max-observe", "65536", "uvx", "--from", "a", "b"},
+			[]string{"--quiet", "--name=x", "-max-observe", "65536"}, []string{"uvx", "--from", "a", "b"}, true},
+		{"mcpshim", []string{"--name", "--", "srv"}, []string{"--name", "--"}, []string{"srv"}, true}, // "--" is --name's value
+		{"mcpshim", []string{"fixture", "healthy"}, nil, nil, false},                                  // a subcommand
+		{"mcpshim", []string{"--name", "x", "--url", "https://h.example/mcp"}, nil, nil, false},       // flags only: a --url bridge
+		{"mcpshim", []string{"--name"}, nil, nil, false},
 	}
 	for _, tt := range tests {
-		shim, real, ok := splitShim(tt.command, tt.args)
+		shim, real, ok := SplitShim(tt.command, tt.args)
 		if ok != tt.ok || !slices.Equal(shim, tt.shim) || !slices.Equal(real, tt.real) {
-			t.Errorf("splitShim(%q, %q) = %q, %q, %v; want %q, %q, %v", tt.command, tt.args, shim, real, ok, tt.shim, tt.real, tt.ok)
+			t.Errorf("SplitShim(%q, %q) = %q, %q, %v; want %q, %q, %v", tt.command, tt.args, shim, real, ok, tt.shim, tt.real, tt.ok)
 		}
 	}
 }

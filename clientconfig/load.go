@@ -244,7 +244,7 @@ func (x *expander) server(e entry) (Server, []string) {
 	}
 	s.Env = strMap("env")
 	s.Cwd = str("cwd", "cwd")
-	if shim, real, ok := splitShim(s.Command, s.Args); ok {
+	if shim, real, ok := SplitShim(s.Command, s.Args); ok {
 		if len(real) == 0 {
 			return Server{}, append(probs, `the entry runs mcpshim with nothing after "--"`)
 		}

@@ -101,18 +101,20 @@ func Wrap(file string, data []byte, shim string, flags []string, sc Scope) ([]by
 // kept as it was ("[]", "[ ]", "[/*x*/]") otherwise.
 func Unwrap(file string, data []byte, sc Scope) ([]byte, []Entry, error) {
 	return rewriteStdio(file, data, sc, func(obj *value, name string, d dialect, cmd, args *value) ([]splice, Result, string) {
-		shim, real, ok := splitShim(cmd.str, strs(args))
+		list := strs(args)
+		end, at, ok := splitShim(cmd.str, list)
 		if !ok {
 			return nil, Unchanged, ""
 		}
-		if len(real) == 0 {
+		if at == len(list) {
 			return nil, SkippedBroken, `nothing after "--" to restore`
 		}
+		real := list[at:]
 		how := ""
-		if len(shim) < 2 || shim[0] != "--name" || shim[1] != name {
-			how = "wrapped by hand" // wrap always writes --name NAME first
+		if end < 2 || at == end || list[0] != "--name" || list[1] != name {
+			how = "wrapped by hand" // wrap always writes --name NAME first, and "--"
 		}
-		server := args.elems[len(shim)+1]
+		server := args.elems[at]
 		edits := []splice{{cmd.start, cmd.end, data[server.start:server.end]}}
 		if len(real) > 1 {
 			// Up to the comma after the server's command and the space Wrap

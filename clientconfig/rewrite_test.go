@@ -246,9 +246,17 @@ func TestUnwrapByHand(t *testing.T) {
 			`{"mcpServers": {"a": {"command": "mcpshim", "args": [ "--", "srv" ], "env": {}}}}`,
 			`{"mcpServers": {"a": {"command": "srv", "env": {}}}}`,
 		},
-		{ // mcpshim without "--" is mcpshim itself, not a wrapped server
+		{ // mcpshim running a subcommand is mcpshim itself, not a wrapped server
 			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["ledger"]}}}`,
 			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["ledger"]}}}`,
+		},
+		{ // a server after the flags without "--", which the shim runs
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["--name", "x", "npx", "-y", "srv"]}}}`,
+			`{"mcpServers": {"a": {"command": "npx", "args": ["-y", "srv"]}}}`,
+		},
+		{
+			`{"mcpServers": {"a": {"command": "mcpshim", "args": ["--quiet", "srv"]}}}`,
+			`{"mcpServers": {"a": {"command": "srv", "args": []}}}`,
 		},
 	}
 	for _, tt := range tests {

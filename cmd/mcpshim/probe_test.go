@@ -189,6 +189,22 @@ func TestProbeWrappedEntry(t *testing.T) {
 	}
 }
 
+// An entry that puts the server after mcpshim's flags without "--" (the
+// shim runs it) is probed as that server too: its own exit and stderr, not
+// the shim's supervision of it.
+func TestProbeWrappedEntryWithoutDashes(t *testing.T) {
+	bin := builtShim(t)
+	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{
+		"crashy": map[string]any{"command": bin, "args": []string{"--name", "crashy", "--ledger", "off", "--quiet", bin, "fixture", "exit-early"}},
+	})
+	_, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--timeout", "60s", "--retries", "0")
+	r := probeResult(t, rep, "crashy")
+	if r.Outcome != probe.Exited || r.ExitCode == nil || *r.ExitCode != 1 || !strings.Contains(r.Cause, "missing API key") {
+		t.Fatalf("entry mcpshim --name crashy --ledger off --quiet BIN fixture exit-early: got %s %q exit %v cause %q; want EXITED, exit 1, its stderr line",
+			r.Outcome, r.Detail, r.ExitStatus, r.Cause)
+	}
+}
+
 func TestProbeCanary(t *testing.T) {
 	cfg := writeMCPConfig(t, t.TempDir(), map[string]any{"rates": fixtureEntry(t, "iserror"), "echo": fixtureEntry(t, "healthy")})
 	code, out, _ := runCLI(t, probeEnv(t.TempDir()), "probe", "--config", cfg,
