@@ -368,8 +368,8 @@ func TestJaegerModern(t *testing.T) {
 	if code := s.finish(); code != 0 {
 		t.Fatalf("shim exited %d; stderr:\n%s", code, s.stderr.String())
 	}
-	// Root, launch, handshake, tools/list, tools/call.
-	traces := jaegerTraces(t, query, service, 5)
+	// Root, launch, handshake, discovery, tools/list, tools/call.
+	traces := jaegerTraces(t, query, service, 6)
 	if len(traces) != 1 {
 		t.Fatalf("%d traces, want 1", len(traces))
 	}
