@@ -188,6 +188,11 @@ func (s *Store) Save(r *Record) error {
 // mkdir makes the directory 0700, or checks an existing one is the user's
 // alone (safefile.Dir): tokens never go where another user can reach.
 func (s *Store) mkdir() error {
+	// The parent first: its owner could put a directory of their own in
+	// the token directory's place, between the check and the write.
+	if err := checkParent(filepath.Dir(s.Dir)); err != nil {
+		return fmt.Errorf("the token directory %s: %w", s.Dir, err)
+	}
 	if _, err := safefile.Dir(s.Dir); err != nil {
 		return fmt.Errorf("the token directory %s: %w", s.Dir, err)
 	}

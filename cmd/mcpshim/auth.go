@@ -14,6 +14,7 @@ import (
 	"github.com/mcpshim-dev/mcpshim/oauth"
 	"github.com/mcpshim-dev/mcpshim/redact"
 	"github.com/mcpshim-dev/mcpshim/remote"
+	"github.com/mcpshim-dev/mcpshim/termsafe"
 )
 
 const authUsage = `usage: mcpshim auth login --url URL [--oauth-... flags]
@@ -124,7 +125,9 @@ func runAuthStatus(c *cli, args []string) int {
 	tw := tabwriter.NewWriter(c.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tCLIENT\tISSUER\tSCOPE\tTOKEN")
 	for _, e := range entries {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Server, e.Client, e.Issuer, orDash(e.Scope), e.State)
+		// Each cell escaped whole: a newline or a tab a server put in a
+		// scope would draw a row or a column of its own.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", termsafe.String(e.Server), termsafe.String(e.Client), termsafe.String(e.Issuer), termsafe.String(orDash(e.Scope)), termsafe.String(e.State))
 	}
 	tw.Flush()
 	return 0
