@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Release check, called from .ci/run: a GoReleaser snapshot of the checked-out
 # tree, the archives it made (checksums, contents, each binary's target and
-# stamps, the one for this machine run), that a second build elsewhere gives
-# the same bytes, and the npm packages packed from it, installed with no
-# network and run through npx. Publishes nothing.
+# stamps, the one for this machine run), the .deb installed and the .rpm
+# listed and unpacked, the project's identity in every package, that a second
+# build elsewhere gives the same bytes, and the npm packages packed from it,
+# installed with no network and run through npx. Publishes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -19,9 +20,22 @@ registry=
 trap '[ -z "$registry" ] || kill "$registry"; rm -rf "$tmp"' EXIT
 json() { node -p "const v = JSON.parse(require('fs').readFileSync('$1')); $2"; }
 
+# The project's identity in every package: npm's author, the .deb's and the
+# .rpm's maintainer and vendor, winget's publisher (.goreleaser.yaml).
+IDENTITY="mcpshim developers"
+PROJECT_URL=https://github.com/mcpshim-dev/mcpshim
+# rpm lists the .rpm (rpm -qlp) and unpacks it (rpm2cpio | cpio): Debian 12's, pinned.
+RPM_DEBS="rpm=4.18.0+dfsg-1+deb12u1 rpm2cpio=4.18.0+dfsg-1+deb12u1 cpio=2.13+dfsg-7.1"
+
 echo "== release tools"
 # The Windows archives are zips.
 command -v unzip >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -qq unzip >/dev/null
+for pkg in $RPM_DEBS; do
+	[ "$(dpkg-query -W -f '${Version}' "${pkg%%=*}" 2>/dev/null)" = "${pkg#*=}" ] && continue
+	(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $RPM_DEBS >/dev/null) ||
+		fail "could not install $RPM_DEBS (apt-cache policy names the versions this Debian has; update RPM_DEBS)"
+	break
+done
 # Built once into $HOME/go/bin; a later run finds the pinned version there.
 goreleaser --version 2>/dev/null | grep -q "GitVersion: *${GORELEASER#*@}$" || go install "$GORELEASER"
 cyclonedx-gomod version 2>/dev/null | grep -q "Version:.*${CYCLONEDX#*@}$" || go install "$CYCLONEDX"
@@ -146,7 +160,12 @@ winget=dist/winget/manifests/m/mcpshim-dev/mcpshim/$version
 grep -qx 'License: Apache-2.0' "$winget/mcpshim-dev.mcpshim.locale.en-US.yaml" || fail "$winget: the locale manifest names no Apache-2.0"
 grep -q "InstallerSha256: $(awk -v f="mcpshim_${version}_windows_amd64.zip" '$2 == f {print $1}' dist/checksums.txt)" "$winget/mcpshim-dev.mcpshim.installer.yaml" ||
 	fail "$winget: the installer manifest lacks the windows amd64 zip's sha256"
-echo "scoop and winget manifests: Apache-2.0, the windows zips' sha256"
+for want in "Publisher: $IDENTITY" "PublisherUrl: $PROJECT_URL" "Author: $IDENTITY"; do
+	grep -qx "$want" "$winget/mcpshim-dev.mcpshim.locale.en-US.yaml" || fail "$winget: the locale manifest lacks $want"
+done
+[ "$(json "$scoop" 'v.homepage')" = "$PROJECT_URL" ] || fail "$scoop: homepage is not $PROJECT_URL"
+grep -q "homepage \"$PROJECT_URL\"" "$cask" || fail "$cask: homepage is not $PROJECT_URL"
+echo "scoop and winget manifests: Apache-2.0, the windows zips' sha256; winget's publisher and author $IDENTITY; every homepage $PROJECT_URL"
 if command -v ruby >/dev/null; then ruby -c "$cask" >/dev/null; fi
 if grep -q DEPRECATED "$tmp/goreleaser.log"; then
 	grep DEPRECATED "$tmp/goreleaser.log"; fail "GoReleaser warns that .goreleaser.yaml uses something deprecated"
@@ -176,15 +195,23 @@ if [ "$(id -u)" = 0 ] && command -v dpkg >/dev/null; then
 else
 	echo "$deb: not installed (needs root and dpkg); its contents listed by the .rpm check only"
 fi
-if command -v rpm >/dev/null; then
-	listed=$(rpm -qlp "$rpm" 2>/dev/null)
-	for f in $pkgfiles /usr/share/zsh/site-functions/_mcpshim /usr/share/licenses/mcpshim/LICENSE; do
-		grep -qx "$f" <<<"$listed" || fail "$rpm does not hold $f"
-	done
-	echo "$rpm: holds the binary, completions, man page and licence"
-else
-	echo "$rpm: made (no rpm tool here to list it)"
-fi
+listed=$(rpm -qlp "$rpm" 2>/dev/null) || fail "rpm -qlp $rpm failed"
+for f in $pkgfiles /usr/share/zsh/site-functions/_mcpshim /usr/share/licenses/mcpshim/LICENSE; do
+	grep -qx "$f" <<<"$listed" || fail "$rpm does not hold $f (it lists: $listed)"
+done
+# Its files are the release's: unpacked, not installed (rpm would need an rpm
+# database on Debian).
+mkdir "$tmp/rpm" && (cd "$tmp/rpm" && rpm2cpio "$rpm" | cpio -idm --quiet) || fail "rpm2cpio $rpm failed"
+cmp -s "$tmp/rpm/usr/bin/mcpshim" "$tmp/$host_os-$host_arch/mcpshim" || fail "$rpm: /usr/bin/mcpshim is not the release binary"
+cmp -s LICENSE "$tmp/rpm/usr/share/licenses/mcpshim/LICENSE" || fail "$rpm: /usr/share/licenses/mcpshim/LICENSE is not LICENSE"
+gunzip -c "$tmp/rpm/usr/share/man/man1/mcpshim.1.gz" | cmp -s - <("$tmp/$host_os-$host_arch/mcpshim" __man) || fail "$rpm: its man page is not what mcpshim __man prints"
+"$tmp/$host_os-$host_arch/mcpshim" completion bash | cmp -s - "$tmp/rpm/usr/share/bash-completion/completions/mcpshim" || fail "$rpm: its bash completion is not what mcpshim completion bash prints"
+got=$(rpm -qp --qf '%{LICENSE}|%{VENDOR}|%{PACKAGER}|%{URL}' "$rpm" 2>/dev/null)
+[ "$got" = "Apache-2.0|$IDENTITY|$IDENTITY <$PROJECT_URL>|$PROJECT_URL" ] || fail "$rpm: licence|vendor|packager|url are '$got'"
+echo "$rpm: holds the binary, completions, man page and licence (rpm -qlp, unpacked and compared); $got"
+got=$(dpkg-deb -f "$deb" Maintainer Vendor Homepage | tr '\n' '|')
+[ "$got" = "Maintainer: $IDENTITY <$PROJECT_URL>|Vendor: $IDENTITY|Homepage: $PROJECT_URL|" ] || fail "$deb: Maintainer, Vendor, Homepage are '$got'"
+echo "$deb: $got"
 
 echo "== reproducible"
 # The same commit built again, in another directory, gives the same bytes.
@@ -215,12 +242,14 @@ for tgz in "$tmp"/tgz/*.tgz; do
 	[ -s "$tmp/unpacked/package/README.md" ] || fail "$tgz: no README.md"
 	got=$(json "$tmp/unpacked/package/package.json" '[v.license, v.engines && v.engines.node].join(" ")')
 	[ "$got" = "Apache-2.0 >=18" ] || fail "$tgz: package.json license and engines.node are '$got', want Apache-2.0 >=18"
+	got=$(json "$tmp/unpacked/package/package.json" '[v.author && v.author.name, v.author && v.author.url, v.homepage].join("|")')
+	[ "$got" = "$IDENTITY|$PROJECT_URL|$PROJECT_URL" ] || fail "$tgz: package.json author and homepage are '$got', want $IDENTITY, $PROJECT_URL"
 	rm -rf "$tmp/unpacked"
 done
 contents=$(tar -tzf "$main_tgz" | LC_ALL=C sort | tr '\n' ' ')
 want="package/LICENSE package/README.md package/bin/mcpshim.js $(printf 'package/%s ' $extras)package/man/mcpshim.1 package/package.json "
 [ "$contents" = "$want" ] || fail "$main_tgz holds $contents, want $want"
-echo "npm: the 7 packages carry LICENSE, README.md, \"license\": \"Apache-2.0\" and engines; mcpshim the completions and man/mcpshim.1"
+echo "npm: the 7 packages carry LICENSE, README.md, \"license\": \"Apache-2.0\", engines, author $IDENTITY ($PROJECT_URL); mcpshim the completions and man/mcpshim.1"
 # The launcher, as it runs on Windows x64 (process.platform win32), starts the
 # win32-x64 package's mcpshim.exe: on this machine the start fails naming it.
 npm install --offline --force --cache "$tmp/npm-cache" --prefix "$tmp/winprefix" --no-audit --no-fund --loglevel=error \
