@@ -300,7 +300,12 @@ func TestProbeDoesNotFallBackFromAModernServer(t *testing.T) {
 		"refuses": map[string]any{"command": bin, "args": []string{"fixture", "healthy", "--refuse-discover", "--supported", "2030-01-01"}},
 		"future":  map[string]any{"command": bin, "args": []string{"fixture", "healthy", "--supported", "2030-01-01"}},
 	})
-	_, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--retries", "0")
+	// The probe sends initialize a quarter of its deadline after an
+	// unanswered server/discover (a legacy server's fallback): at the default
+	// 5s a race-built fixture starting at load 200 missed that 1.25s and the
+	// probe fell back. A long deadline keeps the fallback out of the test;
+	// the servers answer at once.
+	_, rep := probeJSON(t, probeEnv(t.TempDir()), "--config", cfg, "--retries", "0", "--timeout", "240s")
 	for _, name := range []string{"refuses", "future"} {
 		r := probeResult(t, rep, name)
 		if r.Outcome != "PROTOCOL_ERROR" || !strings.Contains(r.Detail, "2030-01-01") {
