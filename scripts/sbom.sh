@@ -9,8 +9,12 @@
 # module cache, asserted: the list to audit. mcpshim itself is not in the
 # module cache (it is not published), so its licence, the LICENSE at the root
 # of this repository, is set here.
+# GOSUMDB=off: cyclonedx-gomod runs `go mod download` outside the module,
+# which checks each module against the checksum database; offline that fails
+# ("module lookup disabled") for a module the build took from the cache,
+# already verified by go.sum, and its licence went missing on a fresh machine.
 set -eu
-GOPROXY=off GOFLAGS=-mod=mod cyclonedx-gomod bin -json -licenses -assert-licenses -version "v$3" -output "$2" "$1" 2>&1 |
+GOPROXY=off GOSUMDB=off GOFLAGS=-mod=mod cyclonedx-gomod bin -json -licenses -assert-licenses -version "v$3" -output "$2" "$1" 2>&1 |
 	grep -v 'github.com/mcpshim-dev/mcpshim@' >&2 || true
 node -e '
 const fs = require("fs"), file = process.argv[1];
